@@ -1,0 +1,47 @@
+/* Reference Linux implementations of the four host services (fs, subprocess, sandbox,
+ * sandboxPolicy) that the reference host `dsh` lends to providers. See examples/providers/README.md.
+ */
+#ifndef DSH_LINUX_SERVICES_H
+#define DSH_LINUX_SERVICES_H
+
+#include "dsh_services.h"
+
+#include <stdbool.h>
+
+struct dsh_linux_services;
+
+/* Lets the services complete asynchronous work (a delayed confine) on the host's loop: the host
+ * calls fn(arg) on its thread after at least delay_ms. NULL = complete synchronously. */
+typedef int (*dsh_defer_fn)(void *loop, uint32_t delay_ms, void (*fn)(void *arg), void *arg);
+
+struct dsh_linux_services_options {
+    uint32_t struct_size;
+    /* sandbox row (dsh-sandbox-linux) */
+    const char *launcher_path;              /* absolute path of dsh-sandbox-launch */
+    const char *const *extra_writable_roots; /* NULL-terminated, may be NULL */
+    int max_landlock_abi;                   /* 0 = the kernel's; test-only cap otherwise */
+    uint32_t confine_delay_ms;              /* test-only: delay confine completion (needs defer) */
+    /* sandbox-policy row (dsh-sandbox-policy) */
+    const char *default_mode;   /* read-only | workspace-write | danger-full-access */
+    const char *workspace_root; /* absolute */
+    /* host loop integration */
+    dsh_defer_fn defer;
+    void *loop;
+    const struct dsh_logger *logger; /* may be NULL */
+};
+
+int dsh_linux_services_create(const struct dsh_linux_services_options *options,
+                              struct dsh_linux_services **ret_services,
+                              struct dsh_error *ret_error);
+void dsh_linux_services_destroy(struct dsh_linux_services *services); /* accepts NULL */
+
+const struct dsh_fs_service *dsh_linux_fs(struct dsh_linux_services *services);
+const struct dsh_subprocess_service *dsh_linux_subprocess(struct dsh_linux_services *services);
+const struct dsh_sandbox_service *dsh_linux_sandbox(struct dsh_linux_services *services);
+const struct dsh_sandbox_policy_service *dsh_linux_sandbox_policy(struct dsh_linux_services *services);
+
+/* Commits a new mode for session_id (NULL = default session) and notifies subscribers at once. */
+int dsh_linux_policy_set_mode(struct dsh_linux_services *services, const char *session_id,
+                              const char *mode, struct dsh_error *ret_error);
+
+#endif /* DSH_LINUX_SERVICES_H */

@@ -1,0 +1,159 @@
+/* dsh host ABI v1 -- the services a host lends to a provider at load().
+ *
+ * A provider delegates all confinement and process lifetime to these services. Each service is a
+ * versioned vtable with an opaque ctx. All methods are called on the host thread only (see the
+ * thread rule in ABI.md). Text results use the snprintf convention: the callee writes at most
+ * buflen bytes including the NUL and returns the full length it needed (excluding the NUL); a
+ * return >= buflen means "retry with a larger buffer". No allocation crosses a service boundary
+ * except the handles below, which are released through the service that made them.
+ */
+#ifndef DSH_SERVICES_H
+#define DSH_SERVICES_H
+
+#include "dsh_abi.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- fs: host-file mapping -------------------------------------------------------------------
+ * Provider files (the bootstrap, images) live on the host; programs run in the execution world of
+ * the subprocess service. A path crosses only through this explicit mapping. */
+struct dsh_fs_service {
+    DSH_STRUCT_HEADER;
+    void *ctx;
+    /* Execution-world path of host_path (transfer none) into buf. Returns the length, or
+     * DSH_E_NOT_MAPPED when the execution world cannot see that file. */
+    int (*map_host_path)(void *ctx, const char *host_path, char *buf, size_t buflen);
+};
+
+/* ---- sandbox: argv confinement ----------------------------------------------------------------
+ * Policy text (JSON, UTF-8), as resolved by the sandboxPolicy service:
+ *   {"mode": "read-only"|"workspace-write"|"danger-full-access",
+ *    "workspaceRoot": "/abs", "sessionId": "..."}
+ * A confinement is owned by the sandbox service until release_confinement(); every pointer inside
+ * it stays valid until then. Releasing removes per-run resources such as the private temp dir. */
+struct dsh_confinement {
+    uint32_t struct_size;
+    const char *const *argv; /* NULL-terminated; starts the launcher that confines, then execs */
+    const char *const *env;  /* NULL-terminated NAME=VALUE entries the process must receive
+                                (e.g. TMPDIR of the private temp dir); may be empty, never NULL */
+    /* {"mode": "...", "enforcement": "full"|"partial"|"none",
+     *  "capabilities": {"files": "full", "network": "full", ...}, "landlockAbi": 7} */
+    const char *report_json;
+};
+
+typedef void (*dsh_confined_fn)(void *userdata, int status, struct dsh_confinement *confinement);
+
+struct dsh_sandbox_service {
+    DSH_STRUCT_HEADER;
+    void *ctx;
+    /* Starts confining argv (NULL-terminated, transfer none) under policy_json. Completion is
+     * reported exactly once through on_confined, on the host thread, possibly before confine()
+     * returns: status 0 with a confinement (transfer full: give it back with
+     * release_confinement), or a negative status (DSH_E_SANDBOX_UNAVAILABLE when the policy needs
+     * a mechanism the machine lacks -- never a silently unconfined argv) with NULL.
+     * If confine() itself returns a negative status, on_confined is never called.
+     * *ret_op identifies the operation for cancel_confine(). */
+    int (*confine)(void *ctx, const char *const *argv, const char *policy_json, size_t policy_len,
+                   dsh_confined_fn on_confined, void *userdata, uint64_t *ret_op);
+    /* Abandons a pending confine: on_confined will not be called. Returns DSH_E_NOT_FOUND when
+     * the operation already completed. */
+    int (*cancel_confine)(void *ctx, uint64_t op);
+    /* 1 when text (program diagnostics, transfer none) carries this backend's signature of a
+     * denied operation, 0 otherwise. */
+    int (*is_denial)(void *ctx, const struct dsh_confinement *confinement, const char *text,
+                     size_t len);
+    void (*release_confinement)(void *ctx, struct dsh_confinement *confinement);
+};
+
+/* ---- subprocess: managed process ranges --------------------------------------------------------
+ * spawn() starts argv under a supervisor that owns the managed process range: every descendant,
+ * including ones that double-fork or setsid, belongs to it. The child gets fd 0 = /dev/null,
+ * fd 1/2 = pipes, fd 3 = its end of a dedicated control socketpair, and only an allow-listed
+ * environment plus request->env. */
+struct dsh_spawn_request {
+    uint32_t struct_size;
+    const char *const *argv; /* NULL-terminated, transfer none; argv[0] is an absolute path */
+    const char *const *env;  /* NULL-terminated NAME=VALUE additions, transfer none */
+    const char *cwd;         /* absolute, transfer none */
+};
+
+struct dsh_process {
+    uint32_t struct_size;
+    pid_t pid; /* the supervisor, as seen from the host */
+    /* Host ends, O_CLOEXEC | O_NONBLOCK, transfer full: the caller closes them. */
+    int control_fd;
+    int stdout_fd;
+    int stderr_fd;
+    /* Owned by the process handle. Becomes readable when the range is quiescent (no process of
+     * it is left), never merely when pipes reach EOF. */
+    int quiescence_fd;
+};
+
+struct dsh_exit_status {
+    int32_t exited;    /* 1 when the program exited normally */
+    int32_t code;      /* exit code when exited */
+    int32_t signal;    /* terminating signal otherwise, 0 if unknown */
+};
+
+struct dsh_subprocess_service {
+    DSH_STRUCT_HEADER;
+    void *ctx;
+    /* Synchronous. *ret_process is transfer full: give it back with release(). */
+    int (*spawn)(void *ctx, const struct dsh_spawn_request *request, struct dsh_process **ret_process,
+                 struct dsh_error *ret_error);
+    /* Non-blocking: begins terminating every process of the range, SIGTERM then SIGKILL after
+     * grace_ms (0 = SIGKILL at once). Idempotent. */
+    int (*terminate)(void *ctx, struct dsh_process *process, uint32_t grace_ms);
+    /* Non-blocking: 1 when the range is quiescent (fills *ret_status with the program's own exit),
+     * 0 when not yet, DSH_E_CLEANUP_FAILED when the range can no longer be observed. */
+    int (*poll_quiescent)(void *ctx, struct dsh_process *process, struct dsh_exit_status *ret_status);
+    /* Frees the handle. If the range is not quiescent yet it is killed first and waited for. */
+    void (*release)(void *ctx, struct dsh_process *process);
+};
+
+/* ---- sandboxPolicy: standing policy and mode changes ------------------------------------------- */
+typedef void (*dsh_mode_change_fn)(void *userdata, const char *session_id, const char *new_mode);
+
+struct dsh_sandbox_policy_service {
+    DSH_STRUCT_HEADER;
+    void *ctx;
+    /* Standing policy of session_id (NULL = the host's default session) as policy JSON (see the
+     * sandbox section) into buf; snprintf convention. */
+    int (*resolve)(void *ctx, const char *session_id, char *buf, size_t buflen);
+    /* on_change is called on the host thread the moment a session's mode changes, after the new
+     * mode is committed (resolve() already returns it). Arguments are transfer none. */
+    int (*subscribe)(void *ctx, dsh_mode_change_fn on_change, void *userdata,
+                     uint64_t *ret_subscription);
+    int (*unsubscribe)(void *ctx, uint64_t subscription);
+};
+
+/* ---- logger ------------------------------------------------------------------------------------ */
+enum dsh_log_level { DSH_LOG_DEBUG = 0, DSH_LOG_INFO = 1, DSH_LOG_WARN = 2, DSH_LOG_ERROR = 3 };
+
+struct dsh_logger {
+    DSH_STRUCT_HEADER;
+    void *ctx;
+    void (*log)(void *ctx, int level, const char *message); /* message: transfer none */
+};
+
+/* The bundle handed to load(). Borrowed: the host keeps every service alive until unload()
+ * returns. A NULL service means the host does not offer it. */
+struct dsh_services {
+    DSH_STRUCT_HEADER;
+    const struct dsh_fs_service *fs;
+    const struct dsh_subprocess_service *subprocess;
+    const struct dsh_sandbox_service *sandbox;
+    const struct dsh_sandbox_policy_service *sandbox_policy;
+    const struct dsh_logger *logger;
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DSH_SERVICES_H */

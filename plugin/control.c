@@ -1,0 +1,144 @@
+/* See control.h. */
+#include "control.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define READ_CHUNK 65536
+
+void ptc__control_init(struct ptc_control *control, int fd, uint64_t max_frame_bytes)
+{
+    memset(control, 0, sizeof *control);
+    control->fd = fd;
+    control->max_frame_bytes = max_frame_bytes;
+}
+
+void ptc__control_destroy(struct ptc_control *control)
+{
+    if (control->fd >= 0)
+        close(control->fd);
+    free(control->in);
+    free(control->out);
+    memset(control, 0, sizeof *control);
+    control->fd = -1;
+}
+
+static int reserve(char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t next = *cap ? *cap : 4096;
+    while (next < need)
+        next *= 2;
+    char *grown = realloc(*buf, next);
+    if (!grown)
+        return -ENOMEM;
+    *buf = grown;
+    *cap = next;
+    return 0;
+}
+
+bool ptc__control_has_partial(const struct ptc_control *control)
+{
+    return control->in_len > control->in_off;
+}
+
+/* Bytes of the unconsumed region that cannot be a complete line yet exceed the bound. */
+static bool partial_too_long(const struct ptc_control *control)
+{
+    size_t pending = control->in_len - control->in_off;
+    return pending > control->max_frame_bytes &&
+           !memchr(control->in + control->in_off, '\n', pending);
+}
+
+int ptc__control_read(struct ptc_control *control)
+{
+    if (control->in_off > 0) {
+        memmove(control->in, control->in + control->in_off, control->in_len - control->in_off);
+        control->in_len -= control->in_off;
+        control->in_off = 0;
+    }
+    while (!control->eof) {
+        if (partial_too_long(control))
+            return -E2BIG;
+        /* Hand complete lines to the caller before buffering much more. */
+        if (control->in_len >= 4 * READ_CHUNK && memchr(control->in, '\n', control->in_len))
+            return 0;
+        int rc = reserve(&control->in, &control->in_cap, control->in_len + READ_CHUNK);
+        if (rc < 0)
+            return rc;
+        ssize_t n = read(control->fd, control->in + control->in_len, READ_CHUNK);
+        if (n > 0) {
+            control->in_len += (size_t)n;
+            continue;
+        }
+        if (n == 0 || errno == ECONNRESET) {
+            control->eof = true;
+            break;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            break;
+        return -errno;
+    }
+    return partial_too_long(control) ? -E2BIG : 0;
+}
+
+int ptc__control_next_line(struct ptc_control *control, const char **ret_line, size_t *ret_len)
+{
+    char *start = control->in + control->in_off;
+    size_t pending = control->in_len - control->in_off;
+    char *nl = pending ? memchr(start, '\n', pending) : NULL;
+    if (!nl)
+        return partial_too_long(control) ? -E2BIG : 0;
+    size_t len = (size_t)(nl - start);
+    if (len > control->max_frame_bytes)
+        return -E2BIG;
+    *nl = '\0';
+    control->in_off += len + 1;
+    *ret_line = start;
+    *ret_len = len;
+    return 1;
+}
+
+int ptc__control_queue(struct ptc_control *control, const char *frame, size_t len)
+{
+    if (len > control->max_frame_bytes)
+        return -E2BIG;
+    size_t queued = control->out_len - control->out_off;
+    if (queued + len > control->max_frame_bytes)
+        return -E2BIG;
+    if (control->out_off > 0 && control->out_off == control->out_len)
+        control->out_off = control->out_len = 0;
+    int rc = reserve(&control->out, &control->out_cap, control->out_len + len + 1);
+    if (rc < 0)
+        return rc;
+    memcpy(control->out + control->out_len, frame, len);
+    control->out[control->out_len + len] = '\n';
+    control->out_len += len + 1;
+    return 0;
+}
+
+int ptc__control_flush(struct ptc_control *control)
+{
+    while (control->out_off < control->out_len) {
+        /* MSG_NOSIGNAL: a vanished child must not raise SIGPIPE in the host. */
+        ssize_t n = send(control->fd, control->out + control->out_off,
+                         control->out_len - control->out_off, MSG_NOSIGNAL);
+        if (n > 0) {
+            control->out_off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        return n < 0 ? -errno : -EPIPE;
+    }
+    control->out_off = control->out_len = 0;
+    return 1;
+}

@@ -1,0 +1,276 @@
+/* The provider table and the instance lifecycle: dsh_provider_entry, load, unload, loop
+ * integration and the small synchronous calls. Runs live in run.c. */
+#include "internal.h"
+#include "run.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ptc__fail(struct dsh_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void ptc__log(struct dsh_instance *inst, int level, const char *fmt, ...)
+{
+    const struct dsh_logger *logger = inst->services.logger;
+    if (!logger)
+        return;
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    logger->log(logger->ctx, level, text);
+}
+
+static bool service_ok(const void *service, size_t min_size)
+{
+    /* Every service starts with DSH_STRUCT_HEADER. */
+    const struct {
+        DSH_STRUCT_HEADER;
+    } *header = service;
+    return header && header->abi_major == DSH_ABI_MAJOR && header->struct_size >= min_size;
+}
+
+static int load(const char *config_yaml, size_t config_len, const struct dsh_services *services,
+                struct dsh_instance **ret_instance, struct dsh_error *ret_error)
+{
+    if (!services || !ret_instance || services->struct_size < sizeof *services)
+        return ptc__fail(ret_error, -EINVAL, "load needs a services bundle and ret_instance");
+    if (!service_ok(services->fs, sizeof *services->fs) ||
+        !service_ok(services->subprocess, sizeof *services->subprocess) ||
+        !service_ok(services->sandbox, sizeof *services->sandbox) ||
+        !service_ok(services->sandbox_policy, sizeof *services->sandbox_policy))
+        return ptc__fail(ret_error, DSH_E_CONFIG_INVALID,
+                         "the runtime requires the fs, subprocess, sandbox and sandboxPolicy services (ABI v%d)",
+                         DSH_ABI_MAJOR);
+    struct dsh_instance *inst = calloc(1, sizeof *inst);
+    if (!inst)
+        return ptc__fail(ret_error, -ENOMEM, "out of memory");
+    struct dsh_diagnostics diags;
+    int rc = ptc_config_parse(config_yaml ? config_yaml : "", config_yaml ? config_len : 0, &inst->config, &diags);
+    if (rc < 0) {
+        char *text = NULL;
+        dsh_diagnostics_join(&diags, &text);
+        ptc__fail(ret_error, DSH_E_CONFIG_INVALID, "%s", text ? text : "invalid configuration");
+        free(text);
+        dsh_diagnostics_release(&diags);
+        free(inst);
+        return DSH_E_CONFIG_INVALID;
+    }
+    dsh_diagnostics_release(&diags);
+    if (inst->config.execution_mode != PTC_EXECUTION_PER_CALL) {
+        ptc__fail(ret_error, DSH_E_UNSUPPORTED, "executionMode %s is not implemented by this build yet",
+                  ptc_execution_mode_name(inst->config.execution_mode));
+        ptc_config_destroy(&inst->config);
+        free(inst);
+        return DSH_E_UNSUPPORTED;
+    }
+    inst->services = *services;
+    if ((rc = ptc__loop_init(&inst->loop)) < 0) {
+        ptc_config_destroy(&inst->config);
+        free(inst);
+        return ptc__fail(ret_error, rc, "cannot create the event loop: %s", dsh_strerror(rc));
+    }
+    *ret_instance = inst;
+    return 0;
+}
+
+static void unload(struct dsh_instance *inst)
+{
+    if (!inst)
+        return;
+    inst->unloading = true;
+    for (struct ptc_run *run = inst->runs; run; run = run->next)
+        ptc__run_cancel(run, "the provider is unloading");
+    /* Deliver every pending result: cleanup waits for quiescence. */
+    while (inst->runs)
+        ptc__loop_wait(&inst->loop, 100);
+    ptc__loop_dispatch(&inst->loop);
+    ptc__loop_destroy(&inst->loop);
+    ptc_config_destroy(&inst->config);
+    free(inst);
+}
+
+static int resolve(struct dsh_instance *inst, const char *request_json, size_t request_len,
+                   char **ret_spec_json, size_t *ret_spec_len, struct dsh_error *ret_error)
+{
+    if (!inst || !request_json || !ret_spec_json)
+        return ptc__fail(ret_error, -EINVAL, "resolve needs an instance, a request and ret_spec_json");
+    if (inst->unloading)
+        return ptc__fail(ret_error, DSH_E_DISPOSED, "the instance is unloading");
+    return ptc__resolve(inst, request_json, request_len, ret_spec_json, ret_spec_len, ret_error);
+}
+
+static int run(struct dsh_instance *inst, const char *spec_json, size_t spec_len,
+               const struct dsh_run_callbacks *callbacks, dsh_run_id *ret_run, struct dsh_error *ret_error)
+{
+    if (!inst || !spec_json || !ret_run)
+        return ptc__fail(ret_error, -EINVAL, "run needs an instance, a spec and ret_run");
+    if (inst->unloading)
+        return ptc__fail(ret_error, DSH_E_DISPOSED, "the instance is unloading");
+    return ptc__run_start(inst, spec_json, spec_len, callbacks, ret_run, ret_error);
+}
+
+struct release_request {
+    dsh_released_fn fn;
+    void *userdata;
+    char *owner;
+};
+
+static void complete_release(void *arg)
+{
+    struct release_request *req = arg;
+    req->fn(req->userdata, req->owner, 0);
+    free(req->owner);
+    free(req);
+}
+
+static int release(struct dsh_instance *inst, const char *owner, dsh_released_fn on_released, void *userdata,
+                   struct dsh_error *ret_error)
+{
+    if (!inst || !owner || !on_released)
+        return ptc__fail(ret_error, -EINVAL, "release needs an instance, an owner and on_released");
+    /* per-call keeps no environments: there is nothing to stop, the release completes at once. */
+    struct release_request *req = calloc(1, sizeof *req);
+    if (!req || !(req->owner = strdup(owner))) {
+        free(req);
+        return ptc__fail(ret_error, -ENOMEM, "out of memory");
+    }
+    req->fn = on_released;
+    req->userdata = userdata;
+    if (ptc__defer(&inst->loop, complete_release, req) < 0) {
+        free(req->owner);
+        free(req);
+        return ptc__fail(ret_error, -ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static int register_initializer(struct dsh_instance *inst, const char *program, size_t program_len,
+                                dsh_registration *ret_registration, struct dsh_error *ret_error)
+{
+    (void)program;
+    (void)program_len;
+    (void)ret_registration;
+    if (!inst)
+        return ptc__fail(ret_error, -EINVAL, "no instance");
+    return ptc__fail(ret_error, DSH_E_WRONG_MODE,
+                     "environment initializers are only available with executionMode persistent-in-memory");
+}
+
+static int unregister_initializer(struct dsh_instance *inst, dsh_registration registration,
+                                  struct dsh_error *ret_error)
+{
+    (void)registration;
+    if (!inst)
+        return ptc__fail(ret_error, -EINVAL, "no instance");
+    return ptc__fail(ret_error, DSH_E_NOT_FOUND, "no such initializer registration");
+}
+
+static int get_fd(struct dsh_instance *inst)
+{
+    return inst ? inst->loop.epoll_fd : -EINVAL;
+}
+
+static int dispatch(struct dsh_instance *inst)
+{
+    return inst ? ptc__loop_dispatch(&inst->loop) : -EINVAL;
+}
+
+static int wait_and_dispatch(struct dsh_instance *inst, int timeout_ms)
+{
+    return inst ? ptc__loop_wait(&inst->loop, timeout_ms) : -EINVAL;
+}
+
+static int cancel(struct dsh_instance *inst, dsh_run_id id, const char *reason)
+{
+    struct ptc_run *r = inst ? ptc__run_find(inst, id) : NULL;
+    if (!r || r->outcome_selected)
+        return DSH_E_NOT_FOUND;
+    return ptc__run_cancel(r, reason);
+}
+
+static int reply(struct dsh_instance *inst, dsh_run_id id, uint64_t call, bool ok, const char *text, size_t len)
+{
+    struct ptc_run *r = inst ? ptc__run_find(inst, id) : NULL;
+    if (!r)
+        return DSH_E_NOT_FOUND;
+    return ptc__run_reply(r, call, ok, text, len);
+}
+
+static const char per_call_instructions[] =
+    "Write the program as the body of an async function in TypeScript (erasable type syntax only: "
+    "no enum, namespace values or parameter properties). Top-level await and return work; the "
+    "returned value must be plain JSON. Call host tools with await, for example "
+    "`const r = await tools.search({ query: \"x\" })`; a failed call throws an error whose member "
+    "property names the function. Use inspect(...values) to display output. Do not use console. "
+    "Node APIs are available under the session's file sandbox. Every call runs in a fresh process: "
+    "no variables survive between calls.";
+
+static int describe(struct dsh_instance *inst, char **ret_json, size_t *ret_len, struct dsh_error *ret_error)
+{
+    if (!inst || !ret_json)
+        return ptc__fail(ret_error, -EINVAL, "describe needs an instance and ret_json");
+    json_object *d = json_object_new_object(), *timeout = json_object_new_object();
+    json_object_object_add(d, "name", json_object_new_string(PTC_NAME));
+    json_object_object_add(d, "version", json_object_new_string(PTC_VERSION));
+    json_object_object_add(d, "executionMode", json_object_new_string(ptc_execution_mode_name(inst->config.execution_mode)));
+    json_object_object_add(d, "programFormat", json_object_new_string("async-function"));
+    json_object_object_add(d, "retainsState", json_object_new_boolean(0));
+    json_object_object_add(timeout, "defaultMs", json_object_new_int64(inst->config.timeout_ms));
+    json_object_object_add(timeout, "maxMs", json_object_new_int64(inst->config.max_timeout_ms));
+    json_object_object_add(d, "timeout", timeout);
+    json_object_object_add(d, "executionInstructions", json_object_new_string(per_call_instructions));
+    const char *text = json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    *ret_json = strdup(text);
+    json_object_put(d);
+    if (!*ret_json)
+        return ptc__fail(ret_error, -ENOMEM, "out of memory");
+    if (ret_len)
+        *ret_len = strlen(*ret_json);
+    return 0;
+}
+
+static void free_text(char *text)
+{
+    free(text);
+}
+
+static const struct dsh_provider provider = {
+    .struct_size = sizeof(struct dsh_provider),
+    .abi_major = DSH_ABI_MAJOR,
+    .abi_minor = DSH_ABI_MINOR,
+    .name = PTC_NAME,
+    .version = PTC_VERSION,
+    .load = load,
+    .resolve = resolve,
+    .run = run,
+    .release = release,
+    .registerEnvironmentInitializer = register_initializer,
+    .get_fd = get_fd,
+    .dispatch = dispatch,
+    .cancel = cancel,
+    .reply = reply,
+    .describe = describe,
+    .unload = unload,
+    .unregisterEnvironmentInitializer = unregister_initializer,
+    .free_text = free_text,
+    .wait = wait_and_dispatch,
+};
+
+__attribute__((visibility("default"))) const struct dsh_provider *dsh_provider_entry(uint32_t host_abi_major)
+{
+    return host_abi_major == DSH_ABI_MAJOR ? &provider : NULL;
+}

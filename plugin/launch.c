@@ -1,0 +1,99 @@
+/* The argv that starts the bootstrap in the execution world. The local carrier is the project's
+ * pinned Node plus bootstrap/process.js, both host files crossing through the fs mapping; an
+ * explicit launch names paths that already live in the subprocess world. */
+#include "internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef PTC_DEFAULT_NODE
+#error "PTC_DEFAULT_NODE must name the pinned Node executable"
+#endif
+#ifndef PTC_DEFAULT_BOOTSTRAP
+#error "PTC_DEFAULT_BOOTSTRAP must name bootstrap/process.js"
+#endif
+
+void ptc__argv_free(char **argv)
+{
+    if (!argv)
+        return;
+    for (char **p = argv; *p; p++)
+        free(*p);
+    free(argv);
+}
+
+static int map_path(struct dsh_instance *inst, const char *host_path, char *buf, size_t len,
+                    struct dsh_error *err)
+{
+    const struct dsh_fs_service *fs = inst->services.fs;
+    int n = fs->map_host_path(fs->ctx, host_path, buf, len);
+    if (n < 0)
+        return ptc__fail(err, n, "the execution world cannot see %s: %s", host_path, dsh_strerror(n));
+    if ((size_t)n >= len)
+        return ptc__fail(err, -ENAMETOOLONG, "mapped path of %s is too long", host_path);
+    return 0;
+}
+
+int ptc__launch_argv(struct dsh_instance *inst, char ***ret_argv, char ***ret_env,
+                     struct dsh_error *err)
+{
+    const struct ptc_launch *launch = &inst->config.launch;
+    char node[PATH_MAX], bootstrap[PATH_MAX], heap[64], message[64], pending[64];
+    int rc;
+    if (!launch->is_explicit) {
+        if ((rc = map_path(inst, PTC_DEFAULT_NODE, node, sizeof node, err)) < 0 ||
+            (rc = map_path(inst, PTC_DEFAULT_BOOTSTRAP, bootstrap, sizeof bootstrap, err)) < 0)
+            return rc;
+    } else {
+        snprintf(node, sizeof node, "%s", launch->executable);
+        if (launch->kind == PTC_LAUNCH_NODE_SCRIPT) {
+            if (launch->bootstrap_path)
+                snprintf(bootstrap, sizeof bootstrap, "%s", launch->bootstrap_path);
+            else if ((rc = map_path(inst, PTC_DEFAULT_BOOTSTRAP, bootstrap, sizeof bootstrap, err)) < 0)
+                return rc;
+        }
+    }
+    snprintf(heap, sizeof heap, "--max-old-space-size=%lld",
+             (long long)inst->config.max_old_generation_size_mb);
+    snprintf(message, sizeof message, "--max-message-bytes=%lld", (long long)inst->config.max_message_bytes);
+    snprintf(pending, sizeof pending, "--max-pending-calls=%lld", (long long)inst->config.max_pending_calls);
+
+    const char *argv[8];
+    const char *env[2] = {NULL, NULL};
+    size_t n = 0;
+    char node_options[96];
+    argv[n++] = node;
+    if (launch->is_explicit && launch->kind == PTC_LAUNCH_EMBEDDED) {
+        /* An embedded carrier runs its own bootstrap; the heap limit travels in a
+         * provider-created NODE_OPTIONS (the ambient one is never inherited). */
+        snprintf(node_options, sizeof node_options, "NODE_OPTIONS=%s", heap);
+        env[0] = node_options;
+    } else {
+        argv[n++] = heap;
+        argv[n++] = "--experimental-vm-modules";
+        argv[n++] = bootstrap;
+    }
+    argv[n++] = message;
+    argv[n++] = pending;
+    argv[n] = NULL;
+
+    char **out_argv = calloc(n + 1, sizeof *out_argv);
+    char **out_env = calloc(2, sizeof *out_env);
+    if (!out_argv || !out_env)
+        goto nomem;
+    for (size_t i = 0; i < n; i++)
+        if (!(out_argv[i] = strdup(argv[i])))
+            goto nomem;
+    if (env[0] && !(out_env[0] = strdup(env[0])))
+        goto nomem;
+    *ret_argv = out_argv;
+    *ret_env = out_env;
+    return 0;
+nomem:
+    ptc__argv_free(out_argv);
+    ptc__argv_free(out_env);
+    return ptc__fail(err, -ENOMEM, "out of memory");
+}

@@ -1,0 +1,40 @@
+/* Output ledger: the ordered text and image entries of one run and the shared maxOutputBytes
+ * budget that logs and the completion or diagnostic draw from. Adjacent text is merged. */
+#ifndef PTC_LEDGER_H
+#define PTC_LEDGER_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ptc_entry {
+    bool is_image;
+    char *text; /* valid UTF-8 */
+    size_t len, cap;
+    json_object *image; /* owned */
+};
+
+struct ptc_ledger {
+    struct ptc_entry *entries;
+    size_t count, cap;
+    uint64_t budget, used;
+    bool overflowed; /* something did not fit: the entries are the fitting prefix */
+};
+
+void ptc__ledger_init(struct ptc_ledger *ledger, uint64_t budget);
+void ptc__ledger_destroy(struct ptc_ledger *ledger);
+/* Appends UTF-8 text. Returns 0 when it fit, 1 when only a prefix fit (ledger overflowed),
+ * -ENOMEM. After an overflow nothing more is recorded. */
+int ptc__ledger_text(struct ptc_ledger *ledger, const char *text, size_t len);
+/* Appends an image descriptor (ownership taken). Counted as its serialized JSON length. */
+int ptc__ledger_image(struct ptc_ledger *ledger, json_object *image);
+/* Charges the completion or diagnostic: 0 when it fits, 1 when not (ledger overflowed). */
+int ptc__ledger_charge(struct ptc_ledger *ledger, uint64_t bytes);
+uint64_t ptc__ledger_remaining(const struct ptc_ledger *ledger);
+/* New JSON array of the entries: [{"type":"text","text":..}|{"type":"image",...}] */
+json_object *ptc__ledger_to_json(const struct ptc_ledger *ledger);
+/* Length of the longest prefix of text (<= max) that ends on a UTF-8 boundary. */
+size_t ptc__utf8_prefix(const char *text, size_t len, size_t max);
+
+#endif

@@ -1,0 +1,178 @@
+/* resolve(request) -> spec: fills every default a run needs. See host-abi/schemas/request.json
+ * and spec.json. */
+#include "frames.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_mode(const char *mode)
+{
+    return strcmp(mode, "read-only") == 0 || strcmp(mode, "workspace-write") == 0 ||
+           strcmp(mode, "danger-full-access") == 0;
+}
+
+/* Standing policy of a session from the sandboxPolicy service. */
+static json_object *standing_policy(struct dsh_instance *inst, const char *session_id,
+                                    struct dsh_error *err, int *rc)
+{
+    const struct dsh_sandbox_policy_service *svc = inst->services.sandbox_policy;
+    char small[1024];
+    int n = svc->resolve(svc->ctx, session_id, small, sizeof small);
+    if (n < 0) {
+        *rc = ptc__fail(err, n, "sandboxPolicy could not resolve the session policy: %s", dsh_strerror(n));
+        return NULL;
+    }
+    char *text = small;
+    if ((size_t)n >= sizeof small) {
+        text = malloc((size_t)n + 1);
+        if (!text || svc->resolve(svc->ctx, session_id, text, (size_t)n + 1) != n) {
+            free(text);
+            *rc = ptc__fail(err, -ENOMEM, "sandboxPolicy resolution failed");
+            return NULL;
+        }
+    }
+    json_object *policy = ptc__json_parse_strict(text, (size_t)n);
+    if (text != small)
+        free(text);
+    json_object *mode, *root;
+    if (!policy || !json_object_is_type(policy, json_type_object) ||
+        !json_object_object_get_ex(policy, "mode", &mode) || !json_object_is_type(mode, json_type_string) ||
+        !is_mode(json_object_get_string(mode)) ||
+        !json_object_object_get_ex(policy, "workspaceRoot", &root) ||
+        !json_object_is_type(root, json_type_string) || json_object_get_string(root)[0] != '/') {
+        json_object_put(policy);
+        *rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "sandboxPolicy returned an invalid policy");
+        return NULL;
+    }
+    return policy;
+}
+
+static int resolve_timeout(struct dsh_instance *inst, json_object *request, json_object *spec,
+                           struct dsh_error *err)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(request, "timeoutMs", &v)) {
+        json_object_object_add(spec, "timeoutMs", json_object_new_int64(inst->config.timeout_ms));
+        return 0;
+    }
+    if (!v) { /* explicit null: no elapsed timer (service callers) */
+        json_object_object_add(spec, "timeoutMs", NULL);
+        return 0;
+    }
+    double d = json_object_get_double(v);
+    bool numeric = json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
+    if (!numeric || !isfinite(d) || d <= 0 || d != floor(d))
+        return ptc__fail(err, DSH_E_REQUEST_INVALID,
+                         "timeoutMs must be a positive integer number of milliseconds or null");
+    int64_t ms = d > (double)inst->config.max_timeout_ms ? inst->config.max_timeout_ms : (int64_t)d;
+    json_object_object_add(spec, "timeoutMs", json_object_new_int64(ms));
+    return 0;
+}
+
+static int copy_optional(json_object *request, json_object *spec, const char *key, json_type type,
+                         json_object *fallback, struct dsh_error *err)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(request, key, &v)) {
+        json_object_object_add(spec, key, fallback);
+        return 0;
+    }
+    json_object_put(fallback);
+    if (v && !json_object_is_type(v, type))
+        return ptc__fail(err, DSH_E_REQUEST_INVALID, "request field %s has the wrong type", key);
+    json_object_object_add(spec, key, json_object_get(v));
+    return 0;
+}
+
+int ptc__resolve(struct dsh_instance *inst, const char *request_json, size_t request_len,
+                 char **ret_spec_json, size_t *ret_spec_len, struct dsh_error *err)
+{
+    json_object *request = ptc__json_parse_strict(request_json, request_len);
+    json_object *spec = NULL, *policy = NULL, *v;
+    int rc = 0;
+    if (!request || !json_object_is_type(request, json_type_object)) {
+        rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "the request is not a JSON object");
+        goto out;
+    }
+    static const char *const known[] = {"program", "cwd", "timeoutMs", "discardCompletion", "stateOwner",
+                                        "sessionId", "mode", "bindings", NULL};
+    json_object_object_foreach(request, key, val)
+    {
+        (void)val;
+        bool ok = false;
+        for (size_t i = 0; known[i]; i++)
+            ok = ok || strcmp(known[i], key) == 0;
+        if (!ok) {
+            rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "request has unknown or unsupported field \"%s\"", key);
+            goto out;
+        }
+    }
+    if (!json_object_object_get_ex(request, "program", &v) || !json_object_is_type(v, json_type_string)) {
+        rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "request field program must be a string");
+        goto out;
+    }
+    const char *session_id = NULL;
+    if (json_object_object_get_ex(request, "sessionId", &v) && v) {
+        if (!json_object_is_type(v, json_type_string)) {
+            rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "request field sessionId must be a string");
+            goto out;
+        }
+        session_id = json_object_get_string(v);
+    }
+    policy = standing_policy(inst, session_id, err, &rc);
+    if (!policy)
+        goto out;
+    /* An approved one-time escalation names a different mode for this run only. */
+    if (json_object_object_get_ex(request, "mode", &v) && v) {
+        if (!json_object_is_type(v, json_type_string) || !is_mode(json_object_get_string(v))) {
+            rc = ptc__fail(err, DSH_E_REQUEST_INVALID,
+                           "request mode must be read-only, workspace-write or danger-full-access");
+            goto out;
+        }
+        json_object_object_add(policy, "mode", json_object_get(v));
+    }
+    spec = json_object_new_object();
+    json_object_object_add(spec, "program", json_object_get(json_object_object_get(request, "program")));
+    json_object *root;
+    json_object_object_get_ex(policy, "workspaceRoot", &root);
+    if (json_object_object_get_ex(request, "cwd", &v) && v) {
+        if (!json_object_is_type(v, json_type_string) || json_object_get_string(v)[0] != '/') {
+            rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "request cwd must be an absolute path");
+            goto out;
+        }
+        json_object_object_add(spec, "cwd", json_object_get(v));
+    } else {
+        json_object_object_add(spec, "cwd", json_object_get(root));
+    }
+    if ((rc = resolve_timeout(inst, request, spec, err)) < 0)
+        goto out;
+    if ((rc = copy_optional(request, spec, "discardCompletion", json_type_boolean,
+                            json_object_new_boolean(0), err)) < 0)
+        goto out;
+    if ((rc = copy_optional(request, spec, "stateOwner", json_type_string, NULL, err)) < 0)
+        goto out;
+    if ((rc = copy_optional(request, spec, "bindings", json_type_array, json_object_new_array(), err)) < 0)
+        goto out;
+    json_object_object_add(spec, "policy", json_object_get(policy));
+    /* Validate the result exactly as run() will, so resolve never hands out an unusable spec. */
+    const char *text = json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    struct ptc_spec check;
+    if ((rc = ptc__spec_parse(text, strlen(text), &check, err)) < 0)
+        goto out;
+    ptc__spec_destroy(&check);
+    *ret_spec_json = strdup(text);
+    if (!*ret_spec_json) {
+        rc = ptc__fail(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    if (ret_spec_len)
+        *ret_spec_len = strlen(text);
+out:
+    json_object_put(policy);
+    json_object_put(spec);
+    json_object_put(request);
+    return rc;
+}

@@ -1,0 +1,185 @@
+/* Parsing of resolved specs. run() never invents defaults: every field must be present. */
+#include "frames.h"
+#include "internal.h"
+
+#include <string.h>
+
+static bool is_identifier(const char *s)
+{
+    if (!s || !*s)
+        return false;
+    for (const char *p = s; *p; p++) {
+        bool alpha = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || *p == '$';
+        bool digit = *p >= '0' && *p <= '9';
+        if (!alpha && !(digit && p != s))
+            return false;
+    }
+    return true;
+}
+
+/* Names the bootstrap itself defines, which a binding namespace must not shadow. */
+static bool is_reserved_global(const char *name)
+{
+    static const char *const reserved[] = {"inspect", "Image", "globalThis", "process", "console",
+                                           "require", "module", "undefined", "eval", NULL};
+    for (size_t i = 0; reserved[i]; i++)
+        if (strcmp(reserved[i], name) == 0)
+            return true;
+    return false;
+}
+
+static int check_bindings(json_object *bindings, struct dsh_error *err)
+{
+    size_t n = json_object_array_length(bindings);
+    for (size_t i = 0; i < n; i++) {
+        json_object *ns = json_object_array_get_idx(bindings, i), *v, *fns;
+        if (!json_object_is_type(ns, json_type_object) ||
+            !json_object_object_get_ex(ns, "global", &v) || !json_object_is_type(v, json_type_string))
+            return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].global must be a string", i);
+        const char *global = json_object_get_string(v);
+        if (!is_identifier(global) || is_reserved_global(global))
+            return ptc__fail(err, DSH_E_REQUEST_INVALID,
+                             "bindings[%zu].global \"%s\" is not a usable identifier", i, global);
+        for (size_t j = 0; j < i; j++) {
+            json_object *other, *g;
+            other = json_object_array_get_idx(bindings, j);
+            json_object_object_get_ex(other, "global", &g);
+            if (strcmp(json_object_get_string(g), global) == 0)
+                return ptc__fail(err, DSH_E_REQUEST_INVALID, "binding namespace \"%s\" is declared twice",
+                                 global);
+        }
+        if (!json_object_object_get_ex(ns, "functions", &fns) || !json_object_is_type(fns, json_type_array))
+            return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].functions must be an array", i);
+        for (size_t k = 0; k < json_object_array_length(fns); k++) {
+            json_object *fn = json_object_array_get_idx(fns, k);
+            if (!json_object_is_type(fn, json_type_string) || !is_identifier(json_object_get_string(fn)))
+                return ptc__fail(err, DSH_E_REQUEST_INVALID,
+                                 "bindings[%zu].functions[%zu] must be an identifier", i, k);
+        }
+        if (json_object_object_get_ex(ns, "errorClass", &v) &&
+            (!json_object_is_type(v, json_type_string) || !is_identifier(json_object_get_string(v))))
+            return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].errorClass must be an identifier", i);
+        json_object_object_foreach(ns, key, val)
+        {
+            (void)val;
+            if (strcmp(key, "global") && strcmp(key, "functions") && strcmp(key, "errorClass"))
+                return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu] has unknown field \"%s\"", i, key);
+        }
+    }
+    return 0;
+}
+
+static const char *required_string(json_object *root, const char *key, bool nullable,
+                                   struct dsh_error *err, int *rc)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(root, key, &v)) {
+        *rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec field %s is missing (run() fills no defaults; use resolve())", key);
+        return NULL;
+    }
+    if (!v && nullable)
+        return NULL;
+    if (!json_object_is_type(v, json_type_string)) {
+        *rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec field %s must be a string%s", key,
+                        nullable ? " or null" : "");
+        return NULL;
+    }
+    return json_object_get_string(v);
+}
+
+int ptc__spec_parse(const char *json, size_t len, struct ptc_spec *ret_spec, struct dsh_error *err)
+{
+    memset(ret_spec, 0, sizeof *ret_spec);
+    json_object *root = ptc__json_parse_strict(json, len);
+    if (!root || !json_object_is_type(root, json_type_object)) {
+        json_object_put(root);
+        return ptc__fail(err, DSH_E_REQUEST_INVALID, "the spec is not a JSON object");
+    }
+    ret_spec->root = root;
+    int rc = 0;
+    static const char *const known[] = {"program", "cwd", "timeoutMs", "discardCompletion",
+                                        "stateOwner", "policy", "bindings", NULL};
+    json_object_object_foreach(root, key, val)
+    {
+        (void)val;
+        bool ok = false;
+        for (size_t i = 0; known[i]; i++)
+            ok = ok || strcmp(known[i], key) == 0;
+        if (!ok) {
+            rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec has unknown field \"%s\"", key);
+            goto out;
+        }
+    }
+    ret_spec->program = required_string(root, "program", false, err, &rc);
+    if (rc)
+        goto out;
+    ret_spec->cwd = required_string(root, "cwd", false, err, &rc);
+    if (rc)
+        goto out;
+    if (ret_spec->cwd[0] != '/') {
+        rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec cwd must be an absolute path");
+        goto out;
+    }
+    ret_spec->state_owner = required_string(root, "stateOwner", true, err, &rc);
+    if (rc)
+        goto out;
+    json_object *v;
+    if (!json_object_object_get_ex(root, "timeoutMs", &v)) {
+        rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec field timeoutMs is missing (null disables the timer)");
+        goto out;
+    }
+    if (v) {
+        if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0 ||
+            json_object_get_int64(v) > INT32_MAX) {
+            rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec timeoutMs must be a positive integer up to 2147483647 or null");
+            goto out;
+        }
+        ret_spec->has_timeout = true;
+        ret_spec->timeout_ms = json_object_get_int64(v);
+    }
+    if (!json_object_object_get_ex(root, "discardCompletion", &v) || !json_object_is_type(v, json_type_boolean)) {
+        rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec discardCompletion must be a boolean");
+        goto out;
+    }
+    ret_spec->discard_completion = json_object_get_boolean(v);
+    if (!json_object_object_get_ex(root, "policy", &ret_spec->policy) ||
+        !json_object_is_type(ret_spec->policy, json_type_object)) {
+        rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec policy must be an object");
+        goto out;
+    }
+    ret_spec->mode = required_string(ret_spec->policy, "mode", false, err, &rc);
+    if (rc)
+        goto out;
+    if (!json_object_object_get_ex(root, "bindings", &ret_spec->bindings) ||
+        !json_object_is_type(ret_spec->bindings, json_type_array)) {
+        rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec bindings must be an array");
+        goto out;
+    }
+    rc = check_bindings(ret_spec->bindings, err);
+out:
+    if (rc)
+        ptc__spec_destroy(ret_spec);
+    return rc;
+}
+
+void ptc__spec_destroy(struct ptc_spec *spec)
+{
+    json_object_put(spec->root);
+    memset(spec, 0, sizeof *spec);
+}
+
+bool ptc__spec_allows(const struct ptc_spec *spec, const char *global, const char *name)
+{
+    size_t n = json_object_array_length(spec->bindings);
+    for (size_t i = 0; i < n; i++) {
+        json_object *ns = json_object_array_get_idx(spec->bindings, i), *g, *fns;
+        json_object_object_get_ex(ns, "global", &g);
+        if (strcmp(json_object_get_string(g), global) != 0)
+            continue;
+        json_object_object_get_ex(ns, "functions", &fns);
+        for (size_t k = 0; k < json_object_array_length(fns); k++)
+            if (strcmp(json_object_get_string(json_object_array_get_idx(fns, k)), name) == 0)
+                return true;
+    }
+    return false;
+}
