@@ -1,0 +1,60 @@
+// async-function format (per-call mode): the program is the body of a strict async function, so
+// top-level `await` and `return` work and the returned value is the completion.
+//
+// The body is compiled as a vm.Script in the main context whose filename lies in the run's cwd
+// and whose dynamic imports use Node's default loader: relative `import()` then resolves from
+// cwd, and stack frames read "<cwd>/[program]:<line>:<column>" with the program's own lines.
+// Nothing is passed as a parameter, so the body may declare `process`, `require`, ... itself.
+
+import path from 'node:path';
+import vm from 'node:vm';
+import { formatCompileError, formatSyntaxError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
+
+export const PROGRAM_NAME = '[program]';
+
+// The TypeScript parser sees the body inside an async function so `return`/`await` are legal.
+const STRIP_PREFIX = 'async function __ptc_program__() {\n';
+const STRIP_SUFFIX = '\n}';
+// V8 compiles the body on its own line after the directive; lineOffset -1 restores its numbering.
+const SCRIPT_PREFIX = "(async function () {'use strict';\n";
+const SCRIPT_SUFFIX = '\n})';
+
+const AsyncFunction = (async () => {}).constructor;
+
+function compile(body, filename, source) {
+  let script;
+  try {
+    script = new vm.Script(`${SCRIPT_PREFIX}${body}${SCRIPT_SUFFIX}`, {
+      filename,
+      lineOffset: -1,
+      importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+    });
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new ProgramSyntaxError(formatCompileError(error, { source, filename }));
+    throw error;
+  }
+  try {
+    // The wrapper could be closed early by the body ("}); (async function () {"); the
+    // AsyncFunction constructor parses the body alone and refuses that.
+    new AsyncFunction(body);
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new ProgramSyntaxError(formatSyntaxError(error.message, { source, filename }));
+    throw error;
+  }
+  return script.runInThisContext({ displayErrors: false });
+}
+
+export function createAsyncFunctionEvaluator() {
+  return {
+    format: 'async-function',
+    async evaluate({ program, cwd }) {
+      process.chdir(cwd);
+      const filename = path.join(process.cwd(), PROGRAM_NAME);
+      const body = stripProgramTypes(program, { prefix: STRIP_PREFIX, suffix: STRIP_SUFFIX, filename });
+      const programFunction = compile(body, filename, program);
+      // Called straight from the microtask queue, so no bootstrap frame sits under the program's
+      // frames in stacks that the program itself prints.
+      return Promise.resolve().then(programFunction);
+    },
+  };
+}

@@ -1,0 +1,56 @@
+// Renders a thrown value as the `message` of an `exception` result.
+//   Error objects    -> their stack, minus frames inside this bootstrap (first line "Name: message")
+//   anything else    -> "Uncaught " + util.inspect(value), the way Node's REPL reports it
+//   unrenderable     -> a fixed message, because a hostile value must not break result delivery
+
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import util from 'node:util';
+import { INSPECT_OPTIONS } from './inspect.js';
+
+export const UNRENDERABLE_EXCEPTION = 'exception value could not be rendered';
+
+const BOOTSTRAP_DIR = path.dirname(fileURLToPath(import.meta.url));
+const BOOTSTRAP_URL = new URL('./', import.meta.url).href;
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+// Only frames in the bootstrap's own module files: a program whose cwd is the bootstrap
+// directory has frames like "<dir>/[program]:1:7", which must stay.
+const INTERNAL_FRAME = new RegExp(
+  `^\\s+at .*(?:${escape(BOOTSTRAP_URL)}|${escape(BOOTSTRAP_DIR + path.sep)})[^\\s()]*\\.[cm]?js:\\d+:\\d+\\)?$`,
+);
+
+function isInternalFrame(line) {
+  return INTERNAL_FRAME.test(line);
+}
+
+// Removes stack lines that point into the bootstrap: they describe the runner, not the program.
+export function stripInternalFrames(stack) {
+  return stack
+    .split('\n')
+    .filter((line) => !isInternalFrame(line))
+    .join('\n');
+}
+
+function isError(value) {
+  return util.types.isNativeError(value) || value instanceof Error;
+}
+
+function renderError(error) {
+  const header = Error.prototype.toString.call(error);
+  const stack = error.stack;
+  if (typeof stack !== 'string' || stack === '') return header;
+  const cleaned = stripInternalFrames(stack);
+  // A message changed after construction leaves a stale stack header; lead with the real one.
+  return cleaned.startsWith(header) ? cleaned : `${header}\n${cleaned}`;
+}
+
+export function formatThrown(value) {
+  try {
+    if (value !== null && (typeof value === 'object' || typeof value === 'function') && isError(value)) {
+      return renderError(value);
+    }
+    return `Uncaught ${util.inspect(value, INSPECT_OPTIONS)}`;
+  } catch {
+    return UNRENDERABLE_EXCEPTION;
+  }
+}

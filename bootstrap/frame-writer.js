@@ -1,0 +1,108 @@
+// Writes frames to the control descriptor synchronously. Output must reach the host before the
+// next statement runs, so text printed just before a synchronous hot loop is not lost when the
+// host later kills the process. The descriptor may be non-blocking (libuv sets O_NONBLOCK when it
+// adopts it for reading), so EAGAIN is answered by a short sleep and a retry.
+
+import fs from 'node:fs';
+
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+
+export class FrameTooLargeError extends RangeError {
+  constructor(bytes, maxBytes) {
+    super(`control frame of ${bytes} bytes exceeds the ${maxBytes}-byte message limit`);
+    this.name = 'FrameTooLargeError';
+  }
+}
+
+// JSON-escaped UTF-8 size of one UTF-16 code unit of well-formed text (a surrogate pair's two
+// units count 2 + 2 bytes, together the 4 bytes of the encoded code point).
+function escapedSize(code) {
+  if (code === 0x22 || code === 0x5c) return 2;
+  if (code < 0x20) return code === 0x08 || code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d ? 2 : 6;
+  if (code < 0x80) return 1;
+  if (code < 0x800) return 2;
+  if (code >= 0xd800 && code <= 0xdfff) return 2;
+  return 3;
+}
+
+export class FrameWriter {
+  #fd;
+  #maxBytes;
+  #onLost;
+  #lost = false;
+
+  constructor(fd, maxBytes, onLost) {
+    this.#fd = fd;
+    this.#maxBytes = maxBytes;
+    this.#onLost = onLost;
+  }
+
+  get maxBytes() {
+    return this.#maxBytes;
+  }
+
+  // Size in bytes the frame would have on the wire, newline included.
+  static frameBytes(object) {
+    return Buffer.byteLength(JSON.stringify(object)) + 1;
+  }
+
+  // Sends one frame given as JSON text (without newline). Throws FrameTooLargeError when it would
+  // exceed the message limit; nothing is written then.
+  sendJson(jsonText) {
+    const bytes = Buffer.from(`${jsonText}\n`, 'utf8');
+    if (bytes.length > this.#maxBytes) throw new FrameTooLargeError(bytes.length, this.#maxBytes);
+    this.#writeAll(bytes);
+  }
+
+  send(object) {
+    this.sendJson(JSON.stringify(object));
+  }
+
+  // Sends `text` as one or more `text` frames, splitting at code point boundaries so that no
+  // frame exceeds the limit. Lone surrogates become U+FFFD: the host needs valid UTF-8.
+  sendText(run, text) {
+    if (text.length === 0) return;
+    const wellFormed = text.toWellFormed();
+    const prefix = `{"type":"text","run":${run},"text":`;
+    const whole = `${prefix}${JSON.stringify(wellFormed)}}`;
+    if (Buffer.byteLength(whole) + 1 <= this.#maxBytes) {
+      this.sendJson(whole);
+      return;
+    }
+    const budget = this.#maxBytes - (Buffer.byteLength(prefix) + 2 /* quotes */ + 1 /* } */ + 1 /* \n */);
+    let start = 0;
+    while (start < wellFormed.length) {
+      let end = start;
+      let used = 0;
+      while (end < wellFormed.length) {
+        const code = wellFormed.charCodeAt(end);
+        const pair = code >= 0xd800 && code <= 0xdbff ? 2 : 1;
+        const cost = pair === 2 ? 4 : escapedSize(code);
+        // Always take at least one code point so a tiny limit cannot stall the loop.
+        if (used + cost > budget && end > start) break;
+        used += cost;
+        end += pair;
+      }
+      this.sendJson(`${prefix}${JSON.stringify(wellFormed.slice(start, end))}}`);
+      start = end;
+    }
+  }
+
+  #writeAll(bytes) {
+    if (this.#lost) return;
+    let offset = 0;
+    while (offset < bytes.length) {
+      try {
+        offset += fs.writeSync(this.#fd, bytes, offset, bytes.length - offset);
+      } catch (error) {
+        if (error.code === 'EAGAIN' || error.code === 'EWOULDBLOCK' || error.code === 'EINTR') {
+          Atomics.wait(sleepCell, 0, 0, 1);
+          continue;
+        }
+        this.#lost = true;
+        this.#onLost(error);
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,61 @@
+// Captured output. inspect() groups and everything written through process.stdout/stderr (the
+// whole native console included) become `text` frames, sent synchronously and in call order.
+// Stream writes keep their exact text: no newline is added and multi-byte characters split
+// across Buffer writes are reassembled.
+
+import { StringDecoder } from 'node:string_decoder';
+import { talkingRun } from './run-state.js';
+
+export class OutputCapture {
+  #writer;
+  #decoders = new Map(); // stream -> StringDecoder for Buffer writes
+
+  constructor(writer) {
+    this.#writer = writer;
+  }
+
+  // Sends text on behalf of the calling run; silently dropped when no run may talk.
+  emit(text) {
+    if (text === '') return;
+    const run = talkingRun();
+    if (run === null) return;
+    this.#writer.sendText(run.id, text);
+  }
+
+  // Sends any half-decoded bytes still buffered for `run` before its result is sent.
+  flush(run) {
+    for (const decoder of this.#decoders.values()) {
+      const rest = decoder.end();
+      if (rest !== '' && run.canTalk) this.#writer.sendText(run.id, rest);
+    }
+  }
+
+  // Replaces `write` on process.stdout and process.stderr. The native console writes through
+  // these stream objects, so console.log/error/table/trace/... are captured as well.
+  installStreams() {
+    for (const stream of [process.stdout, process.stderr]) {
+      const decoder = new StringDecoder('utf8');
+      this.#decoders.set(stream, decoder);
+      const capture = this;
+      stream.write = function write(chunk, encoding, callback) {
+        if (typeof encoding === 'function') {
+          callback = encoding;
+          encoding = undefined;
+        }
+        let text;
+        if (typeof chunk === 'string') {
+          const isUtf8 = encoding === undefined || encoding === null || /^utf-?8$/i.test(encoding);
+          // A pending partial character from an earlier Buffer write is flushed first to keep order.
+          text = decoder.end() + (isUtf8 ? chunk : decoder.write(Buffer.from(chunk, encoding)));
+        } else if (chunk instanceof Uint8Array) {
+          text = decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        } else {
+          throw new TypeError('The "chunk" argument must be of type string or an instance of Buffer or Uint8Array');
+        }
+        capture.emit(text);
+        if (typeof callback === 'function') process.nextTick(callback);
+        return true;
+      };
+    }
+  }
+}

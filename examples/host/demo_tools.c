@@ -1,0 +1,146 @@
+/* The `tools` namespace of the dsh-demo-tools row: real bindings for examples and tests.
+ *   echo(x)          -> x
+ *   add({a, b})      -> a + b
+ *   sleep({ms})      -> null after ms (a loop timer: the host keeps serving meanwhile)
+ *   fail({message})  -> rejects with message
+ */
+#include "dshh.h"
+
+#include <json-c/json.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const dshh__demo_functions[] = {"echo", "add", "sleep", "fail", NULL};
+
+struct dshh_demo_pending {
+    struct dshh_demo_pending *next;
+    struct dshh_demo_pending **list;
+    struct dshh_host *host;
+    dsh_run_id run;
+    uint64_t call;
+    int64_t timer;
+};
+
+static void reply_json(struct dshh_host *host, dsh_run_id run, uint64_t call, json_object *v)
+{
+    const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+                                                             JSON_C_TO_STRING_NOSLASHESCAPE);
+    /* NOT_FOUND only means the run ended first; the answer is simply dropped. */
+    host->provider->reply(host->instance, run, call, true, text, strlen(text));
+}
+
+static void reject(struct dshh_host *host, dsh_run_id run, uint64_t call, const char *message)
+{
+    host->provider->reply(host->instance, run, call, false, message, strlen(message));
+}
+
+static bool get_number(json_object *obj, const char *key, json_object **ret)
+{
+    return json_object_is_type(obj, json_type_object) &&
+           json_object_object_get_ex(obj, key, ret) &&
+           (json_object_is_type(*ret, json_type_int) || json_object_is_type(*ret, json_type_double));
+}
+
+static void add(struct dshh_host *host, dsh_run_id run, uint64_t call, json_object *arg)
+{
+    json_object *a, *b;
+    if (!get_number(arg, "a", &a) || !get_number(arg, "b", &b)) {
+        reject(host, run, call, "tools.add expects {a: number, b: number}");
+        return;
+    }
+    json_object *sum;
+    long long r;
+    if (json_object_is_type(a, json_type_int) && json_object_is_type(b, json_type_int) &&
+        !__builtin_add_overflow(json_object_get_int64(a), json_object_get_int64(b), &r) &&
+        r <= (1LL << 53) && r >= -(1LL << 53))
+        sum = json_object_new_int64(r);
+    else
+        sum = json_object_new_double(json_object_get_double(a) + json_object_get_double(b));
+    if (!isfinite(json_object_get_double(sum)))
+        reject(host, run, call, "tools.add: the sum is not a finite number");
+    else
+        reply_json(host, run, call, sum);
+    json_object_put(sum);
+}
+
+static void sleep_done(void *arg)
+{
+    struct dshh_demo_pending *p = arg;
+    for (struct dshh_demo_pending **link = p->list; *link; link = &(*link)->next)
+        if (*link == p) {
+            *link = p->next;
+            break;
+        }
+    p->host->provider->reply(p->host->instance, p->run, p->call, true, "null", 4);
+    free(p);
+}
+
+static void sleep_(struct dshh_host *host, dsh_run_id run, uint64_t call, json_object *arg,
+                   struct dshh_demo_pending **pending)
+{
+    json_object *ms;
+    double d = 0;
+    if (!get_number(arg, "ms", &ms) || !isfinite(d = json_object_get_double(ms)) || d < 0 ||
+        d > INT_MAX) {
+        reject(host, run, call, "tools.sleep expects {ms: number} with 0 <= ms <= 2147483647");
+        return;
+    }
+    struct dshh_demo_pending *p = calloc(1, sizeof(*p));
+    if (!p) {
+        reject(host, run, call, "tools.sleep: out of memory");
+        return;
+    }
+    *p = (struct dshh_demo_pending){.list = pending, .host = host, .run = run, .call = call};
+    p->timer = dshh__loop_add_timer(host->loop, (uint32_t)ceil(d), sleep_done, p);
+    if (p->timer < 0) {
+        free(p);
+        reject(host, run, call, "tools.sleep: no timer available");
+        return;
+    }
+    p->next = *pending;
+    *pending = p;
+}
+
+void dshh__demo_call(struct dshh_host *host, dsh_run_id run, uint64_t call, const char *name,
+                     const char *args_json, size_t args_len, struct dshh_demo_pending **pending)
+{
+    json_tokener *tok = json_tokener_new();
+    json_object *args = tok ? json_tokener_parse_ex(tok, args_json, (int)args_len) : NULL;
+    json_tokener_free(tok);
+    json_object *arg0 = json_object_is_type(args, json_type_array) && json_object_array_length(args)
+                            ? json_object_array_get_idx(args, 0)
+                            : NULL;
+    bool has_arg0 = json_object_is_type(args, json_type_array) && json_object_array_length(args);
+    if (!strcmp(name, "echo")) {
+        if (!has_arg0)
+            host->provider->reply(host->instance, run, call, true, NULL, 0); /* undefined */
+        else
+            reply_json(host, run, call, arg0);
+    } else if (!strcmp(name, "add")) {
+        add(host, run, call, arg0);
+    } else if (!strcmp(name, "sleep")) {
+        sleep_(host, run, call, arg0, pending);
+    } else if (!strcmp(name, "fail")) {
+        json_object *m;
+        const char *message = "tools.fail was called";
+        if (json_object_is_type(arg0, json_type_object) && json_object_object_get_ex(arg0, "message", &m) &&
+            json_object_is_type(m, json_type_string))
+            message = json_object_get_string(m);
+        reject(host, run, call, message);
+    } else {
+        reject(host, run, call, "no such demo tool");
+    }
+    json_object_put(args);
+}
+
+void dshh__demo_cancel(struct dshh_host *host, struct dshh_demo_pending **pending)
+{
+    while (*pending) {
+        struct dshh_demo_pending *p = *pending;
+        *pending = p->next;
+        dshh__loop_cancel_timer(host->loop, p->timer);
+        free(p);
+    }
+}

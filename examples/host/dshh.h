@@ -1,0 +1,171 @@
+/* Internals of the reference host `dsh` shared between its source files (prefix dshh__). */
+#ifndef DSHH_H
+#define DSHH_H
+
+#include "dsh_provider.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <yaml.h>
+
+/* Exit statuses of every dsh command. */
+enum { DSHH_EXIT_OK = 0, DSHH_EXIT_FAILURE = 1, DSHH_EXIT_USAGE = 2 };
+
+/* Provider names of the rows dsh implements itself (everything else is a provider to dlopen). */
+#define DSHH_NAME_FS "dsh-fs-local"
+#define DSHH_NAME_SUBPROCESS "dsh-subprocess-local"
+#define DSHH_NAME_SANDBOX "dsh-sandbox-linux"
+#define DSHH_NAME_POLICY "dsh-sandbox-policy"
+#define DSHH_NAME_DEMO "dsh-demo-tools"
+#define DSHH_DEMO_GLOBAL "tools"
+
+/* ---- profile.c: composition of a profile with patch layers ---------------------------------- */
+struct dshh_layer {
+    char *path; /* as given on the command line */
+    yaml_document_t doc;
+    bool loaded;
+};
+
+struct dshh_row {
+    char *id;
+    char *name;
+    char *path; /* optional shared object of a provider row; NULL = default */
+    bool disabled;
+    const struct dshh_layer *origin; /* layer that defined or inserted the row */
+    const struct dshh_layer *layer;  /* last layer that changed the row */
+    const struct dshh_layer *config_layer; /* owner of config (NULL when config is empty) */
+    yaml_node_t *config;                   /* mapping node in config_layer->doc, or NULL */
+};
+
+struct dshh_profile {
+    struct dshh_layer **layers;
+    size_t nlayers;
+    struct dshh_row *rows;
+    size_t nrows;
+};
+
+/* Composes base + patches in order. On error prints "FILE:line:col: message" to err and returns
+ * -1 (the profile is still safe to free). */
+int dshh__profile_compose(struct dshh_profile *profile, const char *base,
+                          const char *const *patches, size_t npatches, FILE *err);
+void dshh__profile_free(struct dshh_profile *profile);
+const struct dshh_row *dshh__profile_find(const struct dshh_profile *profile, const char *id);
+
+/* Loads one YAML file as a single document (an empty file gives a document without root). */
+int dshh__yaml_load_file(const char *path, yaml_document_t *doc, FILE *err);
+/* Mapping lookup: the value node of key, or NULL. */
+yaml_node_t *dshh__yaml_get(yaml_document_t *doc, yaml_node_t *map, const char *key);
+/* Scalar text of node, or NULL when node is not a scalar. */
+const char *dshh__yaml_scalar(const yaml_node_t *node);
+/* A plain scalar null/~/"" or an empty mapping: an empty config. */
+bool dshh__yaml_is_empty(const yaml_node_t *node);
+
+/* ---- dump.c: --dump-config ------------------------------------------------------------------- */
+int dshh__dump_profile(const struct dshh_profile *profile, FILE *out);
+/* Emits node (and its subtree) of doc as events on emitter. */
+int dshh__yaml_emit_node(yaml_emitter_t *emitter, yaml_document_t *doc, yaml_node_t *node);
+
+/* ---- validate.c: catalog validation of rows ---------------------------------------------------- */
+struct dshh_options;
+/* Validates every row of the composition (disabled ones too); prints diagnostics to err.
+ * Returns the number of invalid rows, or -1 when the catalog cannot be read. */
+int dshh__validate_profile(const struct dshh_options *opts, const struct dshh_profile *profile,
+                           FILE *err);
+int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv);
+
+/* ---- loop.c: the single epoll loop ------------------------------------------------------------- */
+struct dshh_loop;
+typedef void (*dshh_fd_fn)(void *arg, uint32_t events);
+typedef void (*dshh_timer_fn)(void *arg);
+
+int dshh__loop_new(struct dshh_loop **ret_loop);
+void dshh__loop_free(struct dshh_loop *loop);
+/* Watches fd (level-triggered) until removed; fd stays owned by the caller. */
+int dshh__loop_add_fd(struct dshh_loop *loop, int fd, uint32_t events, dshh_fd_fn fn, void *arg);
+void dshh__loop_remove_fd(struct dshh_loop *loop, int fd);
+/* One-shot timer; returns an id > 0 or a negative errno. */
+int64_t dshh__loop_add_timer(struct dshh_loop *loop, uint32_t delay_ms, dshh_timer_fn fn, void *arg);
+void dshh__loop_cancel_timer(struct dshh_loop *loop, int64_t id);
+/* Runs until dshh__loop_quit(); returns 0 or a negative errno. */
+int dshh__loop_run(struct dshh_loop *loop);
+void dshh__loop_quit(struct dshh_loop *loop);
+/* dsh_defer_fn for the services. */
+int dshh__loop_defer(void *loop, uint32_t delay_ms, void (*fn)(void *arg), void *arg);
+
+/* ---- host.c: services + provider instance of a composition ----------------------------------- */
+struct dshh_host {
+    struct dshh_loop *loop;
+    struct dsh_linux_services *services_impl;
+    struct svc_values *svc_values; /* option strings the services may borrow */
+    struct dsh_services services;
+    struct dsh_logger logger;
+    void *dl;
+    const struct dsh_provider *provider;
+    struct dsh_instance *instance;
+    const char *provider_path;
+    bool demo_tools;   /* the demo-tools row is enabled */
+    bool verbose;
+    int dispatch_error; /* last negative status of dispatch(), reported once */
+};
+
+/* Builds services and loads the provider row. Prints a diagnostic and returns -1 on error. */
+int dshh__host_open(struct dshh_host *host, const struct dshh_options *opts,
+                    const struct dshh_profile *profile);
+/* Unloads the provider (delivering pending callbacks), then frees services and the loop. */
+void dshh__host_close(struct dshh_host *host);
+
+/* ---- provider_loader.c --------------------------------------------------------------------------- */
+int dshh__provider_open(const char *path, const char *row_name, void **ret_dl,
+                        const struct dsh_provider **ret_provider, FILE *err);
+
+/* ---- demo_tools.c: the `tools` namespace ---------------------------------------------------------- */
+extern const char *const dshh__demo_functions[]; /* NULL-terminated */
+struct dshh_demo_pending;
+/* Answers a demo call (possibly later through a loop timer). *pending collects the run's timers
+ * so dshh__demo_cancel() can drop them when the run ends. */
+void dshh__demo_call(struct dshh_host *host, dsh_run_id run, uint64_t call, const char *name,
+                     const char *args_json, size_t args_len, struct dshh_demo_pending **pending);
+void dshh__demo_cancel(struct dshh_host *host, struct dshh_demo_pending **pending);
+
+/* ---- request.c: building run requests -------------------------------------------------------------- */
+struct json_object;
+/* Appends {"global": "tools", "functions": [...]} to bindings unless a namespace with that global
+ * is already there. Returns true when the demo namespace was added. */
+bool dshh__add_demo_bindings(struct json_object *bindings);
+/* resolve() then run(). Prints nothing; fills err (message) on failure and returns the status. */
+int dshh__start_run(struct dshh_host *host, const char *request_json, size_t request_len,
+                    const struct dsh_run_callbacks *callbacks, dsh_run_id *ret_run,
+                    struct dsh_error *err);
+/* Writes all of buf to fd, retrying on EINTR/partial writes. */
+int dshh__write_all(int fd, const char *buf, size_t len);
+
+/* ---- result_print.c ------------------------------------------------------------------------------- */
+/* Prints a result for a person; returns the exit status it implies. */
+int dshh__print_result(const char *result_json, size_t len, FILE *out, FILE *err);
+
+/* ---- program_cmd.c / serve.c ---------------------------------------------------------------------- */
+int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts);
+int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts);
+
+/* ---- main.c: options shared by the commands --------------------------------------------------------- */
+struct dshh_options {
+    const char *profile;
+    const char *catalog;
+    const char **patches;
+    size_t npatches;
+    bool dump_config;
+    bool serve;
+    bool json;
+    bool verbose;
+    const char *program_file;
+    const char *program_code;
+    const char *cwd;
+    const char *state_owner;
+    const char *session_id;
+    long long timeout_ms; /* -1 = unset, -2 = null (no deadline) */
+    bool discard_completion;
+};
+
+#endif /* DSHH_H */

@@ -1,0 +1,268 @@
+/* Mounts a composition: the reference Linux services from their rows, then the provider row. */
+#include "dshh.h"
+
+#include "dsh_config.h"
+#include "dsh_linux_services.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#ifndef DSH_DEFAULT_PROVIDER_PATH
+#error "meson passes DSH_DEFAULT_PROVIDER_PATH (the built plugin)"
+#endif
+#ifndef DSH_LAUNCHER_PATH
+#error "meson passes DSH_LAUNCHER_PATH (the built dsh-sandbox-launch)"
+#endif
+
+static const char *const builtin_names[] = {DSHH_NAME_FS, DSHH_NAME_SUBPROCESS, DSHH_NAME_SANDBOX,
+                                            DSHH_NAME_POLICY, DSHH_NAME_DEMO, NULL};
+
+static bool is_builtin(const char *name)
+{
+    for (size_t i = 0; builtin_names[i]; i++)
+        if (!strcmp(name, builtin_names[i]))
+            return true;
+    return false;
+}
+
+/* The one enabled row named name, or NULL; two enabled rows of one service are an error. */
+static int enabled_row(const struct dshh_profile *profile, const char *name,
+                       const struct dshh_row **ret)
+{
+    *ret = NULL;
+    for (size_t i = 0; i < profile->nrows; i++) {
+        const struct dshh_row *row = &profile->rows[i];
+        if (row->disabled || strcmp(row->name, name) != 0)
+            continue;
+        if (*ret) {
+            fprintf(stderr, "dsh: rows '%s' and '%s' both mount %s; disable one\n", (*ret)->id,
+                    row->id, name);
+            return -1;
+        }
+        *ret = row;
+    }
+    return 0;
+}
+
+static void log_stderr(void *ctx, int level, const char *message)
+{
+    const struct dshh_host *host = ctx;
+    static const char *const names[] = {"debug", "info", "warn", "error"};
+    if (level < DSH_LOG_WARN && !host->verbose)
+        return;
+    fprintf(stderr, "dsh: [%s] %s\n", names[level >= 0 && level <= 3 ? level : 3], message);
+}
+
+static yaml_document_t *row_doc(const struct dshh_row *row)
+{
+    return (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc;
+}
+
+/* Values the rows carry; strings stay owned here until the services are created. */
+struct svc_values {
+    char **extra_roots;
+    int64_t max_abi;
+    char *mode;
+    char *workspace_root;
+};
+
+static void svc_values_free(struct svc_values *v)
+{
+    dsh_strv_free(v->extra_roots);
+    free(v->mode);
+    free(v->workspace_root);
+}
+
+static int read_service_rows(const struct dshh_profile *profile, struct svc_values *v)
+{
+    struct dsh_catalog *cat;
+    char msg[512] = "";
+    if (dsh_catalog_open(&cat, msg, sizeof msg) < 0) {
+        fprintf(stderr, "dsh: cannot read the catalog: %s\n", msg);
+        return -1;
+    }
+    int rc = 0;
+    const struct dshh_row *row;
+    if ((rc = enabled_row(profile, DSHH_NAME_SANDBOX, &row)) == 0 && row) {
+        const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_SANDBOX);
+        size_t n;
+        rc = dsh_config_get_list(p, row_doc(row), row->config, "extraWritableRoots",
+                                 &v->extra_roots, &n);
+        if (rc == 0 && dsh_config_is_set(p, row_doc(row), row->config, "maxLandlockAbi"))
+            rc = dsh_config_get_int(p, row_doc(row), row->config, "maxLandlockAbi", &v->max_abi);
+    }
+    if (rc == 0 && (rc = enabled_row(profile, DSHH_NAME_POLICY, &row)) == 0 && row) {
+        const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_POLICY);
+        rc = dsh_config_get_str(p, row_doc(row), row->config, "mode", &v->mode);
+        if (rc == 0 && dsh_config_is_set(p, row_doc(row), row->config, "workspaceRoot"))
+            rc = dsh_config_get_str(p, row_doc(row), row->config, "workspaceRoot",
+                                    &v->workspace_root);
+    }
+    dsh_catalog_close(cat);
+    if (rc < 0 && rc != -1)
+        fprintf(stderr, "dsh: cannot read the service rows: %s\n", strerror(-rc));
+    if (!v->mode && rc == 0 && !(v->mode = strdup("read-only")))
+        rc = -ENOMEM;
+    /* The workspace defaults to where dsh was started. */
+    if (!v->workspace_root && rc == 0 && !(v->workspace_root = getcwd(NULL, 0)))
+        rc = -errno;
+    return rc < 0 ? -1 : 0;
+}
+
+static int mount_services(struct dshh_host *host, const struct dshh_profile *profile)
+{
+    struct svc_values *vp = calloc(1, sizeof(*vp));
+    if (!vp)
+        return -1;
+    /* Kept until close: the services may borrow the option strings. */
+    host->svc_values = vp;
+    if (read_service_rows(profile, vp))
+        return -1;
+    struct svc_values v = *vp;
+    struct dsh_linux_services_options o = {
+        .struct_size = sizeof(o),
+        .launcher_path = DSH_LAUNCHER_PATH,
+        .extra_writable_roots = (const char *const *)v.extra_roots,
+        .max_landlock_abi = (int)v.max_abi,
+        .confine_delay_ms = 0,
+        .default_mode = v.mode,
+        .workspace_root = v.workspace_root,
+        .defer = dshh__loop_defer,
+        .loop = host->loop,
+        .logger = &host->logger,
+    };
+    struct dsh_error err = {0};
+    int rc = dsh_linux_services_create(&o, &host->services_impl, &err);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: cannot create the services: %s\n",
+                *err.message ? err.message : dsh_strerror(rc));
+        return -1;
+    }
+    /* A disabled service row lends nothing: the provider then sees a NULL service. */
+    const struct dshh_row *row;
+    if (enabled_row(profile, DSHH_NAME_FS, &row) < 0 ||
+        enabled_row(profile, DSHH_NAME_SUBPROCESS, &row) < 0 ||
+        enabled_row(profile, DSHH_NAME_DEMO, &row) < 0)
+        return -1;
+    host->demo_tools = row != NULL;
+    host->services = (struct dsh_services){.struct_size = sizeof(host->services),
+                                           .abi_major = DSH_ABI_MAJOR,
+                                           .abi_minor = DSH_ABI_MINOR,
+                                           .logger = &host->logger};
+    if (enabled_row(profile, DSHH_NAME_FS, &row) == 0 && row)
+        host->services.fs = dsh_linux_fs(host->services_impl);
+    if (enabled_row(profile, DSHH_NAME_SUBPROCESS, &row) == 0 && row)
+        host->services.subprocess = dsh_linux_subprocess(host->services_impl);
+    if (enabled_row(profile, DSHH_NAME_SANDBOX, &row) == 0 && row)
+        host->services.sandbox = dsh_linux_sandbox(host->services_impl);
+    if (enabled_row(profile, DSHH_NAME_POLICY, &row) == 0 && row)
+        host->services.sandbox_policy = dsh_linux_sandbox_policy(host->services_impl);
+    return 0;
+}
+
+static void on_provider_fd(void *arg, uint32_t events)
+{
+    (void)events;
+    struct dshh_host *host = arg;
+    int rc = host->provider->dispatch(host->instance);
+    /* Reported once: a broken instance would otherwise flood stderr at every wakeup. */
+    if (rc < 0 && rc != host->dispatch_error)
+        fprintf(stderr, "dsh: provider dispatch failed: %s\n", dsh_strerror(rc));
+    host->dispatch_error = rc < 0 ? rc : 0;
+}
+
+static int load_provider(struct dshh_host *host, const struct dshh_profile *profile)
+{
+    const struct dshh_row *prow = NULL;
+    for (size_t i = 0; i < profile->nrows; i++) {
+        const struct dshh_row *row = &profile->rows[i];
+        if (row->disabled || is_builtin(row->name))
+            continue;
+        if (prow) {
+            fprintf(stderr, "dsh: rows '%s' and '%s' are both provider rows; dsh runs one\n",
+                    prow->id, row->id);
+            return -1;
+        }
+        prow = row;
+    }
+    if (!prow) {
+        fprintf(stderr, "dsh: the composition has no enabled provider row\n");
+        return -1;
+    }
+    host->provider_path = prow->path ? prow->path : DSH_DEFAULT_PROVIDER_PATH;
+    if (dshh__provider_open(host->provider_path, prow->name, &host->dl, &host->provider, stderr))
+        return -1;
+    char *text = NULL;
+    size_t len = 0;
+    if (prow->config) {
+        int rc = dsh_yaml_node_emit(row_doc(prow), prow->config, &text, &len);
+        if (rc < 0) {
+            fprintf(stderr, "dsh: cannot emit row '%s': %s\n", prow->id, strerror(-rc));
+            return -1;
+        }
+    }
+    struct dsh_error err = {0};
+    int rc = host->provider->load(text ? text : "", len, &host->services, &host->instance, &err);
+    free(text);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: row '%s': %s cannot load (%s): %s\n", prow->id, prow->name,
+                dsh_error_name(rc) ? dsh_error_name(rc) : dsh_strerror(rc),
+                *err.message ? err.message : dsh_strerror(rc));
+        host->instance = NULL;
+        return -1;
+    }
+    int fd = host->provider->get_fd(host->instance);
+    if (fd < 0 || dshh__loop_add_fd(host->loop, fd, EPOLLIN, on_provider_fd, host) < 0) {
+        fprintf(stderr, "dsh: the provider has no pollable fd\n");
+        return -1;
+    }
+    if (host->verbose)
+        fprintf(stderr, "dsh: loaded %s %s from %s\n", host->provider->name,
+                host->provider->version, host->provider_path);
+    return 0;
+}
+
+int dshh__host_open(struct dshh_host *host, const struct dshh_options *opts,
+                    const struct dshh_profile *profile)
+{
+    memset(host, 0, sizeof(*host));
+    host->verbose = opts->verbose;
+    host->logger = (struct dsh_logger){.struct_size = sizeof(host->logger),
+                                       .abi_major = DSH_ABI_MAJOR,
+                                       .abi_minor = DSH_ABI_MINOR,
+                                       .ctx = host,
+                                       .log = log_stderr};
+    int rc = dshh__loop_new(&host->loop);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: epoll: %s\n", strerror(-rc));
+        return -1;
+    }
+    if (mount_services(host, profile) || load_provider(host, profile))
+        return -1;
+    return 0;
+}
+
+void dshh__host_close(struct dshh_host *host)
+{
+    if (host->instance) {
+        /* Blocking: cancels runs and delivers their on_done before it returns. */
+        host->provider->unload(host->instance);
+        host->instance = NULL;
+    }
+    if (host->dl) {
+        dlclose(host->dl);
+        host->dl = NULL;
+    }
+    dsh_linux_services_destroy(host->services_impl);
+    host->services_impl = NULL;
+    if (host->svc_values)
+        svc_values_free(host->svc_values);
+    free(host->svc_values);
+    host->svc_values = NULL;
+    dshh__loop_free(host->loop);
+    host->loop = NULL;
+}

@@ -1,0 +1,194 @@
+/* The single epoll loop of dsh: fds (provider fd, stdin) and one-shot timers (timerfd). */
+#include "dshh.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+struct watch {
+    int fd;
+    bool is_timer;
+    bool dead; /* removed during this batch; freed after it */
+    int64_t timer_id;
+    dshh_fd_fn fd_fn;
+    dshh_timer_fn timer_fn;
+    void *arg;
+    struct watch *next;
+};
+
+struct dshh_loop {
+    int epfd;
+    bool quit;
+    int64_t next_timer;
+    struct watch *watches;
+    struct watch *graveyard; /* freed only between batches: a batch may still point at them */
+};
+
+int dshh__loop_new(struct dshh_loop **ret_loop)
+{
+    struct dshh_loop *loop = calloc(1, sizeof(*loop));
+    if (!loop)
+        return -ENOMEM;
+    loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (loop->epfd < 0) {
+        int e = -errno;
+        free(loop);
+        return e;
+    }
+    *ret_loop = loop;
+    return 0;
+}
+
+static void bury(struct dshh_loop *loop, struct watch **link)
+{
+    struct watch *w = *link;
+    *link = w->next;
+    epoll_ctl(loop->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+    if (w->is_timer)
+        close(w->fd);
+    w->dead = true;
+    w->next = loop->graveyard;
+    loop->graveyard = w;
+}
+
+static void free_graveyard(struct dshh_loop *loop)
+{
+    while (loop->graveyard) {
+        struct watch *w = loop->graveyard;
+        loop->graveyard = w->next;
+        free(w);
+    }
+}
+
+void dshh__loop_free(struct dshh_loop *loop)
+{
+    if (!loop)
+        return;
+    while (loop->watches)
+        bury(loop, &loop->watches);
+    free_graveyard(loop);
+    close(loop->epfd);
+    free(loop);
+}
+
+static int add_watch(struct dshh_loop *loop, struct watch *w, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = w};
+    if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, w->fd, &ev) < 0)
+        return -errno;
+    w->next = loop->watches;
+    loop->watches = w;
+    return 0;
+}
+
+int dshh__loop_add_fd(struct dshh_loop *loop, int fd, uint32_t events, dshh_fd_fn fn, void *arg)
+{
+    struct watch *w = calloc(1, sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    *w = (struct watch){.fd = fd, .fd_fn = fn, .arg = arg};
+    int rc = add_watch(loop, w, events);
+    if (rc < 0)
+        free(w);
+    return rc;
+}
+
+void dshh__loop_remove_fd(struct dshh_loop *loop, int fd)
+{
+    for (struct watch **link = &loop->watches; *link; link = &(*link)->next)
+        if (!(*link)->is_timer && (*link)->fd == fd) {
+            bury(loop, link);
+            return;
+        }
+}
+
+int64_t dshh__loop_add_timer(struct dshh_loop *loop, uint32_t delay_ms, dshh_timer_fn fn, void *arg)
+{
+    struct watch *w = calloc(1, sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    w->fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (w->fd < 0) {
+        int e = -errno;
+        free(w);
+        return e;
+    }
+    /* A zero it_value disarms a timerfd, so "now" is one nanosecond. */
+    struct itimerspec its = {.it_value = {.tv_sec = delay_ms / 1000,
+                                          .tv_nsec = (long)(delay_ms % 1000) * 1000000L + 1}};
+    if (timerfd_settime(w->fd, 0, &its, NULL) < 0) {
+        int e = -errno;
+        close(w->fd);
+        free(w);
+        return e;
+    }
+    w->is_timer = true;
+    w->timer_fn = fn;
+    w->arg = arg;
+    w->timer_id = ++loop->next_timer;
+    int rc = add_watch(loop, w, EPOLLIN);
+    if (rc < 0) {
+        close(w->fd);
+        free(w);
+        return rc;
+    }
+    return w->timer_id;
+}
+
+void dshh__loop_cancel_timer(struct dshh_loop *loop, int64_t id)
+{
+    for (struct watch **link = &loop->watches; *link; link = &(*link)->next)
+        if ((*link)->is_timer && (*link)->timer_id == id) {
+            bury(loop, link);
+            return;
+        }
+}
+
+int dshh__loop_defer(void *loop, uint32_t delay_ms, void (*fn)(void *arg), void *arg)
+{
+    int64_t id = dshh__loop_add_timer(loop, delay_ms, fn, arg);
+    return id < 0 ? (int)id : 0;
+}
+
+void dshh__loop_quit(struct dshh_loop *loop)
+{
+    loop->quit = true;
+}
+
+static void fire_timer(struct dshh_loop *loop, struct watch *w)
+{
+    for (struct watch **link = &loop->watches; *link; link = &(*link)->next)
+        if (*link == w) {
+            bury(loop, link);
+            break;
+        }
+    w->timer_fn(w->arg);
+}
+
+int dshh__loop_run(struct dshh_loop *loop)
+{
+    loop->quit = false;
+    while (!loop->quit) {
+        struct epoll_event evs[16];
+        int n = epoll_wait(loop->epfd, evs, 16, -1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        for (int i = 0; i < n; i++) {
+            struct watch *w = evs[i].data.ptr;
+            if (w->dead)
+                continue;
+            if (w->is_timer)
+                fire_timer(loop, w);
+            else
+                w->fd_fn(w->arg, evs[i].events);
+        }
+        free_graveyard(loop);
+    }
+    return 0;
+}

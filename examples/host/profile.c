@@ -1,0 +1,347 @@
+/* Profile composition: a base list of rows, then patch layers applied in order.
+ *
+ * Row:   {id, name, config?, disabled?, path?}
+ * Patch: a list whose entries are either a row patch {id, name?, config?, disabled?, path?} --
+ *        config replaces the row's whole config, the other keys replace that field -- or
+ *        `insert: [rows]`, which appends complete rows. Later layers win.
+ */
+#include "dshh.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void report(FILE *err, const struct dshh_layer *layer, const yaml_node_t *node,
+                   const char *fmt, const char *arg)
+{
+    if (node)
+        fprintf(err, "%s:%zu:%zu: ", layer->path, node->start_mark.line + 1,
+                node->start_mark.column + 1);
+    else
+        fprintf(err, "%s: ", layer->path);
+    fprintf(err, fmt, arg);
+    fputc('\n', err);
+}
+
+int dshh__yaml_load_file(const char *path, yaml_document_t *doc, FILE *err)
+{
+    /* Opened with O_CLOEXEC ourselves: fopen's "e" flag is a glibc extension anyway. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(err, "%s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        fprintf(err, "%s: %s\n", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) {
+        fclose(f);
+        fprintf(err, "%s: out of memory\n", path);
+        return -1;
+    }
+    yaml_parser_set_input_file(&parser, f);
+    int rc = 0;
+    if (!yaml_parser_load(&parser, doc)) {
+        fprintf(err, "%s:%zu:%zu: YAML error: %s%s%s\n", path, parser.problem_mark.line + 1,
+                parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error",
+                parser.context ? " " : "", parser.context ? parser.context : "");
+        rc = -1;
+    }
+    yaml_parser_delete(&parser);
+    fclose(f);
+    return rc;
+}
+
+yaml_node_t *dshh__yaml_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
+            return yaml_document_get_node(doc, p->value);
+    }
+    return NULL;
+}
+
+const char *dshh__yaml_scalar(const yaml_node_t *node)
+{
+    return node && node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value : NULL;
+}
+
+static bool is_null(const yaml_node_t *node)
+{
+    if (!node || node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return false;
+    const char *v = (const char *)node->data.scalar.value;
+    return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL");
+}
+
+bool dshh__yaml_is_empty(const yaml_node_t *node)
+{
+    if (!node || is_null(node))
+        return true;
+    return node->type == YAML_MAPPING_NODE &&
+           node->data.mapping.pairs.top == node->data.mapping.pairs.start;
+}
+
+static int get_string(FILE *err, const struct dshh_layer *layer, yaml_node_t *node,
+                      const char *field, char **ret)
+{
+    const char *s = dshh__yaml_scalar(node);
+    if (!s || is_null(node) || !*s) {
+        report(err, layer, node, "%s must be a non-empty string", field);
+        return -1;
+    }
+    char *copy = strdup(s);
+    if (!copy)
+        return -1;
+    free(*ret);
+    *ret = copy;
+    return 0;
+}
+
+static int get_bool(FILE *err, const struct dshh_layer *layer, yaml_node_t *node, bool *ret)
+{
+    const char *s = dshh__yaml_scalar(node);
+    if (s && node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+        if (!strcmp(s, "true")) {
+            *ret = true;
+            return 0;
+        }
+        if (!strcmp(s, "false")) {
+            *ret = false;
+            return 0;
+        }
+    }
+    report(err, layer, node, "%s must be true or false", "disabled");
+    return -1;
+}
+
+/* Every key of a row or row patch is one of these. */
+static int check_keys(FILE *err, const struct dshh_layer *layer, yaml_node_t *map)
+{
+    static const char *const known[] = {"id", "name", "config", "disabled", "path", NULL};
+    yaml_document_t *doc = (yaml_document_t *)&layer->doc;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        const char *key = dshh__yaml_scalar(k);
+        bool ok = false;
+        for (size_t i = 0; key && known[i]; i++)
+            ok = ok || !strcmp(key, known[i]);
+        if (!ok) {
+            report(err, layer, k, "unknown row key '%s' (expected id, name, config, disabled, path)",
+                   key ? key : "?");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Applies the fields present in map onto row (a new row or a patched one). */
+static int apply_fields(FILE *err, const struct dshh_layer *layer, yaml_node_t *map,
+                        struct dshh_row *row)
+{
+    yaml_document_t *doc = (yaml_document_t *)&layer->doc;
+    yaml_node_t *n;
+    if ((n = dshh__yaml_get(doc, map, "name")) && get_string(err, layer, n, "name", &row->name))
+        return -1;
+    if ((n = dshh__yaml_get(doc, map, "disabled")) && get_bool(err, layer, n, &row->disabled))
+        return -1;
+    if ((n = dshh__yaml_get(doc, map, "path"))) {
+        if (get_string(err, layer, n, "path", &row->path))
+            return -1;
+        if (row->path[0] != '/') {
+            report(err, layer, n, "path must be absolute, got '%s'", row->path);
+            return -1;
+        }
+    }
+    if ((n = dshh__yaml_get(doc, map, "config"))) {
+        if (!is_null(n) && n->type != YAML_MAPPING_NODE) {
+            report(err, layer, n, "%s must be a mapping", "config");
+            return -1;
+        }
+        /* Replaces the whole config: earlier layers' keys do not survive a patch. */
+        row->config = dshh__yaml_is_empty(n) ? NULL : n;
+        row->config_layer = row->config ? layer : NULL;
+    }
+    row->layer = layer;
+    return 0;
+}
+
+static struct dshh_row *find_row(struct dshh_profile *profile, const char *id)
+{
+    for (size_t i = 0; i < profile->nrows; i++)
+        if (!strcmp(profile->rows[i].id, id))
+            return &profile->rows[i];
+    return NULL;
+}
+
+const struct dshh_row *dshh__profile_find(const struct dshh_profile *profile, const char *id)
+{
+    return find_row((struct dshh_profile *)profile, id);
+}
+
+static int add_row(FILE *err, struct dshh_profile *profile, const struct dshh_layer *layer,
+                   yaml_node_t *map)
+{
+    yaml_document_t *doc = (yaml_document_t *)&layer->doc;
+    if (map->type != YAML_MAPPING_NODE) {
+        report(err, layer, map, "a row must be a mapping {id, name, config, disabled}%s", "");
+        return -1;
+    }
+    if (check_keys(err, layer, map))
+        return -1;
+    yaml_node_t *idn = dshh__yaml_get(doc, map, "id");
+    if (!idn) {
+        report(err, layer, map, "row has no %s", "id");
+        return -1;
+    }
+    if (!dshh__yaml_get(doc, map, "name")) {
+        report(err, layer, map, "row has no %s", "name");
+        return -1;
+    }
+    struct dshh_row row = {.origin = layer};
+    if (get_string(err, layer, idn, "id", &row.id))
+        return -1;
+    if (find_row(profile, row.id)) {
+        report(err, layer, idn, "duplicate row id '%s'", row.id);
+        free(row.id);
+        return -1;
+    }
+    struct dshh_row *rows = realloc(profile->rows, (profile->nrows + 1) * sizeof(*rows));
+    if (!rows) {
+        free(row.id);
+        return -1;
+    }
+    profile->rows = rows;
+    rows[profile->nrows] = row;
+    /* Counted before the fields so that a failing field still frees the row. */
+    struct dshh_row *r = &rows[profile->nrows++];
+    return apply_fields(err, layer, map, r);
+}
+
+static int apply_patch_entry(FILE *err, struct dshh_profile *profile,
+                             const struct dshh_layer *layer, yaml_node_t *entry)
+{
+    yaml_document_t *doc = (yaml_document_t *)&layer->doc;
+    if (entry->type != YAML_MAPPING_NODE) {
+        report(err, layer, entry, "a patch entry must be a mapping (a row patch or insert)%s", "");
+        return -1;
+    }
+    yaml_node_t *ins = dshh__yaml_get(doc, entry, "insert");
+    if (ins) {
+        if (entry->data.mapping.pairs.top - entry->data.mapping.pairs.start != 1) {
+            report(err, layer, entry, "an insert entry has only the key %s", "'insert'");
+            return -1;
+        }
+        if (ins->type != YAML_SEQUENCE_NODE) {
+            report(err, layer, ins, "insert must be a list of rows%s", "");
+            return -1;
+        }
+        for (yaml_node_item_t *it = ins->data.sequence.items.start;
+             it < ins->data.sequence.items.top; it++)
+            if (add_row(err, profile, layer, yaml_document_get_node(doc, *it)))
+                return -1;
+        return 0;
+    }
+    if (check_keys(err, layer, entry))
+        return -1;
+    yaml_node_t *idn = dshh__yaml_get(doc, entry, "id");
+    const char *id = dshh__yaml_scalar(idn);
+    if (!id) {
+        report(err, layer, entry, "a row patch needs an id (use `- insert: [rows]` to add rows)%s",
+               "");
+        return -1;
+    }
+    struct dshh_row *row = find_row(profile, id);
+    if (!row) {
+        report(err, layer, idn, "no row with id '%s' to patch (use `- insert: [rows]` to add one)",
+               id);
+        return -1;
+    }
+    return apply_fields(err, layer, entry, row);
+}
+
+static struct dshh_layer *load_layer(struct dshh_profile *profile, const char *path, FILE *err)
+{
+    struct dshh_layer **layers =
+        realloc(profile->layers, (profile->nlayers + 1) * sizeof(*layers));
+    if (!layers)
+        return NULL;
+    profile->layers = layers;
+    struct dshh_layer *layer = calloc(1, sizeof(*layer));
+    if (!layer)
+        return NULL;
+    layers[profile->nlayers++] = layer;
+    layer->path = strdup(path);
+    if (!layer->path || dshh__yaml_load_file(path, &layer->doc, err))
+        return NULL;
+    layer->loaded = true;
+    return layer;
+}
+
+/* Root of a layer: a list, or (empty file) nothing. */
+static int layer_items(FILE *err, struct dshh_layer *layer, yaml_node_item_t **start,
+                       yaml_node_item_t **top)
+{
+    yaml_node_t *root = yaml_document_get_root_node(&layer->doc);
+    *start = *top = NULL;
+    if (!root || is_null(root))
+        return 0;
+    if (root->type != YAML_SEQUENCE_NODE) {
+        report(err, layer, root, "a profile or patch is a YAML list of rows%s", "");
+        return -1;
+    }
+    *start = root->data.sequence.items.start;
+    *top = root->data.sequence.items.top;
+    return 0;
+}
+
+int dshh__profile_compose(struct dshh_profile *profile, const char *base,
+                          const char *const *patches, size_t npatches, FILE *err)
+{
+    memset(profile, 0, sizeof(*profile));
+    yaml_node_item_t *it, *top;
+    struct dshh_layer *layer = load_layer(profile, base, err);
+    if (!layer || layer_items(err, layer, &it, &top))
+        return -1;
+    for (; it < top; it++)
+        if (add_row(err, profile, layer, yaml_document_get_node(&layer->doc, *it)))
+            return -1;
+    for (size_t i = 0; i < npatches; i++) {
+        layer = load_layer(profile, patches[i], err);
+        if (!layer || layer_items(err, layer, &it, &top))
+            return -1;
+        for (; it < top; it++)
+            if (apply_patch_entry(err, profile, layer, yaml_document_get_node(&layer->doc, *it)))
+                return -1;
+    }
+    return 0;
+}
+
+void dshh__profile_free(struct dshh_profile *profile)
+{
+    for (size_t i = 0; i < profile->nrows; i++) {
+        free(profile->rows[i].id);
+        free(profile->rows[i].name);
+        free(profile->rows[i].path);
+    }
+    free(profile->rows);
+    for (size_t i = 0; i < profile->nlayers; i++) {
+        if (profile->layers[i]->loaded)
+            yaml_document_delete(&profile->layers[i]->doc);
+        free(profile->layers[i]->path);
+        free(profile->layers[i]);
+    }
+    free(profile->layers);
+    memset(profile, 0, sizeof(*profile));
+}

@@ -1,0 +1,185 @@
+/* `dsh headless --program FILE.ts | -e CODE [--json]`: one run, printed for a person or as one
+ * line of result JSON. Exit 0 ok, 1 program failure, 2 usage or configuration error. */
+#include "dshh.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct program_run {
+    struct dshh_host *host;
+    bool demo;
+    bool done;
+    char *result;
+    size_t result_len;
+    struct dshh_demo_pending *pending;
+};
+
+static char *read_file(const char *path, size_t *ret_len)
+{
+    int fd = strcmp(path, "-") == 0 ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t len = 0, cap = 4096;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (len + 1 >= cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = b;
+        }
+        ssize_t n = read(fd, buf + len, cap - len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            free(buf);
+            buf = NULL;
+        } else if (n == 0) {
+            buf[len] = '\0';
+            *ret_len = len;
+            break;
+        } else {
+            len += (size_t)n;
+        }
+    }
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return buf;
+}
+
+static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *global,
+                    const char *name, const char *args_json, size_t args_len)
+{
+    struct program_run *pr = userdata;
+    if (pr->demo && !strcmp(global, DSHH_DEMO_GLOBAL)) {
+        dshh__demo_call(pr->host, run, call, name, args_json, args_len, &pr->pending);
+        return;
+    }
+    /* Unreachable with a conforming provider: it only forwards declared namespaces. */
+    const char *msg = "dsh --program: no binding with this name";
+    pr->host->provider->reply(pr->host->instance, run, call, false, msg, strlen(msg));
+}
+
+static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
+{
+    (void)run;
+    struct program_run *pr = userdata;
+    dshh__demo_cancel(pr->host, &pr->pending);
+    pr->result = malloc(result_len + 1);
+    if (pr->result) {
+        memcpy(pr->result, result_json, result_len);
+        pr->result[result_len] = '\0';
+        pr->result_len = result_len;
+    }
+    pr->done = true;
+    dshh__loop_quit(pr->host->loop);
+}
+
+static char *build_request(const struct dshh_options *opts, const char *program, bool demo,
+                           bool *ret_demo)
+{
+    json_object *req = json_object_new_object();
+    json_object_object_add(req, "program", json_object_new_string(program));
+    if (opts->cwd)
+        json_object_object_add(req, "cwd", json_object_new_string(opts->cwd));
+    if (opts->timeout_ms == -2)
+        json_object_object_add(req, "timeoutMs", NULL);
+    else if (opts->timeout_ms >= 0)
+        json_object_object_add(req, "timeoutMs", json_object_new_int64(opts->timeout_ms));
+    if (opts->state_owner)
+        json_object_object_add(req, "stateOwner", json_object_new_string(opts->state_owner));
+    if (opts->session_id)
+        json_object_object_add(req, "sessionId", json_object_new_string(opts->session_id));
+    if (opts->discard_completion)
+        json_object_object_add(req, "discardCompletion", json_object_new_boolean(1));
+    json_object *bindings = json_object_new_array();
+    *ret_demo = demo && dshh__add_demo_bindings(bindings);
+    json_object_object_add(req, "bindings", bindings);
+    char *text = strdup(json_object_to_json_string_ext(
+        req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(req);
+    return text;
+}
+
+/* One line on stdout, whatever whitespace the provider used: raw newlines in JSON are only
+ * whitespace between tokens, so blanking them keeps the text equivalent. */
+static void print_json_line(const char *json, size_t len)
+{
+    char *line = malloc(len + 2);
+    if (!line)
+        return;
+    for (size_t i = 0; i < len; i++)
+        line[i] = json[i] == '\n' || json[i] == '\r' ? ' ' : json[i];
+    line[len] = '\n';
+    fflush(stdout);
+    dshh__write_all(STDOUT_FILENO, line, len + 1);
+    free(line);
+}
+
+int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
+{
+    size_t len = 0;
+    char *program = opts->program_code ? strdup(opts->program_code)
+                                       : read_file(opts->program_file, &len);
+    if (!program) {
+        fprintf(stderr, "dsh: %s: %s\n", opts->program_file ? opts->program_file : "-e",
+                strerror(errno));
+        return DSHH_EXIT_USAGE;
+    }
+    if (strlen(program) != (opts->program_code ? strlen(opts->program_code) : len)) {
+        fprintf(stderr, "dsh: %s: the program contains a NUL byte\n", opts->program_file);
+        free(program);
+        return DSHH_EXIT_USAGE;
+    }
+    struct program_run pr = {.host = host};
+    char *request = build_request(opts, program, host->demo_tools, &pr.demo);
+    free(program);
+    if (!request)
+        return DSHH_EXIT_USAGE;
+    struct dsh_run_callbacks cb = {.struct_size = sizeof(cb),
+                                   .on_call = on_call,
+                                   .on_done = on_done,
+                                   .userdata = &pr};
+    dsh_run_id run;
+    struct dsh_error err;
+    int rc = dshh__start_run(host, request, strlen(request), &cb, &run, &err);
+    free(request);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: the run was rejected (%s): %s\n",
+                dsh_error_name(rc) ? dsh_error_name(rc) : "error",
+                *err.message ? err.message : dsh_strerror(rc));
+        return DSHH_EXIT_USAGE;
+    }
+    rc = dshh__loop_run(host->loop);
+    if (!pr.done) {
+        fprintf(stderr, "dsh: the event loop failed: %s\n", strerror(-rc));
+        /* unload() in dshh__host_close still delivers on_done; pr must outlive it. */
+        host->provider->unload(host->instance);
+        host->instance = NULL;
+    }
+    if (!pr.result) {
+        fprintf(stderr, "dsh: no result\n");
+        return DSHH_EXIT_FAILURE;
+    }
+    int status;
+    if (opts->json) {
+        print_json_line(pr.result, pr.result_len);
+        json_object *r = json_tokener_parse(pr.result), *ok;
+        status = json_object_object_get_ex(r, "ok", &ok) && json_object_get_boolean(ok)
+                     ? DSHH_EXIT_OK
+                     : DSHH_EXIT_FAILURE;
+        json_object_put(r);
+    } else {
+        status = dshh__print_result(pr.result, pr.result_len, stdout, stderr);
+    }
+    free(pr.result);
+    return status;
+}

@@ -1,0 +1,62 @@
+/* Shared run plumbing: demo bindings in a request, resolve() + run(), whole writes. */
+#include "dshh.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool dshh__add_demo_bindings(json_object *bindings)
+{
+    size_t n = json_object_array_length(bindings);
+    for (size_t i = 0; i < n; i++) {
+        json_object *ns = json_object_array_get_idx(bindings, i), *g;
+        /* A client namespace with the same global wins over the demo one. */
+        if (json_object_object_get_ex(ns, "global", &g) && json_object_is_type(g, json_type_string) &&
+            !strcmp(json_object_get_string(g), DSHH_DEMO_GLOBAL))
+            return false;
+    }
+    json_object *ns = json_object_new_object();
+    json_object *fns = json_object_new_array();
+    for (size_t i = 0; dshh__demo_functions[i]; i++)
+        json_object_array_add(fns, json_object_new_string(dshh__demo_functions[i]));
+    json_object_object_add(ns, "global", json_object_new_string(DSHH_DEMO_GLOBAL));
+    json_object_object_add(ns, "functions", fns);
+    json_object_array_add(bindings, ns);
+    return true;
+}
+
+int dshh__start_run(struct dshh_host *host, const char *request_json, size_t request_len,
+                    const struct dsh_run_callbacks *callbacks, dsh_run_id *ret_run,
+                    struct dsh_error *err)
+{
+    char *spec = NULL;
+    size_t spec_len = 0;
+    err->code = 0;
+    err->message[0] = '\0';
+    int rc = host->provider->resolve(host->instance, request_json, request_len, &spec, &spec_len,
+                                     err);
+    if (rc < 0)
+        return err->code = rc;
+    rc = host->provider->run(host->instance, spec, spec_len, callbacks, ret_run, err);
+    host->provider->free_text(spec);
+    if (rc < 0)
+        err->code = rc;
+    return rc;
+}
+
+int dshh__write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}

@@ -1,0 +1,596 @@
+/* `dsh headless --serve`: JSON lines on stdin/stdout for agent harnesses (examples/host/README.md).
+ *
+ * Requests: run, cancel, reply, release, set-mode. Events: result, call, released, mode-set,
+ * error. Runs are concurrent; a bad line gives an error event and the server keeps going; at EOF
+ * it waits for in-flight runs and releases, then returns (the caller unloads and exits 0). */
+#include "dshh.h"
+
+#include "dsh_linux_services.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+/* Programs travel inside request lines; the provider's own limit (maxMessageBytes) is lower. */
+#define MAX_LINE ((size_t)256 << 20)
+
+struct srun {
+    struct srun *next;
+    struct serve *srv;
+    char *id;        /* JSON text of the request id */
+    dsh_run_id run;
+    bool demo;       /* the demo `tools` namespace is declared for this run */
+    struct dshh_demo_pending *pending;
+    uint64_t *calls; /* calls forwarded to the client and not yet answered */
+    size_t ncalls, capcalls;
+};
+
+struct srelease {
+    struct srelease *next;
+    struct serve *srv;
+    char *id;
+};
+
+struct serve {
+    struct dshh_host *host;
+    struct srun *runs;
+    struct srelease *releases;
+    char *buf;
+    size_t len, cap;
+    bool discarding; /* dropping the rest of an over-long line */
+    bool eof;
+};
+
+/* ---- events ------------------------------------------------------------------------------------ */
+
+static void emit_line(const char *text, size_t len)
+{
+    char *line = malloc(len + 1);
+    if (!line)
+        return;
+    /* Raw newlines in JSON text are whitespace between tokens: blanking them keeps one line. */
+    for (size_t i = 0; i < len; i++)
+        line[i] = text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
+    line[len] = '\n';
+    dshh__write_all(STDOUT_FILENO, line, len + 1); /* a vanished client is noticed at stdin EOF */
+    free(line);
+}
+
+static const char *jstr(json_object *o)
+{
+    return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+/* Event built from a json-c object plus raw JSON fragments spliced in as-is (results and call
+ * arguments keep the provider's exact number text). */
+static void emit_event(json_object *ev, const char *raw_key, const char *raw, size_t raw_len)
+{
+    const char *base = jstr(ev);
+    if (!raw_key) {
+        emit_line(base, strlen(base));
+        return;
+    }
+    size_t blen = strlen(base); /* "{...}" with at least the type field */
+    size_t klen = strlen(raw_key);
+    size_t n = blen - 1 + 4 + klen + raw_len + 1;
+    char *text = malloc(n + 1);
+    if (!text)
+        return;
+    memcpy(text, base, blen - 1);
+    size_t off = blen - 1;
+    text[off++] = ',';
+    text[off++] = '"';
+    memcpy(text + off, raw_key, klen);
+    off += klen;
+    text[off++] = '"';
+    text[off++] = ':';
+    memcpy(text + off, raw, raw_len);
+    off += raw_len;
+    text[off++] = '}';
+    emit_line(text, off);
+    free(text);
+}
+
+static json_object *event(const char *type, const char *id_text)
+{
+    json_object *ev = json_object_new_object();
+    json_object_object_add(ev, "type", json_object_new_string(type));
+    if (id_text)
+        json_object_object_add(ev, "id", json_tokener_parse(id_text));
+    return ev;
+}
+
+static void emit_error(const char *id_text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit_error(const char *id_text, const char *fmt, ...)
+{
+    char msg[DSH_ERROR_MESSAGE_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_object *ev = event("error", id_text);
+    json_object_object_add(ev, "message", json_object_new_string(msg));
+    emit_event(ev, NULL, NULL, 0);
+    json_object_put(ev);
+}
+
+/* ---- lifetime ------------------------------------------------------------------------------------ */
+
+static void maybe_finish(struct serve *srv)
+{
+    if (srv->eof && !srv->runs && !srv->releases)
+        dshh__loop_quit(srv->host->loop);
+}
+
+static struct srun *find_run(struct serve *srv, const char *id)
+{
+    for (struct srun *r = srv->runs; r; r = r->next)
+        if (!strcmp(r->id, id))
+            return r;
+    return NULL;
+}
+
+static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *global,
+                    const char *name, const char *args_json, size_t args_len)
+{
+    struct srun *r = userdata;
+    if (r->demo && !strcmp(global, DSHH_DEMO_GLOBAL)) {
+        dshh__demo_call(r->srv->host, run, call, name, args_json, args_len, &r->pending);
+        return;
+    }
+    if (r->ncalls == r->capcalls) {
+        size_t cap = r->capcalls ? r->capcalls * 2 : 8;
+        uint64_t *calls = realloc(r->calls, cap * sizeof(*calls));
+        if (!calls) {
+            r->srv->host->provider->reply(r->srv->host->instance, run, call, false,
+                                          "dsh: out of memory", 18);
+            return;
+        }
+        r->calls = calls;
+        r->capcalls = cap;
+    }
+    r->calls[r->ncalls++] = call;
+    json_object *ev = json_object_new_object();
+    json_object_object_add(ev, "type", json_object_new_string("call"));
+    json_object_object_add(ev, "run", json_tokener_parse(r->id));
+    json_object_object_add(ev, "call", json_object_new_uint64(call));
+    json_object_object_add(ev, "global", json_object_new_string(global));
+    json_object_object_add(ev, "name", json_object_new_string(name));
+    emit_event(ev, "args", args_json, args_len);
+    json_object_put(ev);
+}
+
+static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
+{
+    (void)run;
+    struct srun *r = userdata;
+    struct serve *srv = r->srv;
+    for (struct srun **link = &srv->runs; *link; link = &(*link)->next)
+        if (*link == r) {
+            *link = r->next;
+            break;
+        }
+    dshh__demo_cancel(srv->host, &r->pending);
+    json_object *ev = event("result", r->id);
+    emit_event(ev, "result", result_json, result_len);
+    json_object_put(ev);
+    free(r->calls);
+    free(r->id);
+    free(r);
+    maybe_finish(srv);
+}
+
+static void on_released(void *userdata, const char *owner, int status)
+{
+    struct srelease *rel = userdata;
+    struct serve *srv = rel->srv;
+    for (struct srelease **link = &srv->releases; *link; link = &(*link)->next)
+        if (*link == rel) {
+            *link = rel->next;
+            break;
+        }
+    if (status < 0) {
+        emit_error(rel->id, "release of %s failed (%s): %s", owner,
+                   dsh_error_name(status) ? dsh_error_name(status) : "error", dsh_strerror(status));
+    } else {
+        json_object *ev = event("released", rel->id);
+        emit_event(ev, NULL, NULL, 0);
+        json_object_put(ev);
+    }
+    free(rel->id);
+    free(rel);
+    maybe_finish(srv);
+}
+
+/* ---- requests ------------------------------------------------------------------------------------ */
+
+static bool check_keys(json_object *req, const char *const *allowed, const char *id)
+{
+    json_object_object_foreach(req, key, val)
+    {
+        (void)val;
+        bool ok = false;
+        for (size_t i = 0; allowed[i]; i++)
+            ok = ok || !strcmp(allowed[i], key);
+        if (!ok) {
+            emit_error(id, "unknown field \"%s\" in a %s request", key,
+                       json_object_get_string(json_object_object_get(req, "type")));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Field of type t (json_type_null = absent is fine); false after an error event. */
+static bool field(json_object *req, const char *key, json_type t, bool required, json_object **ret,
+                  const char *id)
+{
+    *ret = NULL;
+    json_object *v;
+    if (!json_object_object_get_ex(req, key, &v)) {
+        if (required)
+            emit_error(id, "missing field \"%s\"", key);
+        return !required;
+    }
+    bool ok = json_object_is_type(v, t) ||
+              (t == json_type_double && json_object_is_type(v, json_type_int));
+    if (!ok) {
+        emit_error(id, "field \"%s\" must be a%s %s", key, t == json_type_int ? "n" : "",
+                   t == json_type_double ? "number" : json_type_to_name(t));
+        return false;
+    }
+    *ret = v;
+    return true;
+}
+
+static bool check_bindings(json_object *bindings, const char *id)
+{
+    for (size_t i = 0; i < json_object_array_length(bindings); i++) {
+        json_object *ns = json_object_array_get_idx(bindings, i), *g, *fns;
+        if (!json_object_is_type(ns, json_type_object) ||
+            !json_object_object_get_ex(ns, "global", &g) || !json_object_is_type(g, json_type_string) ||
+            !json_object_object_get_ex(ns, "functions", &fns) ||
+            !json_object_is_type(fns, json_type_array)) {
+            emit_error(id, "bindings[%zu] must be {\"global\": string, \"functions\": [string]}", i);
+            return false;
+        }
+        for (size_t j = 0; j < json_object_array_length(fns); j++)
+            if (!json_object_is_type(json_object_array_get_idx(fns, j), json_type_string)) {
+                emit_error(id, "bindings[%zu].functions[%zu] must be a string", i, j);
+                return false;
+            }
+    }
+    return true;
+}
+
+static void req_run(struct serve *srv, json_object *req, const char *id)
+{
+    static const char *const allowed[] = {"type", "id", "program", "stateOwner", "timeoutMs", "cwd",
+                                          "discardCompletion", "sessionId", "bindings", NULL};
+    json_object *program, *owner, *cwd, *discard, *session, *bindings, *timeout;
+    if (!check_keys(req, allowed, id) ||
+        !field(req, "program", json_type_string, true, &program, id) ||
+        !field(req, "stateOwner", json_type_string, false, &owner, id) ||
+        !field(req, "cwd", json_type_string, false, &cwd, id) ||
+        !field(req, "discardCompletion", json_type_boolean, false, &discard, id) ||
+        !field(req, "sessionId", json_type_string, false, &session, id) ||
+        !field(req, "bindings", json_type_array, false, &bindings, id) ||
+        (bindings && !check_bindings(bindings, id)))
+        return;
+    /* timeoutMs: a number, or null for no deadline. */
+    bool has_timeout = json_object_object_get_ex(req, "timeoutMs", &timeout);
+    if (has_timeout && timeout && !json_object_is_type(timeout, json_type_int) &&
+        !json_object_is_type(timeout, json_type_double)) {
+        emit_error(id, "field \"timeoutMs\" must be a number or null");
+        return;
+    }
+    if (find_run(srv, id)) {
+        emit_error(id, "a run with this id is in flight");
+        return;
+    }
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "program", json_object_get(program));
+    if (owner)
+        json_object_object_add(r, "stateOwner", json_object_get(owner));
+    if (cwd)
+        json_object_object_add(r, "cwd", json_object_get(cwd));
+    if (discard)
+        json_object_object_add(r, "discardCompletion", json_object_get(discard));
+    if (session)
+        json_object_object_add(r, "sessionId", json_object_get(session));
+    if (has_timeout)
+        json_object_object_add(r, "timeoutMs", json_object_get(timeout));
+    json_object *b = bindings ? json_object_get(bindings) : json_object_new_array();
+    struct srun *run = calloc(1, sizeof(*run));
+    if (!run || !(run->id = strdup(id))) {
+        free(run);
+        json_object_put(b);
+        json_object_put(r);
+        emit_error(id, "out of memory");
+        return;
+    }
+    run->srv = srv;
+    /* The demo namespace joins the client's unless the client declared `tools` itself. */
+    run->demo = srv->host->demo_tools && dshh__add_demo_bindings(b);
+    json_object_object_add(r, "bindings", b);
+    const char *text = jstr(r);
+    struct dsh_run_callbacks cb = {.struct_size = sizeof(cb),
+                                   .on_call = on_call,
+                                   .on_done = on_done,
+                                   .userdata = run};
+    struct dsh_error err;
+    int rc = dshh__start_run(srv->host, text, strlen(text), &cb, &run->run, &err);
+    json_object_put(r);
+    if (rc < 0) {
+        emit_error(id, "run rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
+                   *err.message ? err.message : dsh_strerror(rc));
+        free(run->id);
+        free(run);
+        return;
+    }
+    run->next = srv->runs;
+    srv->runs = run;
+}
+
+static void req_cancel(struct serve *srv, json_object *req, const char *id)
+{
+    static const char *const allowed[] = {"type", "id", "reason", NULL};
+    json_object *reason;
+    if (!check_keys(req, allowed, id) || !field(req, "reason", json_type_string, false, &reason, id))
+        return;
+    struct srun *r = find_run(srv, id);
+    int rc = r ? srv->host->provider->cancel(srv->host->instance, r->run,
+                                             reason ? json_object_get_string(reason) : NULL)
+               : DSH_E_NOT_FOUND;
+    if (rc < 0)
+        emit_error(id, "cancel: %s", r ? dsh_strerror(rc) : "no run with this id is in flight");
+}
+
+static void req_reply(struct serve *srv, json_object *req)
+{
+    static const char *const allowed[] = {"type", "run", "call", "ok", "value", "message", NULL};
+    json_object *run_id, *call, *ok, *value = NULL, *message;
+    if (!check_keys(req, allowed, NULL) || !field(req, "call", json_type_int, true, &call, NULL) ||
+        !field(req, "ok", json_type_boolean, true, &ok, NULL) ||
+        !field(req, "message", json_type_string, false, &message, NULL))
+        return;
+    if (!json_object_object_get_ex(req, "run", &run_id) ||
+        !(json_object_is_type(run_id, json_type_string) || json_object_is_type(run_id, json_type_int))) {
+        emit_error(NULL, "a reply needs \"run\" (the run request's id)");
+        return;
+    }
+    const char *rid = jstr(run_id);
+    struct srun *r = find_run(srv, rid);
+    int64_t c = json_object_get_int64(call);
+    size_t i = 0;
+    while (r && i < r->ncalls && (int64_t)r->calls[i] != c)
+        i++;
+    if (!r || i == r->ncalls) {
+        emit_error(NULL, "reply: run %s has no open call %lld", rid, (long long)c);
+        return;
+    }
+    r->calls[i] = r->calls[--r->ncalls];
+    int rc;
+    if (json_object_get_boolean(ok)) {
+        /* An absent value answers undefined. */
+        bool has = json_object_object_get_ex(req, "value", &value);
+        const char *text = has ? jstr(value) : NULL;
+        rc = srv->host->provider->reply(srv->host->instance, r->run, (uint64_t)c, true, text,
+                                        text ? strlen(text) : 0);
+    } else {
+        const char *m = message ? json_object_get_string(message) : "the binding failed";
+        rc = srv->host->provider->reply(srv->host->instance, r->run, (uint64_t)c, false, m,
+                                        strlen(m));
+    }
+    if (rc < 0 && rc != DSH_E_NOT_FOUND)
+        emit_error(NULL, "reply to run %s call %lld: %s", rid, (long long)c, dsh_strerror(rc));
+}
+
+static void req_release(struct serve *srv, json_object *req, const char *id)
+{
+    static const char *const allowed[] = {"type", "id", "stateOwner", NULL};
+    json_object *owner;
+    if (!check_keys(req, allowed, id) || !field(req, "stateOwner", json_type_string, true, &owner, id))
+        return;
+    struct srelease *rel = calloc(1, sizeof(*rel));
+    if (!rel || !(rel->id = strdup(id))) {
+        free(rel);
+        emit_error(id, "out of memory");
+        return;
+    }
+    rel->srv = srv;
+    /* Linked first: on_released may only come from dispatch(), but never before this. */
+    rel->next = srv->releases;
+    srv->releases = rel;
+    struct dsh_error err = {0};
+    int rc = srv->host->provider->release(srv->host->instance, json_object_get_string(owner),
+                                          on_released, rel, &err);
+    if (rc < 0) {
+        srv->releases = rel->next;
+        emit_error(id, "release rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
+                   *err.message ? err.message : dsh_strerror(rc));
+        free(rel->id);
+        free(rel);
+    }
+}
+
+static void req_set_mode(struct serve *srv, json_object *req, const char *id)
+{
+    static const char *const allowed[] = {"type", "id", "session", "mode", NULL};
+    json_object *session, *mode;
+    if (!check_keys(req, allowed, id) || !field(req, "session", json_type_string, false, &session, id) ||
+        !field(req, "mode", json_type_string, true, &mode, id))
+        return;
+    struct dsh_error err = {0};
+    int rc = dsh_linux_policy_set_mode(srv->host->services_impl,
+                                       session ? json_object_get_string(session) : NULL,
+                                       json_object_get_string(mode), &err);
+    if (rc < 0) {
+        emit_error(id, "set-mode: %s", *err.message ? err.message : dsh_strerror(rc));
+        return;
+    }
+    json_object *ev = event("mode-set", id);
+    json_object_object_add(ev, "session", session ? json_object_get(session) : NULL);
+    json_object_object_add(ev, "mode", json_object_get(mode));
+    emit_event(ev, NULL, NULL, 0);
+    json_object_put(ev);
+}
+
+static void handle_line(struct serve *srv, const char *line, size_t len)
+{
+    size_t s = 0;
+    while (s < len && (line[s] == ' ' || line[s] == '\t' || line[s] == '\r'))
+        s++;
+    if (s == len)
+        return; /* blank lines are keep-alives */
+    json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    json_object *req = json_tokener_parse_ex(tok, line, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t used = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    while (used < len && (line[used] == ' ' || line[used] == '\t' || line[used] == '\r'))
+        used++;
+    if (jerr != json_tokener_success || used != len) {
+        emit_error(NULL, "invalid JSON: %s",
+                   jerr == json_tokener_continue  ? "incomplete JSON text"
+                   : jerr != json_tokener_success ? json_tokener_error_desc(jerr)
+                                                  : "trailing text after the request");
+        json_object_put(req);
+        return;
+    }
+    if (!json_object_is_type(req, json_type_object)) {
+        emit_error(NULL, "a request must be a JSON object");
+        json_object_put(req);
+        return;
+    }
+    json_object *type, *idv = NULL;
+    const char *id = NULL;
+    if (json_object_object_get_ex(req, "id", &idv) &&
+        (json_object_is_type(idv, json_type_string) || json_object_is_type(idv, json_type_int)))
+        id = jstr(idv);
+    char *id_copy = id ? strdup(id) : NULL; /* jstr's buffer belongs to idv */
+    const char *t = json_object_object_get_ex(req, "type", &type) &&
+                            json_object_is_type(type, json_type_string)
+                        ? json_object_get_string(type)
+                        : NULL;
+    bool needs_id = t && strcmp(t, "reply") != 0 && strcmp(t, "set-mode") != 0;
+    if (!t)
+        emit_error(id_copy, "a request needs a string \"type\"");
+    else if (needs_id && !id_copy)
+        emit_error(NULL, "a %s request needs an \"id\" (a string or an integer)", t);
+    else if (idv && !id_copy)
+        emit_error(NULL, "\"id\" must be a string or an integer");
+    else if (!strcmp(t, "run"))
+        req_run(srv, req, id_copy);
+    else if (!strcmp(t, "cancel"))
+        req_cancel(srv, req, id_copy);
+    else if (!strcmp(t, "reply"))
+        req_reply(srv, req);
+    else if (!strcmp(t, "release"))
+        req_release(srv, req, id_copy);
+    else if (!strcmp(t, "set-mode"))
+        req_set_mode(srv, req, id_copy);
+    else
+        emit_error(id_copy, "unknown request type \"%s\"", t);
+    free(id_copy);
+    json_object_put(req);
+}
+
+/* ---- stdin --------------------------------------------------------------------------------------- */
+
+static void consume(struct serve *srv, const char *data, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        const char *nl = memchr(data + i, '\n', n - i);
+        size_t chunk = nl ? (size_t)(nl - (data + i)) : n - i;
+        if (!srv->discarding && srv->len + chunk > MAX_LINE) {
+            emit_error(NULL, "request line longer than %zu bytes", MAX_LINE);
+            srv->discarding = true;
+            srv->len = 0;
+        }
+        if (!srv->discarding) {
+            if (srv->len + chunk + 1 > srv->cap) {
+                size_t cap = (srv->len + chunk + 1) * 2;
+                char *b = realloc(srv->buf, cap);
+                if (!b) {
+                    emit_error(NULL, "out of memory for a request line");
+                    srv->discarding = true;
+                    srv->len = 0;
+                } else {
+                    srv->buf = b;
+                    srv->cap = cap;
+                }
+            }
+            if (!srv->discarding) {
+                memcpy(srv->buf + srv->len, data + i, chunk);
+                srv->len += chunk;
+            }
+        }
+        i += chunk;
+        if (nl) {
+            i++;
+            if (!srv->discarding)
+                handle_line(srv, srv->buf ? srv->buf : "", srv->len);
+            srv->discarding = false;
+            srv->len = 0;
+        }
+    }
+}
+
+static void on_stdin(void *arg, uint32_t events)
+{
+    (void)events;
+    struct serve *srv = arg;
+    char chunk[65536];
+    /* One read per wakeup: stdin stays blocking (we share its file description) and a
+     * level-triggered readiness guarantees this read does not block. */
+    ssize_t n = read(STDIN_FILENO, chunk, sizeof chunk);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n > 0) {
+        consume(srv, chunk, (size_t)n);
+        return;
+    }
+    if (srv->len && !srv->discarding)
+        handle_line(srv, srv->buf, srv->len); /* a last line without its newline */
+    srv->len = 0;
+    srv->eof = true;
+    dshh__loop_remove_fd(srv->host->loop, STDIN_FILENO);
+    maybe_finish(srv);
+}
+
+int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
+{
+    (void)opts;
+    /* A client that stops reading must not kill dsh before it cleans up its runs. */
+    signal(SIGPIPE, SIG_IGN);
+    struct serve srv = {.host = host};
+    int rc = dshh__loop_add_fd(host->loop, STDIN_FILENO, EPOLLIN, on_stdin, &srv);
+    if (rc == -EPERM) {
+        /* A regular file cannot be polled: it never blocks, so read it to EOF right away. */
+        while (!srv.eof)
+            on_stdin(&srv, EPOLLIN);
+        rc = 0;
+    } else if (rc < 0) {
+        fprintf(stderr, "dsh: cannot watch stdin: %s\n", strerror(-rc));
+        return DSHH_EXIT_USAGE;
+    }
+    maybe_finish(&srv);
+    if (!srv.eof || srv.runs || srv.releases)
+        rc = dshh__loop_run(host->loop);
+    free(srv.buf);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: the event loop failed: %s\n", strerror(-rc));
+        /* Runs still point at srv: unload now so their on_done cannot outlive it. */
+        host->provider->unload(host->instance);
+        host->instance = NULL;
+        return DSHH_EXIT_USAGE;
+    }
+    return DSHH_EXIT_OK;
+}

@@ -1,0 +1,213 @@
+/* Catalog validation of rows: `dsh config validate [FILE]` and the check `dsh headless` makes
+ * before it mounts anything. Diagnostics read "FILE:L:C: row 'id' (name): field: problem". */
+#include "dshh.h"
+
+#include "dsh_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Validates one config node; returns 1 when invalid, 0 when valid, -1 on a system error. */
+static int check_config(const struct dsh_catalog *cat, const char *file, const char *id,
+                        const char *name, yaml_document_t *doc, yaml_node_t *config,
+                        const yaml_node_t *row_node, FILE *err)
+{
+    if (!dsh_catalog_find(cat, name)) {
+        if (row_node)
+            fprintf(err, "%s:%zu:%zu: ", file, row_node->start_mark.line + 1,
+                    row_node->start_mark.column + 1);
+        else
+            fprintf(err, "%s: ", file);
+        fprintf(err, "row '%s': name: unknown provider '%s' (not in catalog.yaml)\n", id, name);
+        return 1;
+    }
+    struct dsh_diagnostics diags;
+    int rc = dsh_config_validate_node(cat, name, doc, config, &diags);
+    if (rc == -EINVAL) {
+        for (size_t i = 0; i < diags.count; i++) {
+            const struct dsh_diagnostic *d = &diags.items[i];
+            if (d->line)
+                fprintf(err, "%s:%zu:%zu: ", file, d->line, d->column);
+            else
+                fprintf(err, "%s: ", file);
+            fprintf(err, "row '%s' (%s): %s: %s\n", id, name, d->path, d->problem);
+        }
+        rc = 1;
+    } else if (rc < 0) {
+        fprintf(err, "%s: row '%s': %s\n", file, id, strerror(-rc));
+        rc = -1;
+    }
+    dsh_diagnostics_release(&diags);
+    return rc;
+}
+
+static int open_catalog(struct dsh_catalog **cat, FILE *err)
+{
+    char msg[512] = "";
+    int rc = dsh_catalog_open(cat, msg, sizeof msg);
+    if (rc < 0)
+        fprintf(err, "dsh: cannot read the catalog: %s\n", *msg ? msg : strerror(-rc));
+    return rc;
+}
+
+int dshh__validate_profile(const struct dshh_options *opts, const struct dshh_profile *profile,
+                           FILE *err)
+{
+    (void)opts;
+    struct dsh_catalog *cat;
+    if (open_catalog(&cat, err) < 0)
+        return -1;
+    int invalid = 0;
+    for (size_t i = 0; i < profile->nrows; i++) {
+        const struct dshh_row *row = &profile->rows[i];
+        const char *file = row->config_layer ? row->config_layer->path : row->layer->path;
+        const struct dshh_layer *owner = row->config_layer ? row->config_layer : row->layer;
+        yaml_document_t *doc = (yaml_document_t *)&owner->doc;
+        int rc = check_config(cat, file, row->id, row->name, doc, row->config, NULL, err);
+        if (rc < 0) {
+            invalid = -1;
+            break;
+        }
+        invalid += rc;
+    }
+    dsh_catalog_close(cat);
+    return invalid;
+}
+
+/* One row of FILE: a full row, or a row patch whose name comes from the base composition. */
+static int check_file_row(const struct dsh_catalog *cat, const struct dshh_profile *base,
+                          const char *file, yaml_document_t *doc, yaml_node_t *row, FILE *err)
+{
+    if (row->type != YAML_MAPPING_NODE) {
+        fprintf(err, "%s:%zu:%zu: a row must be a mapping\n", file, row->start_mark.line + 1,
+                row->start_mark.column + 1);
+        return 1;
+    }
+    static const char *const known[] = {"id", "name", "config", "disabled", "path", NULL};
+    int invalid = 0;
+    for (yaml_node_pair_t *p = row->data.mapping.pairs.start; p < row->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        const char *key = dshh__yaml_scalar(k);
+        bool ok = false;
+        for (size_t i = 0; key && known[i]; i++)
+            ok = ok || !strcmp(key, known[i]);
+        if (!ok) {
+            fprintf(err, "%s:%zu:%zu: %s: unknown row key\n", file, k->start_mark.line + 1,
+                    k->start_mark.column + 1, key ? key : "?");
+            invalid = 1;
+        }
+    }
+    const char *id = dshh__yaml_scalar(dshh__yaml_get(doc, row, "id"));
+    const char *name = dshh__yaml_scalar(dshh__yaml_get(doc, row, "name"));
+    if (!id) {
+        fprintf(err, "%s:%zu:%zu: id: a row needs an id\n", file, row->start_mark.line + 1,
+                row->start_mark.column + 1);
+        return 1;
+    }
+    if (!name) {
+        const struct dshh_row *b = base ? dshh__profile_find(base, id) : NULL;
+        if (!b) {
+            fprintf(err, "%s:%zu:%zu: name: row '%s' has no name and patches no row of the profile\n",
+                    file, row->start_mark.line + 1, row->start_mark.column + 1, id);
+            return 1;
+        }
+        name = b->name;
+    }
+    yaml_node_t *config = dshh__yaml_get(doc, row, "config");
+    if (config && !dshh__yaml_is_empty(config) && config->type != YAML_MAPPING_NODE) {
+        fprintf(err, "%s:%zu:%zu: row '%s' (%s): config: must be a mapping\n", file,
+                config->start_mark.line + 1, config->start_mark.column + 1, id, name);
+        return 1;
+    }
+    /* A patch row without config keeps the base config, validated with the base. */
+    if (!config && !dshh__yaml_get(doc, row, "name") && base)
+        return invalid;
+    int rc = check_config(cat, file, id, name, doc, dshh__yaml_is_empty(config) ? NULL : config,
+                          row, err);
+    return rc < 0 ? rc : (invalid | rc);
+}
+
+static int validate_file(const struct dsh_catalog *cat, const struct dshh_profile *base,
+                         const char *file, FILE *err)
+{
+    yaml_document_t doc;
+    if (dshh__yaml_load_file(file, &doc, err))
+        return 1;
+    int invalid = 0;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (root && root->type != YAML_SEQUENCE_NODE && !dshh__yaml_is_empty(root)) {
+        fprintf(err, "%s:%zu:%zu: a profile or patch is a YAML list of rows\n", file,
+                root->start_mark.line + 1, root->start_mark.column + 1);
+        invalid = 1;
+    } else if (root && root->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = root->data.sequence.items.start;
+             it < root->data.sequence.items.top && invalid >= 0; it++) {
+            yaml_node_t *entry = yaml_document_get_node(&doc, *it);
+            yaml_node_t *ins = dshh__yaml_get(&doc, entry, "insert");
+            if (!ins) {
+                int rc = check_file_row(cat, base, file, &doc, entry, err);
+                invalid = rc < 0 ? rc : invalid + rc;
+                continue;
+            }
+            if (ins->type != YAML_SEQUENCE_NODE) {
+                fprintf(err, "%s:%zu:%zu: insert: must be a list of rows\n", file,
+                        ins->start_mark.line + 1, ins->start_mark.column + 1);
+                invalid++;
+                continue;
+            }
+            for (yaml_node_item_t *r = ins->data.sequence.items.start;
+                 r < ins->data.sequence.items.top && invalid >= 0; r++) {
+                /* Inserted rows are complete: no base lookup for their name. */
+                int rc = check_file_row(cat, NULL, file, &doc, yaml_document_get_node(&doc, *r),
+                                        err);
+                invalid = rc < 0 ? rc : invalid + rc;
+            }
+        }
+    }
+    yaml_document_delete(&doc);
+    return invalid;
+}
+
+static void config_usage(FILE *out)
+{
+    fputs("usage: dsh [--profile FILE] [--patch FILE]... config validate [FILE]\n"
+          "  FILE: a profile or patch (a YAML list of rows); without FILE the composition\n"
+          "  of --profile and --patch is validated. Exit 0 valid, 1 invalid, 2 usage.\n",
+          out);
+}
+
+int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "validate") != 0 || argc > 2) {
+        config_usage(stderr);
+        return DSHH_EXIT_USAGE;
+    }
+    struct dshh_profile profile;
+    if (dshh__profile_compose(&profile, opts->profile, (const char *const *)opts->patches,
+                              opts->npatches, stderr)) {
+        dshh__profile_free(&profile);
+        return argc == 2 ? DSHH_EXIT_USAGE : DSHH_EXIT_FAILURE;
+    }
+    int invalid;
+    if (argc == 2) {
+        struct dsh_catalog *cat;
+        if (open_catalog(&cat, stderr) < 0) {
+            dshh__profile_free(&profile);
+            return DSHH_EXIT_USAGE;
+        }
+        invalid = validate_file(cat, &profile, argv[1], stderr);
+        dsh_catalog_close(cat);
+    } else {
+        invalid = dshh__validate_profile(opts, &profile, stderr);
+    }
+    dshh__profile_free(&profile);
+    if (invalid < 0)
+        return DSHH_EXIT_USAGE;
+    if (invalid > 0) {
+        fprintf(stderr, "dsh: %d invalid row%s\n", invalid, invalid == 1 ? "" : "s");
+        return DSHH_EXIT_FAILURE;
+    }
+    printf("%s: valid\n", argc == 2 ? argv[1] : "composition");
+    return DSHH_EXIT_OK;
+}

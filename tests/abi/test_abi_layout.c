@@ -1,0 +1,148 @@
+/* Freezes the v1 ABI layout (x86_64 / LP64): an accidental change to a public struct fails here.
+ * Appending a field is allowed: update the size, keep every existing offset. */
+#include "dsh_provider.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#define SIZE(type, n) cr_expect_eq(sizeof(struct type), (size_t)(n), "sizeof(struct %s) changed", #type)
+#define OFF(type, field, n)                                                                        \
+    cr_expect_eq(offsetof(struct type, field), (size_t)(n), "offset of %s.%s changed", #type, #field)
+
+Test(abi, version_constants)
+{
+    cr_expect_eq(DSH_ABI_MAJOR, 1);
+    cr_expect_eq(DSH_ABI_MINOR, 0);
+}
+
+Test(abi, error_details)
+{
+    SIZE(dsh_error, 1028);
+    OFF(dsh_error, message, 4);
+}
+
+Test(abi, provider_table_order)
+{
+    SIZE(dsh_provider, 136);
+    OFF(dsh_provider, struct_size, 0);
+    OFF(dsh_provider, abi_major, 4);
+    OFF(dsh_provider, abi_minor, 6);
+    OFF(dsh_provider, name, 8);
+    OFF(dsh_provider, version, 16);
+    OFF(dsh_provider, load, 24);
+    OFF(dsh_provider, resolve, 32);
+    OFF(dsh_provider, run, 40);
+    OFF(dsh_provider, release, 48);
+    OFF(dsh_provider, registerEnvironmentInitializer, 56);
+    OFF(dsh_provider, get_fd, 64);
+    OFF(dsh_provider, dispatch, 72);
+    OFF(dsh_provider, cancel, 80);
+    OFF(dsh_provider, reply, 88);
+    OFF(dsh_provider, describe, 96);
+    OFF(dsh_provider, unload, 104);
+    OFF(dsh_provider, unregisterEnvironmentInitializer, 112);
+    OFF(dsh_provider, free_text, 120);
+    OFF(dsh_provider, wait, 128);
+}
+
+Test(abi, run_callbacks)
+{
+    SIZE(dsh_run_callbacks, 32);
+    OFF(dsh_run_callbacks, on_call, 8);
+    OFF(dsh_run_callbacks, on_done, 16);
+    OFF(dsh_run_callbacks, userdata, 24);
+}
+
+Test(abi, services_bundle)
+{
+    SIZE(dsh_services, 48);
+    OFF(dsh_services, fs, 8);
+    OFF(dsh_services, subprocess, 16);
+    OFF(dsh_services, sandbox, 24);
+    OFF(dsh_services, sandbox_policy, 32);
+    OFF(dsh_services, logger, 40);
+}
+
+Test(abi, fs_service)
+{
+    SIZE(dsh_fs_service, 24);
+    OFF(dsh_fs_service, ctx, 8);
+    OFF(dsh_fs_service, map_host_path, 16);
+}
+
+Test(abi, sandbox_service)
+{
+    SIZE(dsh_confinement, 32);
+    OFF(dsh_confinement, argv, 8);
+    OFF(dsh_confinement, env, 16);
+    OFF(dsh_confinement, report_json, 24);
+    SIZE(dsh_sandbox_service, 48);
+    OFF(dsh_sandbox_service, ctx, 8);
+    OFF(dsh_sandbox_service, confine, 16);
+    OFF(dsh_sandbox_service, cancel_confine, 24);
+    OFF(dsh_sandbox_service, is_denial, 32);
+    OFF(dsh_sandbox_service, release_confinement, 40);
+}
+
+Test(abi, subprocess_service)
+{
+    SIZE(dsh_spawn_request, 32);
+    OFF(dsh_spawn_request, argv, 8);
+    OFF(dsh_spawn_request, env, 16);
+    OFF(dsh_spawn_request, cwd, 24);
+    SIZE(dsh_process, 24);
+    OFF(dsh_process, pid, 4);
+    OFF(dsh_process, control_fd, 8);
+    OFF(dsh_process, stdout_fd, 12);
+    OFF(dsh_process, stderr_fd, 16);
+    OFF(dsh_process, quiescence_fd, 20);
+    SIZE(dsh_exit_status, 12);
+    OFF(dsh_exit_status, code, 4);
+    OFF(dsh_exit_status, signal, 8);
+    SIZE(dsh_subprocess_service, 48);
+    OFF(dsh_subprocess_service, spawn, 16);
+    OFF(dsh_subprocess_service, terminate, 24);
+    OFF(dsh_subprocess_service, poll_quiescent, 32);
+    OFF(dsh_subprocess_service, release, 40);
+}
+
+Test(abi, policy_and_logger)
+{
+    SIZE(dsh_sandbox_policy_service, 40);
+    OFF(dsh_sandbox_policy_service, resolve, 16);
+    OFF(dsh_sandbox_policy_service, subscribe, 24);
+    OFF(dsh_sandbox_policy_service, unsubscribe, 32);
+    SIZE(dsh_logger, 24);
+    OFF(dsh_logger, log, 16);
+}
+
+/* The X-macro table is the only source of codes: values are frozen and unique. */
+Test(abi, error_codes_frozen)
+{
+    cr_expect_eq(DSH_E_CONFIG_INVALID, -4097);
+    cr_expect_eq(DSH_E_SANDBOX_UNAVAILABLE, -4107);
+    cr_expect_eq(DSH_E_PROTOCOL, -4112);
+    int codes[] = {
+#define CODE(suffix, n, short_name, text) DSH_E_##suffix,
+        DSH_ERROR_TABLE(CODE)
+#undef CODE
+    };
+    size_t count = sizeof codes / sizeof codes[0];
+    for (size_t i = 0; i < count; i++) {
+        cr_expect_lt(codes[i], -DSH_ERROR_BASE, "provider codes live below -DSH_ERROR_BASE");
+        cr_expect_not_null(dsh_error_name(codes[i]));
+        cr_expect_str_neq(dsh_strerror(codes[i]), "");
+        for (size_t j = i + 1; j < count; j++)
+            cr_expect_neq(codes[i], codes[j]);
+    }
+}
+
+Test(abi, strerror_covers_errno_and_ok)
+{
+    cr_expect_str_eq(dsh_strerror(DSH_OK), "success");
+    cr_expect_str_eq(dsh_strerror(-ENOENT), strerror(ENOENT));
+    cr_expect_str_eq(dsh_error_name(DSH_E_OWNER_BUSY), "owner-busy");
+    cr_expect_null(dsh_error_name(-ENOENT));
+}

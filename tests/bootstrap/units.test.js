@@ -1,0 +1,137 @@
+// In-process unit tests of the pure bootstrap modules: lossless JSON, frame reading, text frame
+// splitting and result-frame limits.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { encodeLosslessJson, LossyValueError } from '../../bootstrap/lossless-json.js';
+import { FrameReader } from '../../bootstrap/frame-reader.js';
+import { FrameWriter, FrameTooLargeError } from '../../bootstrap/frame-writer.js';
+import { buildResultFrame } from '../../bootstrap/result-frame.js';
+import { parseOptions } from '../../bootstrap/options.js';
+
+function lossy(value) {
+  try {
+    encodeLosslessJson(value, 'result');
+  } catch (error) {
+    assert.ok(error instanceof LossyValueError, `unexpected ${error}`);
+    return error.message;
+  }
+  assert.fail('value was accepted');
+}
+
+test('lossless JSON round-trips plain data exactly, shared (acyclic) references included', () => {
+  const shared = { k: 'v' };
+  const value = { a: [1, -2.5, 1e21, true, false, null, 'é🎉"\\\n'], b: { c: shared, d: shared }, '': 0, 'a b': [] };
+  const text = encodeLosslessJson(value, 'result');
+  assert.deepEqual(JSON.parse(text), value);
+  assert.equal(text, JSON.stringify(value));
+  assert.equal(encodeLosslessJson(Object.create(null), 'result'), '{}');
+});
+
+test('lossless JSON names the lossy path and kind', () => {
+  assert.equal(lossy({ a: [1, 2, NaN] }), 'result.a[2] is NaN');
+  assert.equal(lossy({ 'a b': undefined }), 'result["a b"] is undefined');
+  assert.equal(lossy([Infinity]), 'result[0] is Infinity');
+  assert.equal(lossy(-Infinity), 'result is -Infinity');
+  assert.equal(lossy({ z: -0 }), 'result.z is -0');
+  assert.equal(lossy({ f() {} }), 'result.f is a function');
+  assert.equal(lossy({ s: Symbol('x') }), 'result.s is a symbol');
+  assert.equal(lossy({ n: 10n }), 'result.n is a BigInt');
+  assert.equal(lossy([1, , 3]), 'result[1] is a hole in a sparse array');
+  assert.match(lossy({ d: new Date(0) }), /^result\.d is a Date instance/);
+  assert.match(lossy(new Map()), /^result is a Map instance/);
+  assert.match(lossy(new (class Point {})()), /^result is a Point instance/);
+  const cycle = { list: [] };
+  cycle.list.push(cycle);
+  assert.equal(lossy(cycle), 'result.list[0] is a circular reference');
+  assert.equal(lossy('\uD800x'), 'result contains a lone surrogate');
+  assert.equal(lossy({ ['\uDC00']: 1 }), 'result["\\udc00"] (property name) contains a lone surrogate');
+  assert.match(lossy({ [Symbol('k')]: 1 }), /^result has a symbol-keyed property/);
+  const extra = [1];
+  extra.tag = 'x';
+  assert.equal(lossy(extra), 'result has a non-index property "tag"');
+  assert.equal(lossy(Object.defineProperty({}, 'hidden', { value: 1 })), 'result.hidden is a non-enumerable property');
+  assert.match(lossy(new Number(1)), /boxed primitive/);
+  assert.equal(lossy(new Proxy({}, {})), 'result is a Proxy');
+  assert.equal(lossy({ get x() { throw new Error('nope'); } }), 'result.x could not be read: nope');
+});
+
+test('lossless JSON reports overly deep nesting instead of crashing', () => {
+  let deep = [];
+  for (let i = 0; i < 200000; i++) deep = [deep];
+  assert.equal(lossy(deep), 'result is nested too deeply to encode');
+});
+
+test('frame reader splits chunks into frames and enforces the limit including the newline', () => {
+  const frames = [];
+  const errors = [];
+  const reader = new FrameReader(12, (frame) => frames.push(frame), (error) => errors.push(error.message));
+  reader.push(Buffer.from('{"a":1}\n{"b"'));
+  reader.push(Buffer.from(':2}\n{"c":33}\n'));
+  assert.deepEqual(frames, [{ a: 1 }, { b: 2 }, { c: 33 }]); // '{"c":33}\n' is 9 bytes
+  reader.push(Buffer.from('{"d":"12345"}')); // 13 bytes before its newline
+  assert.deepEqual(errors, ['incoming control frame exceeds 12 bytes']);
+  reader.push(Buffer.from('\n{"e":1}\n'));
+  assert.equal(frames.length, 3, 'a failed reader delivers nothing more');
+});
+
+test('frame reader accepts a frame of exactly the limit and rejects non-objects', () => {
+  const frames = [];
+  const errors = [];
+  const exact = new FrameReader(8, (frame) => frames.push(frame), (error) => errors.push(error.message));
+  exact.push(Buffer.from('{"a":1}\n')); // 8 bytes with newline
+  assert.deepEqual(frames, [{ a: 1 }]);
+  const arrays = new FrameReader(100, () => {}, (error) => errors.push(error.message));
+  arrays.push(Buffer.from('[1]\n'));
+  const junk = new FrameReader(100, () => {}, (error) => errors.push(error.message));
+  junk.push(Buffer.from('nope\n'));
+  assert.equal(errors[0], 'incoming control frame is not a JSON object');
+  assert.match(errors[1], /^incoming control frame is not JSON/);
+});
+
+test('text frames are split below the limit at code point boundaries', () => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ptc-writer-')), 'frames');
+  const fd = fs.openSync(file, 'w');
+  const writer = new FrameWriter(fd, 64, () => assert.fail('lost'));
+  const text = `${'é'.repeat(40)}🎉"\\\u0001\n${'x'.repeat(50)}🎉🎉\uD800end`;
+  writer.sendText(7, text);
+  fs.closeSync(fd);
+  const lines = fs.readFileSync(file, 'utf8').split('\n').slice(0, -1);
+  assert.ok(lines.length > 3);
+  for (const line of lines) assert.ok(Buffer.byteLength(line) + 1 <= 64, `frame too large: ${line}`);
+  const frames = lines.map((line) => JSON.parse(line));
+  assert.ok(frames.every((frame) => frame.type === 'text' && frame.run === 7));
+  assert.equal(frames.map((frame) => frame.text).join(''), text.toWellFormed());
+});
+
+test('frames over the limit are refused whole', () => {
+  const writer = new FrameWriter(-1, 16, () => assert.fail('nothing may be written'));
+  assert.throws(() => writer.send({ type: 'call', args: ['long enough'] }), FrameTooLargeError);
+});
+
+test('result frames stay within the limit: oversized values are invalid-output, messages are shortened', () => {
+  const big = buildResultFrame(3, { ok: true, value: 'x'.repeat(500) }, 200);
+  assert.ok(Buffer.byteLength(big) + 1 <= 200);
+  assert.deepEqual(JSON.parse(big).error.kind, 'invalid-output');
+  assert.match(JSON.parse(big).error.message, /more than the 200-byte control message limit/);
+  const long = buildResultFrame(3, { ok: false, kind: 'exception', message: 'é'.repeat(500) }, 200);
+  assert.ok(Buffer.byteLength(long) + 1 <= 200);
+  assert.match(JSON.parse(long).error.message, /^é+\n\.\.\. \[message truncated\]$/);
+  assert.deepEqual(JSON.parse(buildResultFrame(1, { ok: true, value: { a: 1 }, discard: true }, 200)), {
+    type: 'result',
+    run: 1,
+    ok: true,
+  });
+});
+
+test('bootstrap options need positive integers and known flags', () => {
+  assert.deepEqual(parseOptions(['--max-message-bytes=100', '--max-pending-calls=3']), {
+    maxMessageBytes: 100,
+    maxPendingCalls: 3,
+  });
+  assert.throws(() => parseOptions(['--max-message-bytes=0']), /positive integer/);
+  assert.throws(() => parseOptions(['--other=1']), /unknown bootstrap argument/);
+});

@@ -1,0 +1,92 @@
+// Host bindings: named asynchronous namespaces, error classes, limits and client-answered calls.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { runProgram, text, Serve } from './harness.js';
+
+test('demo tools resolve through the control channel', async () => {
+  const { result } = await runProgram('return [await tools.echo({ a: [1, "é"] }), await tools.add({ a: 2, b: 40 }), await tools.sleep({ ms: 20 })]');
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.value, [{ a: [1, 'é'] }, 42, null]);
+});
+
+test('a rejected binding throws the namespace error class with the member name', async () => {
+  const { result } = await runProgram(`
+    try { await tools.fail({ message: "nope" }); return "no throw" }
+    catch (e) { return [e instanceof ToolCallError, e.name, e.message, e.member] }`);
+  assert.deepEqual(result.value, [true, 'ToolCallError', 'nope', 'fail']);
+});
+
+test('an uncaught binding rejection is an exception result', async () => {
+  const { result } = await runProgram('await tools.fail({ message: "broken tool" })');
+  assert.equal(result.error.kind, 'exception');
+  assert.match(result.error.message, /ToolCallError: broken tool/);
+});
+
+test('binding calls run concurrently', async () => {
+  const started = Date.now();
+  const { result } = await runProgram('await Promise.all([1,2,3,4,5].map(() => tools.sleep({ ms: 600 }))); return 1');
+  assert.equal(result.ok, true);
+  assert.ok(Date.now() - started < 2800, 'five 600 ms sleeps did not overlap');
+});
+
+test('lossy binding arguments are rejected inside the program', async () => {
+  const { result } = await runProgram('try { await tools.echo({ f: () => 1 }); return "sent" } catch (e) { return e.name }');
+  assert.equal(result.value, 'TypeError');
+});
+
+test('calls beyond maxPendingCalls reject inside the program', async () => {
+  const { result } = await runProgram(`
+    const calls = [1,2,3].map(() => tools.sleep({ ms: 200 }).then(() => "ok", (e) => e.name));
+    return await Promise.all(calls)`, { runtime: { maxPendingCalls: 2 } });
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.value.filter((v) => v === 'ok').length, 2);
+});
+
+test('client-declared bindings are answered by the client', async () => {
+  const s = new Serve();
+  s.send({ type: 'run', id: 'r', program: 'const v = await search.find({ q: "x" }); return v.hits + 1',
+           bindings: [{ global: 'search', functions: ['find'] }] });
+  const call = await s.next((e) => e.type === 'call');
+  assert.equal(call.global, 'search');
+  assert.equal(call.name, 'find');
+  assert.deepEqual(call.args, [{ q: 'x' }]);
+  s.send({ type: 'reply', run: call.run, call: call.call, ok: true, value: { hits: 41 } });
+  const r = await s.result('r');
+  assert.equal(r.value, 42);
+  await s.close();
+});
+
+test('a client rejection uses the declared error class', async () => {
+  const s = new Serve();
+  s.send({ type: 'run', id: 'r', program: 'try { await db.q() } catch (e) { return [e.name, e.message, e instanceof DbError] }',
+           bindings: [{ global: 'db', functions: ['q'], errorClass: 'DbError' }] });
+  const call = await s.next((e) => e.type === 'call');
+  s.send({ type: 'reply', run: call.run, call: call.call, ok: false, message: 'denied by policy' });
+  const r = await s.result('r');
+  assert.deepEqual(r.value, ['DbError', 'denied by policy', true]);
+  await s.close();
+});
+
+test('a reply after the run ended is harmless', async () => {
+  const s = new Serve();
+  s.send({ type: 'run', id: 'r', program: 'search.find(); return "done early"', bindings: [{ global: 'search', functions: ['find'] }] });
+  const call = await s.next((e) => e.type === 'call');
+  const r = await s.result('r');
+  assert.equal(r.value, 'done early');
+  s.send({ type: 'reply', run: call.run, call: call.call, ok: true, value: 1 });
+  const r2 = await s.run('r2', 'return 2');
+  assert.equal(r2.value, 2);
+  await s.close();
+});
+
+test('concurrent runs in one host are independent', async () => {
+  const s = new Serve();
+  const ids = ['p1', 'p2', 'p3'];
+  for (const id of ids) s.send({ type: 'run', id, program: `await tools.sleep({ ms: 200 }); inspect("${id}"); return "${id}"` });
+  const results = await Promise.all(ids.map((id) => s.result(id)));
+  results.forEach((r, i) => {
+    assert.equal(r.value, ids[i]);
+    assert.equal(text(r), `${ids[i]}\n`);
+  });
+  await s.close();
+});

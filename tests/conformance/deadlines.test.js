@@ -1,0 +1,122 @@
+// "Deadlines and cancellation": elapsed deadlines, cancellation, and cleanup before the result.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { runProgram, text, Serve } from './harness.js';
+
+test('a hot loop times out during execution with the budget in the message', async () => {
+  const { result, status } = await runProgram('for (;;) {}', { runtime: { timeoutMs: 800 } });
+  assert.equal(result.error.kind, 'timeout');
+  assert.equal(result.error.message, 'execution timed out during execution (800 ms)');
+  assert.equal(status, 1);
+});
+
+test('a never-settling promise times out', async () => {
+  const { result } = await runProgram('await new Promise(() => {})', { runtime: { timeoutMs: 600 } });
+  assert.equal(result.error.kind, 'timeout');
+  assert.match(result.error.message, /during execution \(600 ms\)/);
+});
+
+test('a pending binding call counts against the deadline', async () => {
+  const { result } = await runProgram('inspect("waiting"); await tools.sleep({ ms: 10000 })', { runtime: { timeoutMs: 700 } });
+  assert.equal(result.error.kind, 'timeout');
+  assert.equal(text(result), 'waiting\n');
+});
+
+test('a deadline shorter than startup times out before code started', async () => {
+  const s = new Serve({ sandbox: { confineDelayMs: 1500 } });
+  const r = await s.run('t', 'return 1', { timeoutMs: 200 });
+  assert.equal(r.error.kind, 'timeout');
+  assert.equal(r.error.message, 'execution timed out before code started (200 ms)');
+  await s.close();
+});
+
+test('timeoutMs is capped at maxTimeoutMs', async () => {
+  const s = new Serve({ runtime: { maxTimeoutMs: 500, timeoutMs: 400 } });
+  const r = await s.run('c', 'for (;;) {}', { timeoutMs: 100000 });
+  assert.equal(r.error.message, 'execution timed out during execution (500 ms)');
+  await s.close();
+});
+
+test('timeoutMs: null disables the elapsed timer', async () => {
+  const s = new Serve({ runtime: { timeoutMs: 300 } });
+  const r = await s.run('n', 'await new Promise(r => setTimeout(r, 900)); return "done"', { timeoutMs: null });
+  assert.equal(r.ok, true, JSON.stringify(r));
+  assert.equal(r.value, 'done');
+  await s.close();
+});
+
+for (const bad of [0, -5, 1.5, '100']) {
+  test(`timeoutMs ${JSON.stringify(bad)} is rejected as caller misuse`, async () => {
+    const s = new Serve();
+    s.send({ type: 'run', id: 'bad', program: 'return 1', timeoutMs: bad });
+    const e = await s.next((ev) => ev.id === 'bad');
+    assert.equal(e.type, 'error', JSON.stringify(e));
+    assert.match(e.message, /timeoutMs/);
+    await s.close();
+  });
+}
+
+test('cancellation during execution is abort and keeps output', async () => {
+  const s = new Serve();
+  s.send({ type: 'run', id: 'a', program: 'inspect("started"); await new Promise(() => {})' });
+  await new Promise((r) => setTimeout(r, 1500));
+  s.send({ type: 'cancel', id: 'a', reason: 'user pressed stop' });
+  const r = await s.result('a');
+  assert.equal(r.error.kind, 'abort');
+  assert.match(r.error.message, /during execution.*user pressed stop/);
+  assert.equal(text(r), 'started\n');
+  await s.close();
+});
+
+test('cancellation during confinement never starts the program', async () => {
+  const s = new Serve({ sandbox: { confineDelayMs: 1000 } });
+  const marker = join(s.ws, 'started');
+  s.send({ type: 'run', id: 'c', program: `(await import("node:fs")).writeFileSync(${JSON.stringify(marker)}, "x")` });
+  await new Promise((r) => setTimeout(r, 200));
+  s.send({ type: 'cancel', id: 'c', reason: 'stop' });
+  const r = await s.result('c');
+  assert.equal(r.error.kind, 'abort');
+  assert.match(r.error.message, /before code started/);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(existsSync(marker), false);
+  await s.close();
+});
+
+test('cancellation right after admission is abort before code started', async () => {
+  const s = new Serve();
+  s.send({ type: 'run', id: 'e', program: 'return 1' });
+  s.send({ type: 'cancel', id: 'e' });
+  const r = await s.result('e');
+  assert.equal(r.error.kind, 'abort');
+  assert.match(r.error.message, /before code started/);
+  await s.close();
+});
+
+test('grandchild processes are killed before the result is delivered', async () => {
+  const { result, ws } = await runProgram(`
+    const { spawn } = await import("node:child_process");
+    const child = spawn("/bin/sh", ["-c", "while true; do date +%s%N >> ${'${PWD}'}/tick; sleep 0.05; done"], { detached: true, stdio: "ignore" });
+    child.unref();
+    await new Promise(r => setTimeout(r, 300));
+    return child.pid`);
+  assert.equal(result.ok, true, JSON.stringify(result));
+  const tick = join(ws, 'tick');
+  const size = statSync(tick).size;
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(statSync(tick).size, size, 'the detached grandchild kept writing after the result');
+});
+
+test('a daemon that double-forks and setsids dies with the run', async () => {
+  const { result, ws } = await runProgram(`
+    const { spawnSync } = await import("node:child_process");
+    spawnSync("/bin/sh", ["-c", "(setsid sh -c 'while true; do echo x >> daemon.log; sleep 0.05; done' &) ; exit 0"]);
+    await new Promise(r => setTimeout(r, 300));
+    return "forked"`);
+  assert.equal(result.value, 'forked');
+  const log = join(ws, 'daemon.log');
+  const before = readFileSync(log, 'utf8').length;
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(readFileSync(log, 'utf8').length, before);
+});

@@ -1,0 +1,136 @@
+// Black-box harness: programs in, result JSON out, through the real `dsh` host.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const DSH = process.env.DSH_BIN ?? join(ROOT, process.env.DSH_BUILD_DIR ?? 'build', 'examples/host/dsh');
+
+const scratch = [];
+process.on('exit', () => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh directory (realpath, so results compare exactly). */
+export function tempDir(prefix = 'dsh-conf-') {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  scratch.push(dir);
+  return dir;
+}
+
+/** Writes a patch layer: sandbox policy for ws plus runtime config; returns its path. */
+export function patchFile({ ws, mode = 'workspace-write', runtime = {}, sandbox = {}, rows = [] } = {}) {
+  const dir = tempDir('dsh-patch-');
+  const lines = [
+    '- id: sandbox-policy',
+    `  config: ${JSON.stringify({ mode, workspaceRoot: ws })}`,
+    '- id: ptc-runtime',
+    `  config: ${JSON.stringify(runtime)}`,
+    '- id: sandbox',
+    `  config: ${JSON.stringify(sandbox)}`,
+  ];
+  for (const row of rows) lines.push(`- id: ${row.id}`, `  config: ${JSON.stringify(row.config ?? {})}`);
+  const file = join(dir, 'patch.yaml');
+  writeFileSync(file, lines.join('\n') + '\n');
+  return file;
+}
+
+function collect(child) {
+  return new Promise((resolvePromise) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status, signal) => resolvePromise({ status, signal, stdout, stderr }));
+  });
+}
+
+/**
+ * Runs one program through `dsh headless --json` and returns {status, result, stdout, stderr, ws}.
+ * Options: ws (workspace, default fresh), mode, runtime (ptc-runtime config), sandbox,
+ * args (extra dsh args), cwd (process cwd of dsh).
+ */
+export async function runProgram(program, opts = {}) {
+  const ws = opts.ws ?? tempDir('dsh-ws-');
+  const patch = patchFile({ ws, mode: opts.mode, runtime: opts.runtime, sandbox: opts.sandbox, rows: opts.rows });
+  const progDir = tempDir('dsh-prog-');
+  const file = join(progDir, 'program.ts');
+  writeFileSync(file, program);
+  const args = ['headless', '--patch', patch, '--json', '--program', file, ...(opts.args ?? [])];
+  const child = spawn(DSH, args, { cwd: opts.cwd ?? ws, stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env });
+  const out = await collect(child);
+  let result;
+  try {
+    result = JSON.parse(out.stdout.trim().split('\n').at(-1));
+  } catch {
+    throw new Error(`dsh did not print a result line (status ${out.status}):\nstdout: ${out.stdout}\nstderr: ${out.stderr}`);
+  }
+  return { ...out, result, ws };
+}
+
+/** Concatenated text output of a result. */
+export function text(result) {
+  return result.output.filter((e) => e.type === 'text').map((e) => e.text).join('');
+}
+
+/** A `dsh headless --serve` session speaking JSON lines. */
+export class Serve {
+  constructor(opts = {}) {
+    this.ws = opts.ws ?? tempDir('dsh-ws-');
+    const patch = patchFile({ ws: this.ws, mode: opts.mode, runtime: opts.runtime, sandbox: opts.sandbox, rows: opts.rows });
+    this.child = spawn(DSH, ['headless', '--patch', patch, '--serve', ...(opts.args ?? [])], {
+      cwd: this.ws,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.events = [];
+    this.waiters = [];
+    this.stderr = '';
+    this.child.stderr.on('data', (d) => (this.stderr += d));
+    this.closed = new Promise((r) => this.child.on('close', (status) => r(status)));
+    createInterface({ input: this.child.stdout }).on('line', (line) => {
+      const event = JSON.parse(line);
+      this.events.push(event);
+      this.waiters = this.waiters.filter((w) => !w(event));
+    });
+  }
+
+  send(request) {
+    this.child.stdin.write(JSON.stringify(request) + '\n');
+  }
+
+  /** Resolves with the first (already seen or future) event matching pred. */
+  next(pred, timeoutMs = 60000) {
+    const seen = this.events.find(pred);
+    if (seen) {
+      this.events.splice(this.events.indexOf(seen), 1);
+      return Promise.resolve(seen);
+    }
+    return new Promise((resolvePromise, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no matching event; stderr: ${this.stderr}`)), timeoutMs);
+      this.waiters.push((event) => {
+        if (!pred(event)) return false;
+        clearTimeout(timer);
+        this.events.splice(this.events.indexOf(event), 1);
+        resolvePromise(event);
+        return true;
+      });
+    });
+  }
+
+  result(id, timeoutMs) {
+    return this.next((e) => e.type === 'result' && e.id === id, timeoutMs).then((e) => e.result);
+  }
+
+  async run(id, program, extra = {}) {
+    this.send({ type: 'run', id, program, ...extra });
+    return this.result(id);
+  }
+
+  async close() {
+    this.child.stdin.end();
+    return this.closed;
+  }
+}

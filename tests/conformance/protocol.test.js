@@ -1,0 +1,64 @@
+// The child is untrusted: forged or malformed control traffic is a protocol failure, and the host
+// stays healthy for the next run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Serve } from './harness.js';
+
+const forge = (line) => `(await import("node:fs")).writeSync(3, ${JSON.stringify(line)}); await new Promise(r => setTimeout(r, 2000))`;
+
+const cases = {
+  'garbage bytes': 'this is not json\n',
+  'a JSON array': '[1,2,3]\n',
+  'an unknown frame type': '{"type":"exec","run":1}\n',
+  'a forged run id': '{"type":"text","run":99,"text":"x"}\n',
+  'an undeclared binding': '{"type":"call","run":1,"call":77,"global":"fs","name":"rm","args":[]}\n',
+  'a duplicate call id': '{"type":"call","run":1,"call":5,"global":"tools","name":"sleep","args":[{"ms":5000}]}\n{"type":"call","run":1,"call":5,"global":"tools","name":"sleep","args":[{"ms":5000}]}\n',
+  'a second hello': '{"type":"hello","protocol":1,"node":"v24.0.0"}\n',
+  'a host-only failure kind': '{"type":"result","run":1,"ok":false,"error":{"kind":"timeout","message":"fake"}}\n',
+  'a frame after the result': '{"type":"result","run":1,"ok":true,"value":1}\n{"type":"text","run":1,"text":"late"}\n',
+};
+
+for (const [name, line] of Object.entries(cases)) {
+  test(`${name} is a protocol failure and the host survives`, async () => {
+    const s = new Serve();
+    const r = await s.run('bad', forge(line));
+    assert.equal(r.ok, false, JSON.stringify(r));
+    assert.equal(r.error.kind, 'protocol', JSON.stringify(r));
+    const next = await s.run('good', 'return "still healthy"');
+    assert.equal(next.value, 'still healthy');
+    await s.close();
+  });
+}
+
+test('an oversized control line is a protocol failure', async () => {
+  const s = new Serve({ runtime: { maxMessageBytes: 4096 } });
+  const r = await s.run('big', '(await import("node:fs")).writeSync(3, "x".repeat(10000)); await new Promise(r => setTimeout(r, 2000))');
+  assert.equal(r.error.kind, 'protocol');
+  assert.match(r.error.message, /maxMessageBytes/);
+  await s.close();
+});
+
+test('closing the control channel is worker-exit, not a hang', async () => {
+  const s = new Serve();
+  const r = await s.run('closed', '(await import("node:fs")).closeSync(3); await new Promise(r => setTimeout(r, 60000))');
+  assert.equal(r.error.kind, 'worker-exit');
+  await s.close();
+});
+
+test('a forged success result is only the program speaking for itself', async () => {
+  const s = new Serve();
+  const r = await s.run('forged', forge('{"type":"result","run":1,"ok":true,"value":"forged"}\n'));
+  assert.equal(r.ok, true);
+  assert.equal(r.value, 'forged');
+  await s.close();
+});
+
+test('bad request lines are reported and the server keeps going', async () => {
+  const s = new Serve();
+  s.child.stdin.write('not json\n');
+  const e = await s.next((ev) => ev.type === 'error');
+  assert.match(e.message, /.+/);
+  const r = await s.run('after', 'return 5');
+  assert.equal(r.value, 5);
+  await s.close();
+});

@@ -1,0 +1,103 @@
+#!/bin/bash
+# `dsh headless --program/-e`: output for a person, --json, exit statuses, demo tools, sandbox.
+DSH=$1
+SRC=$2
+. "$(dirname "$0")/lib.sh"
+P=$SRC/examples/programs
+PROFILES=$SRC/examples/profiles
+# Runs start in a scratch workspace: the default workspaceRoot is dsh's current directory.
+mkdir -p "$TMP/ws"
+cd "$TMP/ws" || exit 1
+
+run headless --program "$P/hello.ts"
+expect_status 0 "hello.ts"
+expect_out "^hello from a confined Node process\$" "output text as-is"
+expect_out '^\{"node":"v[0-9.]+","sum":3\}$' "value as JSON after the output"
+
+run headless --program "$P/hello.ts" --json
+expect_status 0 "--json ok"
+CHECKS=$((CHECKS + 1))
+[ "$(wc -l <"$TMP/out")" -eq 1 ] || fail "--json prints exactly one line"
+expect_out '^\{.*"ok": ?true' "--json prints the result object"
+expect_out '"value": ?\{"node"' "--json result carries the value"
+
+run headless --program "$P/failure.ts"
+expect_status 1 "program failure exits 1"
+expect_out "^about to throw\$" "output before the failure"
+expect_err "^error \(exception\): .*something went wrong" "failure on stderr"
+
+run headless --program "$P/failure.ts" --json
+expect_status 1 "--json failure exits 1"
+expect_out '"ok": ?false' "--json failure result"
+
+run headless --program "$P/tools.ts"
+expect_status 0 "demo tools"
+expect_out "^echo: \{ text: 'ping' \} sum: 42\$" "echo and add"
+expect_out "^caught: expected failure\$" "fail rejects with its message"
+expect_out "^42\$" "value"
+
+run headless -e 'return await tools.add({ a: 1.5, b: 2 })'
+expect_status 0 "-e CODE"
+expect_out "^3.5\$" "add of non-integers"
+
+run headless -e 'return await tools.echo([1, "two", null, { three: 3.25 }])'
+expect_out '^\[1,"two",null,\{"three":3.25\}\]$' "echo returns its argument"
+
+start=$(date +%s%N)
+run headless -e 'const t = Date.now(); await tools.sleep({ ms: 400 }); return Date.now() - t >= 390'
+elapsed=$((($(date +%s%N) - start) / 1000000))
+expect_out "^true\$" "sleep resolves after ms"
+CHECKS=$((CHECKS + 1))
+[ "$elapsed" -ge 400 ] || fail "sleep took ${elapsed} ms"
+
+run headless -e 'await tools.sleep({ ms: 10000 })' --timeout-ms 300
+expect_status 1 "timeout is a program failure"
+expect_err "^error \(timeout\): " "timeout kind"
+
+run headless --patch "$PROFILES/no-demo-tools.yaml" -e 'return typeof tools'
+expect_status 0 "no demo tools"
+expect_out '^"undefined"$' "a disabled demo-tools row declares no namespace"
+
+run headless -e 'inspect("no value")' --discard-completion
+expect_status 0 "discard completion"
+expect_out "^no value\$" "output"
+
+# Sandbox: the default profile is read-only, the workspace-write patch allows the workspace.
+run headless --program "$P/write-file.ts"
+expect_status 1 "read-only denies writes"
+expect_err "^note: the sandbox \(read-only\) denied" "denial noted"
+run headless --patch "$PROFILES/workspace-write.yaml" --program "$P/write-file.ts"
+expect_status 0 "workspace-write allows writes"
+expect_out "^written by a PTC program\$" "file content"
+
+# Load without a program: describe() of the provider.
+run headless
+expect_status 0 "headless without a program"
+expect_err "loaded @deepseek-ai/dsh-ptc-runtime-node" "names the provider"
+
+# Usage and configuration errors exit 2.
+run headless --program "$TMP/missing.ts"
+expect_status 2 "missing program file"
+run headless --program "$P/hello.ts" -e 'return 1'
+expect_status 2 "--program and -e"
+run headless --json
+expect_status 2 "--json without a program"
+run headless --serve --json
+expect_status 2 "--serve with program options"
+run headless --cwd rel -e 1
+expect_status 2 "relative --cwd"
+run headless --timeout-ms soon -e 1
+expect_status 2 "bad --timeout-ms"
+run frobnicate
+expect_status 2 "unknown command"
+run headless --bogus
+expect_status 2 "unknown option"
+printf -- '- id: ptc-runtime\n  path: /nonexistent/provider.so\n' >"$TMP/path.yaml"
+run headless --patch "$TMP/path.yaml" -e 1
+expect_status 2 "provider path that does not load"
+expect_err "cannot load provider /nonexistent/provider.so" "names the path"
+printf -- '- id: ptc-runtime\n  disabled: true\n' >"$TMP/off.yaml"
+run headless --patch "$TMP/off.yaml" -e 1
+expect_status 2 "no enabled provider row"
+
+finish

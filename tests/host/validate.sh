@@ -1,0 +1,112 @@
+#!/bin/bash
+# `dsh config validate`: every invalid config case exits non-zero and names the field with
+# FILE:line:column; the default composition and the shipped profiles are valid.
+DSH=$1
+SRC=$2 # project source root
+. "$(dirname "$0")/lib.sh"
+
+run config validate
+expect_status 0 "default composition is valid"
+run config validate "$SRC/examples/profiles/default.yaml"
+expect_status 0 "default.yaml is valid"
+for p in "$SRC"/examples/profiles/*.yaml; do
+    run config validate "$p"
+    expect_status 0 "$(basename "$p") is valid"
+    run --patch "$p" config validate
+    expect_status 0 "default + $(basename "$p") is valid"
+done
+
+# case ROW FIELD YAML-CONFIG-LINES...: a patch of row ROW whose config is the given lines; FIELD
+# is the diagnostic's field path and the first line mentioning its last component is expected.
+n=0
+case_() {
+    local row=$1 field=$2
+    shift 2
+    n=$((n + 1))
+    local f="$TMP/case$n.yaml"
+    { echo "# case $n"; echo "- id: $row"; echo "  config:"; for l in "$@"; do echo "    $l"; done; } >"$f"
+    run config validate "$f"
+    expect_status 1 "case $n ($row $field) exits 1"
+    local key=${field##*.}
+    key=${key%%\[*}
+    local line
+    line=$(line_of "$f" "$key")
+    # A missing field is reported at its mapping: any line of this file then.
+    [ -n "$line" ] || line='[0-9]+'
+    expect_err "^$f:$line:[0-9]+: row '$row' .*$field" "case $n names $field at line $line"
+}
+
+R=ptc-runtime
+case_ $R executionMode "executionMode: bogus"
+case_ $R executionMode "executionMode: 3"
+case_ $R scriptPersistence "scriptPersistence: true"
+case_ $R scriptPersistence "executionMode: vm-script" "scriptPersistence: maybe"
+case_ $R replScoped "executionMode: per-call" "replScoped: true"
+case_ $R timeoutMs "timeoutMs: 0"
+case_ $R timeoutMs "timeoutMs: soon"
+case_ $R timeoutMs "timeoutMs: '5000'"
+case_ $R timeoutMs "timeoutMs: 700000"
+case_ $R maxTimeoutMs "maxTimeoutMs: -1"
+case_ $R maxOutputBytes "maxOutputBytes: 1"
+case_ $R maxOldGenerationSizeMb "maxOldGenerationSizeMb: 0"
+case_ $R maxMessageBytes "maxMessageBytes: 99999999999"
+case_ $R maxPendingCalls "maxPendingCalls: 1.5"
+case_ $R stopGraceMs "stopGraceMs: 0"
+case_ $R graceMs "graceMs: []"
+case_ $R unknownField "unknownField: 1"
+case_ $R launch "launch: node"
+case_ $R launch.kind "launch:" "  kind: wasm" "  executable: /usr/bin/node"
+case_ $R launch.executable "launch:" "  kind: embedded"
+case_ $R launch.bootstrapPath "launch:" "  kind: embedded" "  executable: /x" "  bootstrapPath: /b.js"
+case_ $R launch.bootstrapPath "launch:" "  kind: node-script" "  executable: node" "  bootstrapPath: rel.js"
+case_ sandbox maxLandlockAbi "maxLandlockAbi: 9"
+case_ sandbox extraWritableRoots "extraWritableRoots: [relative/dir]"
+case_ sandbox extraWritableRoots "extraWritableRoots: /tmp"
+case_ sandbox confineDelay "confineDelay: 5"
+case_ sandbox-policy mode "mode: everything"
+case_ sandbox-policy workspaceRoot "workspaceRoot: not/absolute"
+case_ demo-tools verbose "verbose: true"
+case_ fs root "root: /"
+
+# A config that is not a mapping.
+printf -- '- id: ptc-runtime\n  config: [1, 2]\n' >"$TMP/list.yaml"
+run config validate "$TMP/list.yaml"
+expect_status 1 "config must be a mapping"
+expect_err "list.yaml:2:[0-9]+: .*config" "non-mapping config names config"
+
+# A row of an unknown provider, inserted, names `name`.
+printf -- '- insert:\n  - id: x\n    name: no-such-provider\n' >"$TMP/unknown.yaml"
+run config validate "$TMP/unknown.yaml"
+expect_status 1 "unknown provider"
+expect_err "unknown.yaml:2:[0-9]+: row 'x': name: unknown provider 'no-such-provider'" "unknown provider named"
+
+# A patch row whose id the composition lacks cannot be checked.
+printf -- '- id: ghost\n  config: {}\n' >"$TMP/ghost.yaml"
+run config validate "$TMP/ghost.yaml"
+expect_status 1 "patch of an unknown row"
+expect_err "ghost.yaml:1:[0-9]+: name: row 'ghost'" "unknown row named"
+
+# Several errors in one file are all reported.
+printf -- '- id: ptc-runtime\n  config:\n    timeoutMs: 0\n    graceMs: x\n' >"$TMP/two.yaml"
+run config validate "$TMP/two.yaml"
+expect_status 1 "two errors"
+expect_err "two.yaml:3:[0-9]+: .*timeoutMs" "first error"
+expect_err "two.yaml:4:[0-9]+: .*graceMs" "second error"
+
+# Without FILE the composition is validated, with positions in the patch that set the config.
+run --patch "$TMP/two.yaml" config validate
+expect_status 1 "invalid composition"
+expect_err "two.yaml:3:[0-9]+: .*timeoutMs" "composition error points into the patch"
+
+# headless refuses an invalid composition as a configuration error (exit 2) before loading.
+run headless --patch "$TMP/two.yaml" -e "return 1"
+expect_status 2 "headless with invalid rows"
+expect_err "two.yaml:3:[0-9]+: .*timeoutMs" "headless names the field"
+
+# Usage errors.
+run config
+expect_status 2 "config without subcommand"
+run config check x
+expect_status 2 "unknown config subcommand"
+
+finish

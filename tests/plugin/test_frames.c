@@ -1,0 +1,87 @@
+/* Decoding of untrusted child frames. */
+#include "frames.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+static int parse(const char *line, struct ptc_frame *f, char *why)
+{
+    return ptc__frame_parse(line, strlen(line), f, why, 256);
+}
+
+Test(frames, hello)
+{
+    struct ptc_frame f;
+    char why[256];
+    cr_assert_eq(parse("{\"type\":\"hello\",\"protocol\":1,\"node\":\"v24.1.0\"}", &f, why), 0);
+    cr_expect_eq(f.type, PTC_FRAME_HELLO);
+    cr_expect_eq(f.protocol, 1);
+    cr_expect_str_eq(f.node, "v24.1.0");
+    ptc__frame_release(&f);
+    cr_expect_lt(parse("{\"type\":\"hello\",\"node\":\"v24\"}", &f, why), 0, "missing protocol revision");
+    cr_expect(strstr(why, "protocol revision") != NULL);
+}
+
+Test(frames, garbage_and_non_objects)
+{
+    struct ptc_frame f;
+    char why[256];
+    cr_expect_lt(parse("not json", &f, why), 0);
+    cr_expect_lt(parse("[1,2]", &f, why), 0);
+    cr_expect_lt(parse("{\"type\":\"text\",\"run\":1,\"text\":\"a\"} trailing", &f, why), 0);
+    cr_expect_lt(parse("{\"type\":\"bogus\",\"run\":1}", &f, why), 0);
+    cr_expect_lt(parse("{\"type\":\"text\",\"run\":1,\"text\":\"\xff\"}", &f, why), 0, "invalid UTF-8");
+    cr_expect_lt(parse("{\"type\":\"text\",\"run\":1,\"text\":NaN}", &f, why), 0, "non-JSON literal");
+}
+
+Test(frames, call_needs_id_names_and_args)
+{
+    struct ptc_frame f;
+    char why[256];
+    cr_assert_eq(parse("{\"type\":\"call\",\"run\":1,\"call\":7,\"global\":\"tools\",\"name\":\"echo\",\"args\":[{\"x\":1}]}",
+                       &f, why), 0);
+    cr_expect_eq(f.call, 7);
+    cr_expect_eq(f.args_bytes, strlen("[{\"x\":1}]"));
+    ptc__frame_release(&f);
+    cr_expect_lt(parse("{\"type\":\"call\",\"run\":1,\"call\":0,\"global\":\"t\",\"name\":\"e\",\"args\":[]}", &f, why), 0);
+    cr_expect_lt(parse("{\"type\":\"call\",\"run\":1,\"call\":-3,\"global\":\"t\",\"name\":\"e\",\"args\":[]}", &f, why), 0);
+    cr_expect_lt(parse("{\"type\":\"call\",\"run\":1,\"call\":2,\"global\":\"t\",\"name\":\"e\",\"args\":{}}", &f, why), 0);
+    cr_expect_lt(parse("{\"type\":\"call\",\"run\":1,\"call\":1.5,\"global\":\"t\",\"name\":\"e\",\"args\":[]}", &f, why), 0);
+}
+
+Test(frames, result_kinds_the_child_may_report)
+{
+    struct ptc_frame f;
+    char why[256];
+    cr_assert_eq(parse("{\"type\":\"result\",\"run\":1,\"ok\":true,\"value\":null}", &f, why), 0);
+    cr_expect(f.has_value);
+    cr_expect_null(f.value);
+    ptc__frame_release(&f);
+    cr_assert_eq(parse("{\"type\":\"result\",\"run\":1,\"ok\":true}", &f, why), 0);
+    cr_expect_not(f.has_value);
+    ptc__frame_release(&f);
+    cr_assert_eq(parse("{\"type\":\"result\",\"run\":1,\"ok\":false,\"error\":{\"kind\":\"exception\",\"message\":\"m\"}}",
+                       &f, why), 0);
+    ptc__frame_release(&f);
+    cr_expect_lt(parse("{\"type\":\"result\",\"run\":1,\"ok\":false,\"error\":{\"kind\":\"timeout\",\"message\":\"m\"}}",
+                       &f, why), 0, "a child cannot claim a host-selected kind");
+}
+
+Test(frames, numbers_keep_their_text)
+{
+    const char *text = "[0.1,1e+21,12345678901234567,-1.5e-7]";
+    json_object *v = ptc__json_parse_strict(text, strlen(text));
+    cr_assert_not_null(v);
+    cr_expect_str_eq(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN), text);
+    json_object_put(v);
+}
+
+Test(frames, depth_is_bounded)
+{
+    char deep[2 * (PTC_MAX_JSON_DEPTH + 10) + 1];
+    size_t n = PTC_MAX_JSON_DEPTH + 10;
+    memset(deep, '[', n);
+    memset(deep + n, ']', n);
+    deep[2 * n] = '\0';
+    cr_expect_null(ptc__json_parse_strict(deep, 2 * n));
+}

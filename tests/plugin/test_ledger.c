@@ -1,0 +1,85 @@
+/* Output ledger: ordering, merging, the shared budget and UTF-8-safe prefixes. */
+#include "ledger.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+static const char *entries_json(struct ptc_ledger *ledger)
+{
+    static char buf[4096];
+    json_object *array = ptc__ledger_to_json(ledger);
+    snprintf(buf, sizeof buf, "%s", json_object_to_json_string_ext(array, JSON_C_TO_STRING_PLAIN));
+    json_object_put(array);
+    return buf;
+}
+
+Test(ledger, merges_adjacent_text_in_order)
+{
+    struct ptc_ledger l;
+    ptc__ledger_init(&l, 100);
+    cr_expect_eq(ptc__ledger_text(&l, "a\n", 2), 0);
+    cr_expect_eq(ptc__ledger_text(&l, "b", 1), 0);
+    json_object *img = json_tokener_parse("{\"type\":\"image\",\"attachmentId\":\"i\",\"path\":\"/p\",\"width\":1,\"height\":2}");
+    cr_expect_eq(ptc__ledger_image(&l, img), 0);
+    cr_expect_eq(ptc__ledger_text(&l, "c", 1), 0);
+    cr_expect_str_eq(entries_json(&l),
+                     "[{\"type\":\"text\",\"text\":\"a\\nb\"},{\"type\":\"image\",\"attachmentId\":\"i\","
+                     "\"path\":\"\\/p\",\"width\":1,\"height\":2},{\"type\":\"text\",\"text\":\"c\"}]");
+    ptc__ledger_destroy(&l);
+}
+
+Test(ledger, overflow_keeps_fitting_prefix_and_stops)
+{
+    struct ptc_ledger l;
+    ptc__ledger_init(&l, 5);
+    cr_expect_eq(ptc__ledger_text(&l, "abc", 3), 0);
+    cr_expect_eq(ptc__ledger_text(&l, "defg", 4), 1);
+    cr_expect(l.overflowed);
+    cr_expect_eq(ptc__ledger_text(&l, "h", 1), 1, "nothing is recorded after an overflow");
+    cr_expect_str_eq(entries_json(&l), "[{\"type\":\"text\",\"text\":\"abcde\"}]");
+    ptc__ledger_destroy(&l);
+}
+
+Test(ledger, prefix_never_splits_a_character)
+{
+    struct ptc_ledger l;
+    ptc__ledger_init(&l, 4);
+    /* "a" + U+20AC (3 bytes) + U+20AC: only "a€" (4 bytes) fits */
+    cr_expect_eq(ptc__ledger_text(&l, "a\xE2\x82\xAC\xE2\x82\xAC", 7), 1);
+    cr_expect_eq(l.used, 4);
+    ptc__ledger_destroy(&l);
+    ptc__ledger_init(&l, 3);
+    cr_expect_eq(ptc__ledger_text(&l, "a\xE2\x82\xAC", 4), 1);
+    cr_expect_eq(l.used, 1, "the euro sign does not fit in the 2 remaining bytes");
+    ptc__ledger_destroy(&l);
+}
+
+Test(ledger, completion_charge_shares_the_budget)
+{
+    struct ptc_ledger l;
+    ptc__ledger_init(&l, 10);
+    cr_expect_eq(ptc__ledger_text(&l, "12345678", 8), 0);
+    cr_expect_eq(ptc__ledger_charge(&l, 2), 0);
+    cr_expect_eq(ptc__ledger_remaining(&l), 0);
+    cr_expect_eq(ptc__ledger_charge(&l, 1), 1);
+    cr_expect(l.overflowed);
+    ptc__ledger_destroy(&l);
+}
+
+Test(ledger, image_that_does_not_fit_is_dropped_whole)
+{
+    struct ptc_ledger l;
+    ptc__ledger_init(&l, 20);
+    json_object *img = json_tokener_parse("{\"type\":\"image\",\"attachmentId\":\"i\",\"path\":\"/p\",\"width\":1,\"height\":2}");
+    cr_expect_eq(ptc__ledger_text(&l, "x", 1), 0);
+    cr_expect_eq(ptc__ledger_image(&l, img), 1);
+    cr_expect_eq(l.count, 1);
+    ptc__ledger_destroy(&l);
+}
+
+Test(ledger, utf8_prefix)
+{
+    cr_expect_eq(ptc__utf8_prefix("abc", 3, 10), 3);
+    cr_expect_eq(ptc__utf8_prefix("\xF0\x9F\x98\x80z", 5, 3), 0);
+    cr_expect_eq(ptc__utf8_prefix("\xF0\x9F\x98\x80z", 5, 4), 4);
+}
