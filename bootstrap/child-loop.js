@@ -29,7 +29,7 @@ function checkRunFrame(frame) {
     if (!Array.isArray(binding.functions) || !binding.functions.every((name) => typeof name === 'string')) {
       return 'binding `functions` must be an array of strings';
     }
-    if (binding.errorClass !== undefined && typeof binding.errorClass !== 'string') {
+    if (binding.errorClass != null && typeof binding.errorClass !== 'string') {
       return 'binding `errorClass` must be a string';
     }
   }
@@ -82,6 +82,7 @@ export class ChildLoop {
   }
 
   #startNext() {
+    if (getActiveRun() !== null) return;
     const frame = this.#queue.shift();
     if (frame === undefined) return;
     const run = new Run(frame.run);

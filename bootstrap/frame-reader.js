@@ -1,6 +1,6 @@
 // Splits the incoming control byte stream into newline-terminated JSON frames. A frame's size is
-// its UTF-8 byte length including the newline; anything over the limit is refused before it is
-// buffered further, so a misbehaving peer cannot make the child hold unbounded input.
+// the UTF-8 byte length of its JSON text, newline not counted; anything over the limit is refused
+// before it is buffered further, so a misbehaving peer cannot make the child hold unbounded input.
 
 export class FrameError extends Error {
   constructor(message) {
@@ -31,7 +31,7 @@ export class FrameReader {
         this.#buffer(chunk.subarray(start));
         return;
       }
-      this.#buffer(chunk.subarray(start, newline), 1);
+      this.#buffer(chunk.subarray(start, newline));
       if (this.#failed) return;
       const line = this.#pending.length === 1 ? this.#pending[0] : Buffer.concat(this.#pending);
       this.#pending = [];
@@ -41,10 +41,8 @@ export class FrameReader {
     }
   }
 
-  #buffer(bytes, terminator = 0) {
-    // Counting the (possibly still missing) newline keeps the check identical for both cases.
-    const size = this.#pendingBytes + bytes.length + (terminator || 1);
-    if (size > this.#maxBytes) {
+  #buffer(bytes) {
+    if (this.#pendingBytes + bytes.length > this.#maxBytes) {
       this.#fail(`incoming control frame exceeds ${this.#maxBytes} bytes`);
       return;
     }

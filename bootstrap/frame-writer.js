@@ -14,14 +14,13 @@ export class FrameTooLargeError extends RangeError {
   }
 }
 
-// JSON-escaped UTF-8 size of one UTF-16 code unit of well-formed text (a surrogate pair's two
-// units count 2 + 2 bytes, together the 4 bytes of the encoded code point).
+// Bytes that JSON.stringify + UTF-8 produce for one BMP code unit (surrogate pairs are counted
+// by the caller as the 4 bytes of their code point).
 function escapedSize(code) {
   if (code === 0x22 || code === 0x5c) return 2;
   if (code < 0x20) return code === 0x08 || code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d ? 2 : 6;
   if (code < 0x80) return 1;
   if (code < 0x800) return 2;
-  if (code >= 0xd800 && code <= 0xdfff) return 2;
   return 3;
 }
 
@@ -41,16 +40,11 @@ export class FrameWriter {
     return this.#maxBytes;
   }
 
-  // Size in bytes the frame would have on the wire, newline included.
-  static frameBytes(object) {
-    return Buffer.byteLength(JSON.stringify(object)) + 1;
-  }
-
-  // Sends one frame given as JSON text (without newline). Throws FrameTooLargeError when it would
-  // exceed the message limit; nothing is written then.
+  // Sends one frame given as JSON text (without newline). Throws FrameTooLargeError when the text
+  // exceeds the message limit (the newline is not counted); nothing is written then.
   sendJson(jsonText) {
     const bytes = Buffer.from(`${jsonText}\n`, 'utf8');
-    if (bytes.length > this.#maxBytes) throw new FrameTooLargeError(bytes.length, this.#maxBytes);
+    if (bytes.length - 1 > this.#maxBytes) throw new FrameTooLargeError(bytes.length - 1, this.#maxBytes);
     this.#writeAll(bytes);
   }
 
@@ -65,11 +59,11 @@ export class FrameWriter {
     const wellFormed = text.toWellFormed();
     const prefix = `{"type":"text","run":${run},"text":`;
     const whole = `${prefix}${JSON.stringify(wellFormed)}}`;
-    if (Buffer.byteLength(whole) + 1 <= this.#maxBytes) {
+    if (Buffer.byteLength(whole) <= this.#maxBytes) {
       this.sendJson(whole);
       return;
     }
-    const budget = this.#maxBytes - (Buffer.byteLength(prefix) + 2 /* quotes */ + 1 /* } */ + 1 /* \n */);
+    const budget = this.#maxBytes - (Buffer.byteLength(prefix) + 2 /* quotes */ + 1 /* } */);
     let start = 0;
     while (start < wellFormed.length) {
       let end = start;

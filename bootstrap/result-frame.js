@@ -20,7 +20,7 @@ export function buildResultFrame(runId, outcome, maxBytes) {
       return errorFrame(runId, 'invalid-output', message, maxBytes);
     }
     const frame = `{"type":"result","run":${runId},"ok":true,"value":${valueJson}}`;
-    if (Buffer.byteLength(frame) + 1 <= maxBytes) return frame;
+    if (Buffer.byteLength(frame) <= maxBytes) return frame;
     return errorFrame(
       runId,
       'invalid-output',
@@ -36,13 +36,13 @@ function errorFrame(runId, kind, message, maxBytes) {
     `{"type":"result","run":${runId},"ok":false,"error":{"kind":${JSON.stringify(kind)},"message":${JSON.stringify(text)}}}`;
   const wellFormed = message.toWellFormed();
   const full = frameFor(wellFormed);
-  if (Buffer.byteLength(full) + 1 <= maxBytes) return full;
+  if (Buffer.byteLength(full) <= maxBytes) return full;
   // Binary search for the longest prefix that fits together with the truncation mark.
   let low = 0;
   let high = wellFormed.length;
   while (low < high) {
     const mid = Math.ceil((low + high) / 2);
-    if (Buffer.byteLength(frameFor(wellFormed.slice(0, mid).toWellFormed() + TRUNCATION_MARK)) + 1 <= maxBytes) {
+    if (Buffer.byteLength(frameFor(wellFormed.slice(0, mid).toWellFormed() + TRUNCATION_MARK)) <= maxBytes) {
       low = mid;
     } else {
       high = mid - 1;

@@ -13,9 +13,9 @@
 int dsh_catalog_fail(struct dsh_catalog_reader *r, const yaml_node_t *node, const char *fmt, ...)
 {
 	if (r->err == 0 && r->errbuf && r->errlen > 0) {
-		int n = snprintf(r->errbuf, r->errlen, "catalog.yaml:%zu:%zu: ",
-		                 node ? node->start_mark.line + 1 : 0,
-		                 node ? node->start_mark.column + 1 : 0);
+		int n = node ? snprintf(r->errbuf, r->errlen, "catalog.yaml:%zu:%zu: ",
+		                        node->start_mark.line + 1, node->start_mark.column + 1)
+		             : snprintf(r->errbuf, r->errlen, "catalog.yaml: ");
 		if (n > 0 && (size_t)n < r->errlen) {
 			va_list ap;
 			va_start(ap, fmt);
@@ -40,10 +40,10 @@ static int oom(struct dsh_catalog_reader *r)
 static int collect(struct dsh_catalog_reader *r, yaml_node_t *map, const char *what,
                    const char *const *keys, size_t n_keys, yaml_node_t **ret_nodes)
 {
-	if (!map || map->type != YAML_MAPPING_NODE)
-		return dsh_catalog_fail(r, map, "%s must be a mapping", what);
 	for (size_t i = 0; i < n_keys; i++)
 		ret_nodes[i] = NULL;
+	if (!map || map->type != YAML_MAPPING_NODE)
+		return dsh_catalog_fail(r, map, "%s must be a mapping", what);
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
 	     p++) {
 		yaml_node_t *k = yaml_document_get_node(r->doc, p->key);

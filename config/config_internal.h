@@ -8,8 +8,8 @@
 enum dsh_scalar_kind {
 	DSH_SCALAR_NULL,   /* plain "", "~", "null", "Null", "NULL" */
 	DSH_SCALAR_BOOL,   /* plain "true" / "false" only */
-	DSH_SCALAR_INT,    /* plain [-+]?[0-9]+ */
-	DSH_SCALAR_NUMBER, /* any other number: 1.5, 1e3, .inf, 0x10, 0o7 */
+	DSH_SCALAR_INT,    /* plain [-+]?(0|[1-9][0-9]*) */
+	DSH_SCALAR_NUMBER, /* any other number: 1.5, 1e3, .inf, 0x10, 0o7, 010 */
 	DSH_SCALAR_STRING, /* quoted, block, or any other plain text */
 	DSH_SCALAR_TAGGED, /* an explicit tag we do not interpret (e.g. !custom) */
 };

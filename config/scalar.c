@@ -1,7 +1,7 @@
 /* Scalar typing. libyaml tags every untagged scalar !!str, so plain scalars are
  * resolved here with a strict subset of the YAML 1.2 core schema: only plain
  * `true`/`false` are booleans (no yes/on/True), only plain decimal digits are
- * integers, and anything quoted is a string. */
+ * integers (no leading zeros), and anything quoted is a string. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +19,12 @@ static bool all_digits(const char *s, size_t len)
 	return true;
 }
 
+/* No leading zeros: YAML 1.1 readers take 0100 for octal 64. */
 static bool is_decimal_int(const char *s, size_t len)
 {
 	if (len > 0 && (s[0] == '-' || s[0] == '+'))
-		return all_digits(s + 1, len - 1);
-	return all_digits(s, len);
+		s++, len--;
+	return all_digits(s, len) && (s[0] != '0' || len == 1);
 }
 
 /* YAML 1.2 core floats, .inf/.nan and 0x/0o integers: numbers, but not ours. */
@@ -172,7 +173,7 @@ const char *dsh_node_describe(const yaml_node_t *node, char *buf, size_t size)
 		snprintf(buf, size, "integer %.40s%s", s, len > 40 ? "..." : "");
 		break;
 	case DSH_SCALAR_NUMBER:
-		snprintf(buf, size, "non-integer number %.40s", s);
+		snprintf(buf, size, "number %.40s", s);
 		break;
 	case DSH_SCALAR_TAGGED:
 		snprintf(buf, size, "%s-tagged value %s", (const char *)node->tag, q);

@@ -133,7 +133,7 @@ int ptc__frame_parse(const char *line, size_t len, struct ptc_frame *ret_frame, 
             rc = fail(why, why_len, "call frame needs call id, global, name and an args array");
         else
             ret_frame->args_bytes =
-                strlen(json_object_to_json_string_ext(ret_frame->args, JSON_C_TO_STRING_PLAIN));
+                strlen(json_object_to_json_string_ext(ret_frame->args, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     } else if (strcmp(type, "result") == 0) {
         ret_frame->type = PTC_FRAME_RESULT;
         rc = parse_result(ret_frame, why, why_len);

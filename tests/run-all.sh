@@ -24,8 +24,8 @@ step() {
 }
 
 step "C suites (meson test)" meson test -C build --print-errorlogs --num-processes 2
-step "bootstrap (node --test)" "$node" --test --test-concurrency=2 tests/bootstrap/
-step "conformance through dsh (node --test)" "$node" --test --test-concurrency=2 tests/conformance/
+step "bootstrap (node --test)" "$node" --test --test-concurrency=2 'tests/bootstrap/*.test.js'
+step "conformance through dsh (node --test)" "$node" --test --test-concurrency=2 'tests/conformance/*.test.js'
 
 # Sanitizers: the C code again, instrumented. Node-heavy suites run only in the plain build.
 if [ ! -f build-asan/build.ninja ]; then

@@ -52,9 +52,10 @@ export function createAsyncFunctionEvaluator() {
       const filename = path.join(process.cwd(), PROGRAM_NAME);
       const body = stripProgramTypes(program, { prefix: STRIP_PREFIX, suffix: STRIP_SUFFIX, filename });
       const programFunction = compile(body, filename, program);
-      // Called straight from the microtask queue, so no bootstrap frame sits under the program's
-      // frames in stacks that the program itself prints.
-      return Promise.resolve().then(programFunction);
+      // Called from the microtask queue through Reflect.apply (which adds no stack frame and
+      // drops the reaction's argument), so no bootstrap frame sits under the program's frames
+      // in stacks the program prints, and `arguments` is empty.
+      return Promise.resolve().then(Reflect.apply.bind(undefined, programFunction, undefined, []));
     },
   };
 }

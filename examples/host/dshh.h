@@ -69,10 +69,9 @@ int dshh__yaml_emit_node(yaml_emitter_t *emitter, yaml_document_t *doc, yaml_nod
 
 /* ---- validate.c: catalog validation of rows ---------------------------------------------------- */
 struct dshh_options;
-/* Validates every row of the composition (disabled ones too); prints diagnostics to err.
- * Returns the number of invalid rows, or -1 when the catalog cannot be read. */
-int dshh__validate_profile(const struct dshh_options *opts, const struct dshh_profile *profile,
-                           FILE *err);
+/* Validates the rows of the composition (all, or only the enabled ones); prints diagnostics to
+ * err. Returns the number of invalid rows, or -1 when the catalog cannot be read. */
+int dshh__validate_profile(const struct dshh_profile *profile, bool enabled_only, FILE *err);
 int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv);
 
 /* ---- loop.c: the single epoll loop ------------------------------------------------------------- */
@@ -88,7 +87,8 @@ void dshh__loop_remove_fd(struct dshh_loop *loop, int fd);
 /* One-shot timer; returns an id > 0 or a negative errno. */
 int64_t dshh__loop_add_timer(struct dshh_loop *loop, uint32_t delay_ms, dshh_timer_fn fn, void *arg);
 void dshh__loop_cancel_timer(struct dshh_loop *loop, int64_t id);
-/* Runs until dshh__loop_quit(); returns 0 or a negative errno. */
+/* Runs until dshh__loop_quit() (sticky: a quit before the run returns at once); returns 0 or a
+ * negative errno. */
 int dshh__loop_run(struct dshh_loop *loop);
 void dshh__loop_quit(struct dshh_loop *loop);
 /* dsh_defer_fn for the services. */

@@ -170,7 +170,7 @@ static void fire_timer(struct dshh_loop *loop, struct watch *w)
 
 int dshh__loop_run(struct dshh_loop *loop)
 {
-    loop->quit = false;
+    /* quit is sticky: a quit requested before the loop runs (a run that ended at once) holds. */
     while (!loop->quit) {
         struct epoll_event evs[16];
         int n = epoll_wait(loop->epfd, evs, 16, -1);

@@ -158,7 +158,7 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
                 *err.message ? err.message : dsh_strerror(rc));
         return DSHH_EXIT_USAGE;
     }
-    rc = dshh__loop_run(host->loop);
+    rc = pr.done ? 0 : dshh__loop_run(host->loop);
     if (!pr.done) {
         fprintf(stderr, "dsh: the event loop failed: %s\n", strerror(-rc));
         /* unload() in dshh__host_close still delivers on_done; pr must outlive it. */

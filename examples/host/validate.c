@@ -51,16 +51,16 @@ static int open_catalog(struct dsh_catalog **cat, FILE *err)
     return rc;
 }
 
-int dshh__validate_profile(const struct dshh_options *opts, const struct dshh_profile *profile,
-                           FILE *err)
+int dshh__validate_profile(const struct dshh_profile *profile, bool enabled_only, FILE *err)
 {
-    (void)opts;
     struct dsh_catalog *cat;
     if (open_catalog(&cat, err) < 0)
         return -1;
     int invalid = 0;
     for (size_t i = 0; i < profile->nrows; i++) {
         const struct dshh_row *row = &profile->rows[i];
+        if (enabled_only && row->disabled)
+            continue;
         const char *file = row->config_layer ? row->config_layer->path : row->layer->path;
         const struct dshh_layer *owner = row->config_layer ? row->config_layer : row->layer;
         yaml_document_t *doc = (yaml_document_t *)&owner->doc;
@@ -199,7 +199,7 @@ int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv)
         invalid = validate_file(cat, &profile, argv[1], stderr);
         dsh_catalog_close(cat);
     } else {
-        invalid = dshh__validate_profile(opts, &profile, stderr);
+        invalid = dshh__validate_profile(&profile, false, stderr);
     }
     dshh__profile_free(&profile);
     if (invalid < 0)

@@ -17,9 +17,10 @@ typedef int (*dsh_defer_fn)(void *loop, uint32_t delay_ms, void (*fn)(void *arg)
 struct dsh_linux_services_options {
     uint32_t struct_size;
     /* sandbox row (dsh-sandbox-linux) */
-    const char *launcher_path;              /* absolute path of dsh-sandbox-launch */
+    const char *launcher_path;              /* absolute path of dsh-sandbox-launch; NULL = built one */
     const char *const *extra_writable_roots; /* NULL-terminated, may be NULL */
-    int max_landlock_abi;                   /* 0 = the kernel's; test-only cap otherwise */
+    int max_landlock_abi;                   /* 0 = the kernel's; test-only cap otherwise
+                                               (< 0 pretends Landlock is missing) */
     uint32_t confine_delay_ms;              /* test-only: delay confine completion (needs defer) */
     /* sandbox-policy row (dsh-sandbox-policy) */
     const char *default_mode;   /* read-only | workspace-write | danger-full-access */
@@ -28,6 +29,14 @@ struct dsh_linux_services_options {
     dsh_defer_fn defer;
     void *loop;
     const struct dsh_logger *logger; /* may be NULL */
+    /* ---- appended fields (read only when struct_size covers them) ---- */
+    /* Host paths the execution world may read (besides the system, the workspace and the program
+     * binary); NULL-terminated, may be NULL. The bootstrap directory belongs here: fs maps only
+     * what the execution world can see. */
+    const char *const *extra_readable_roots;
+    const char *supervisor_path; /* dsh-range-supervisor; NULL = next to launcher_path */
+    const char *temp_root;       /* where per-run private temp dirs live; NULL = "/tmp" */
+    uint32_t max_processes;      /* approximate bound on live processes per range; 0 = 512 */
 };
 
 int dsh_linux_services_create(const struct dsh_linux_services_options *options,

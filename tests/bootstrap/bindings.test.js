@@ -87,15 +87,6 @@ test('lossy arguments reject with a TypeError and send no call frame', async () 
 });
 
 test('calls beyond --max-pending-calls reject with a RangeError', async () => {
-  const { result, calls } = await runProgram(
-    `const a = tools.hang(1), b = tools.hang(2);
-     const third = await tools.hang(3).then(() => "resolved", (e) => e.constructor.name + ": " + e.message);
-     const ok = await tools.search("after");
-     return [third, ok.query]`,
-    { bindings: TOOLS, reply: answer, maxPendingCalls: 3 },
-  );
-  assert.deepEqual(result.value, ['RangeError: tools.hang: too many pending binding calls (limit 3)', 'after'].slice(0, 0).concat(result.value));
-  assert.equal(calls.length, 3);
   const again = await runProgram(
     `tools.hang(1); tools.hang(2);
      return await tools.hang(3).then(() => "resolved", (e) => e.constructor.name + ": " + e.message)`,

@@ -59,10 +59,10 @@ export class ChildSession {
     while ((newline = data.indexOf(0x0a)) !== -1) {
       const line = data.subarray(0, newline);
       data = data.subarray(newline + 1);
-      if (line.length + 1 > this.maxMessageBytes) this.violations.push(`frame of ${line.length + 1} bytes`);
+      if (line.length > this.maxMessageBytes) this.violations.push(`frame of ${line.length} bytes`);
       try {
         const frame = JSON.parse(line.toString('utf8'));
-        Object.defineProperty(frame, 'bytes', { value: line.length + 1, enumerable: false });
+        Object.defineProperty(frame, 'bytes', { value: line.length, enumerable: false });
         this.frames.push(frame);
         this.onFrame?.(frame, this);
       } catch (error) {

@@ -164,3 +164,17 @@ test("program warnings print; the runtime's own experimental warnings do not", a
   assert.match(text, /Warning: program warning/);
   assert.doesNotMatch(text, /ExperimentalWarning/);
 });
+
+test('the vm-modules experimental warning stays out of the output under --experimental-vm-modules', async () => {
+  const { text, result, session } = await runProgram(
+    `const vm = await import("node:vm");
+     const mod = new vm.SourceTextModule("export default 7");
+     await mod.link(() => {}); await mod.evaluate();
+     await new Promise((r) => setTimeout(r, 20));
+     return mod.namespace.default`,
+    { nodeArgs: ['--experimental-vm-modules'] },
+  );
+  assert.equal(result.value, 7);
+  assert.equal(text, '');
+  assert.equal(session.stderr, '');
+});

@@ -65,14 +65,14 @@ test('lossless JSON reports overly deep nesting instead of crashing', () => {
   assert.equal(lossy(deep), 'result is nested too deeply to encode');
 });
 
-test('frame reader splits chunks into frames and enforces the limit including the newline', () => {
+test('frame reader splits chunks into frames and enforces the limit on the JSON text', () => {
   const frames = [];
   const errors = [];
   const reader = new FrameReader(12, (frame) => frames.push(frame), (error) => errors.push(error.message));
   reader.push(Buffer.from('{"a":1}\n{"b"'));
-  reader.push(Buffer.from(':2}\n{"c":33}\n'));
-  assert.deepEqual(frames, [{ a: 1 }, { b: 2 }, { c: 33 }]); // '{"c":33}\n' is 9 bytes
-  reader.push(Buffer.from('{"d":"12345"}')); // 13 bytes before its newline
+  reader.push(Buffer.from(':2}\n{"c":"1234"}\n'));
+  assert.deepEqual(frames, [{ a: 1 }, { b: 2 }, { c: '1234' }]); // '{"c":"1234"}' is 12 bytes
+  reader.push(Buffer.from('{"d":"12345"}')); // 13 bytes, refused before its newline arrives
   assert.deepEqual(errors, ['incoming control frame exceeds 12 bytes']);
   reader.push(Buffer.from('\n{"e":1}\n'));
   assert.equal(frames.length, 3, 'a failed reader delivers nothing more');
@@ -82,8 +82,8 @@ test('frame reader accepts a frame of exactly the limit and rejects non-objects'
   const frames = [];
   const errors = [];
   const exact = new FrameReader(8, (frame) => frames.push(frame), (error) => errors.push(error.message));
-  exact.push(Buffer.from('{"a":1}\n')); // 8 bytes with newline
-  assert.deepEqual(frames, [{ a: 1 }]);
+  exact.push(Buffer.from('{"a":12}\n')); // 8 bytes of JSON
+  assert.deepEqual(frames, [{ a: 12 }]);
   const arrays = new FrameReader(100, () => {}, (error) => errors.push(error.message));
   arrays.push(Buffer.from('[1]\n'));
   const junk = new FrameReader(100, () => {}, (error) => errors.push(error.message));
@@ -101,7 +101,8 @@ test('text frames are split below the limit at code point boundaries', () => {
   fs.closeSync(fd);
   const lines = fs.readFileSync(file, 'utf8').split('\n').slice(0, -1);
   assert.ok(lines.length > 3);
-  for (const line of lines) assert.ok(Buffer.byteLength(line) + 1 <= 64, `frame too large: ${line}`);
+  for (const line of lines) assert.ok(Buffer.byteLength(line) <= 64, `frame too large: ${line}`);
+  assert.ok(lines.some((line) => Buffer.byteLength(line) >= 60), 'frames are filled up to the limit');
   const frames = lines.map((line) => JSON.parse(line));
   assert.ok(frames.every((frame) => frame.type === 'text' && frame.run === 7));
   assert.equal(frames.map((frame) => frame.text).join(''), text.toWellFormed());
@@ -114,11 +115,12 @@ test('frames over the limit are refused whole', () => {
 
 test('result frames stay within the limit: oversized values are invalid-output, messages are shortened', () => {
   const big = buildResultFrame(3, { ok: true, value: 'x'.repeat(500) }, 200);
-  assert.ok(Buffer.byteLength(big) + 1 <= 200);
+  assert.ok(Buffer.byteLength(big) <= 200);
   assert.deepEqual(JSON.parse(big).error.kind, 'invalid-output');
   assert.match(JSON.parse(big).error.message, /more than the 200-byte control message limit/);
   const long = buildResultFrame(3, { ok: false, kind: 'exception', message: 'é'.repeat(500) }, 200);
-  assert.ok(Buffer.byteLength(long) + 1 <= 200);
+  assert.ok(Buffer.byteLength(long) <= 200);
+  assert.ok(Buffer.byteLength(long) >= 190, 'the message is cut close to the limit');
   assert.match(JSON.parse(long).error.message, /^é+\n\.\.\. \[message truncated\]$/);
   assert.deepEqual(JSON.parse(buildResultFrame(1, { ok: true, value: { a: 1 }, discard: true }, 200)), {
     type: 'result',

@@ -121,7 +121,7 @@ Test(rules, explicit_tags_and_quoted_enums)
 {
 	expect_valid(PTC, "timeoutMs: !!int 5000\nexecutionMode: \"vm-script\"\n"
 	                  "scriptPersistence: !!bool true\n");
-	expect_error(PTC, "timeoutMs: !!float 5000\n", "timeoutMs", 1, 12, "non-integer number");
+	expect_error(PTC, "timeoutMs: !!float 5000\n", "timeoutMs", 1, 12, "got number 5000");
 }
 
 Test(rules, full_seed_example_is_valid)

@@ -50,7 +50,7 @@ Test(types, boolean_must_be_true_or_false)
 
 Test(types, integers_reject_non_integers)
 {
-	static const char *const bad[] = {"1.5", "1e3", "0x10", ".inf", "1_000", "ten"};
+	static const char *const bad[] = {"1.5", "1e3", "0x10", ".inf", "1_000", "ten", "0100", "12.0"};
 	for (size_t k = 0; k < N(integers); k++)
 		for (size_t i = 0; i < N(bad); i++) {
 			char yaml[128];

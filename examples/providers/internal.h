@@ -1,0 +1,124 @@
+/* Internals shared by the files of the reference Linux services (library side). */
+#ifndef DSHX_INTERNAL_H
+#define DSHX_INTERNAL_H
+
+#include "dsh_linux_services.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DSHX_MODE_READ_ONLY "read-only"
+#define DSHX_MODE_WORKSPACE_WRITE "workspace-write"
+#define DSHX_MODE_DANGER "danger-full-access"
+#define DSHX_DEFAULT_SESSION "default"
+#define DSHX_DEFAULT_MAX_PROCESSES 512u
+
+/* ---- kernel facts, probed once at create ---- */
+struct dshx__kernel {
+    int landlock_abi;    /* 0 when Landlock is missing */
+    bool seccomp;        /* seccomp filters with SECCOMP_RET_ERRNO */
+    bool root;           /* euid 0: no user namespace needed */
+    bool pid_ns;         /* the supervisor can own a PID namespace */
+    bool namespaces;     /* the launcher can build mount/net/ipc namespaces with read-only mounts */
+    bool pid_max_per_ns; /* kernel >= 6.14: pid_max bounds one PID namespace */
+};
+
+int dshx__kernel_probe(struct dshx__kernel *ret_kernel);
+int dshx__landlock_probe_abi(void); /* 0 when missing */
+
+/* ---- configuration copied from the options ---- */
+struct dshx__config {
+    char *launcher_path;
+    char *supervisor_path;
+    char *temp_root;
+    char *workspace_root; /* canonical */
+    char *default_mode;
+    char **extra_writable_roots; /* canonical, NULL-terminated, never NULL */
+    char **extra_readable_roots; /* canonical, NULL-terminated, never NULL */
+    int max_landlock_abi;
+    uint32_t confine_delay_ms;
+    uint32_t max_processes;
+    dsh_defer_fn defer;
+    void *loop;
+    const struct dsh_logger *logger;
+    struct dshx__kernel kernel;
+};
+
+bool dshx__mode_valid(const char *mode);
+void dshx__log(const struct dshx__config *cfg, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int dshx__fail(struct dsh_error *ret_error, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- string vectors ---- */
+struct dshx__strv {
+    char **v; /* NULL-terminated once non-empty */
+    size_t n;
+    size_t cap;
+};
+
+int dshx__strv_push(struct dshx__strv *sv, const char *s);
+int dshx__strv_pushf(struct dshx__strv *sv, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+char **dshx__strv_finish(struct dshx__strv *sv); /* always a NULL-terminated vector or NULL (ENOMEM) */
+void dshx__strv_clear(struct dshx__strv *sv);
+void dshx__strv_free(char **v); /* accepts NULL */
+char **dshx__strv_dup(const char *const *v); /* NULL input gives an empty vector */
+size_t dshx__strv_len(const char *const *v);
+
+/* ---- the execution world (also compiled into the launcher) ---- */
+#include "world.h"
+
+/* ---- per-run private temp dirs ---- */
+int dshx__tempdir_create(const char *root, char **ret_path);
+int dshx__tree_remove(const char *path); /* never follows symlinks; 0 or -errno */
+
+/* ---- environment of spawned ranges ---- */
+int dshx__build_env(const char *const *additions, const char *cwd, char ***ret_env,
+                    struct dsh_error *ret_error);
+
+/* ---- the sandbox report ---- */
+char *dshx__report_json(const char *mode, int landlock_abi, const struct dshx__kernel *kernel);
+
+/* ---- the four services ---- */
+struct dshx__fs;
+struct dshx__sandbox;
+struct dshx__subprocess;
+struct dshx__policy;
+
+int dshx__fs_create(const struct dshx__config *cfg, struct dsh_fs_service *vt,
+                    struct dshx__fs **ret_fs);
+void dshx__fs_destroy(struct dshx__fs *fs);
+
+int dshx__sandbox_create(const struct dshx__config *cfg, struct dsh_sandbox_service *vt,
+                         struct dshx__sandbox **ret_sandbox);
+void dshx__sandbox_destroy(struct dshx__sandbox *sandbox);
+
+int dshx__subprocess_create(const struct dshx__config *cfg, struct dsh_subprocess_service *vt,
+                            struct dshx__subprocess **ret_subprocess);
+void dshx__subprocess_destroy(struct dshx__subprocess *subprocess);
+
+int dshx__policy_create(const struct dshx__config *cfg, struct dsh_sandbox_policy_service *vt,
+                        struct dshx__policy **ret_policy);
+void dshx__policy_destroy(struct dshx__policy *policy);
+int dshx__policy_set_mode(struct dshx__policy *policy, const char *session_id, const char *mode,
+                          struct dsh_error *ret_error);
+
+/* ---- ranges (range_spawn.c) ---- */
+struct dshx__range {
+    struct dsh_process pub; /* first: the handle the host sees */
+    int cmd_fd;             /* seqpacket to the supervisor: terminate in, status out */
+    bool in_pid_ns;
+    bool reaped;
+    bool have_status;
+    bool terminate_sent;
+    uint32_t terminate_grace;
+    struct dsh_exit_status status;
+};
+
+int dshx__range_spawn(const struct dshx__config *cfg, const struct dsh_spawn_request *request,
+                      struct dshx__range **ret_range, struct dsh_error *ret_error);
+
+#endif /* DSHX_INTERNAL_H */

@@ -1,0 +1,116 @@
+/* dsh-sandbox-launch: confines itself, then execs the program.
+ *
+ *   dsh-sandbox-launch --mode read-only|workspace-write --landlock-abi N [--namespaces]
+ *                      [--nproc N] [--ro PATH]... [--rw PATH]... -- PROGRAM [ARG]...
+ *
+ * Order: close inherited fds but 0..3, rlimits, namespaces + read-only mounts (when asked),
+ * no_new_privs + Landlock, drop capabilities, seccomp, execve. Any failure exits 125 with one
+ * line on stderr: the program never runs less confined than the host reported. */
+#include "landlock_defs.h"
+#include "launcher.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXIT_SETUP 125
+#define MAX_PATHS 256
+
+extern char **environ;
+
+struct args {
+    const char *mode;
+    int abi;
+    bool namespaces;
+    unsigned long long nproc;
+    const char *ro[MAX_PATHS + 1];
+    const char *rw[MAX_PATHS + 1];
+    size_t nro, nrw;
+    char **program;
+};
+
+static _Noreturn void die(const char *what)
+{
+    fprintf(stderr, "dsh-sandbox-launch: confinement failed: %s\n", what);
+    exit(EXIT_SETUP);
+}
+
+static bool number(const char *s, unsigned long long max, unsigned long long *ret)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || v > max)
+        return false;
+    *ret = v;
+    return true;
+}
+
+static void parse(int argc, char **argv, struct args *a)
+{
+    unsigned long long v;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *o = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(o, "--") == 0) {
+            i++;
+            break;
+        } else if (strcmp(o, "--namespaces") == 0) {
+            a->namespaces = true;
+            continue;
+        }
+        if (!val)
+            die("missing option value");
+        i++;
+        if (strcmp(o, "--mode") == 0) {
+            a->mode = val;
+        } else if (strcmp(o, "--landlock-abi") == 0 && number(val, 64, &v) && v >= 1) {
+            a->abi = (int)v;
+        } else if (strcmp(o, "--nproc") == 0 && number(val, 1u << 22, &v)) {
+            a->nproc = v;
+        } else if (strcmp(o, "--ro") == 0 && a->nro < MAX_PATHS && val[0] == '/') {
+            a->ro[a->nro++] = val;
+        } else if (strcmp(o, "--rw") == 0 && a->nrw < MAX_PATHS && val[0] == '/') {
+            a->rw[a->nrw++] = val;
+        } else {
+            die("bad option");
+        }
+    }
+    if (!a->mode || (strcmp(a->mode, "read-only") != 0 && strcmp(a->mode, "workspace-write") != 0))
+        die("missing or unknown --mode");
+    if (a->abi < 1)
+        die("missing --landlock-abi");
+    if (strcmp(a->mode, "read-only") == 0 && a->nrw > 0)
+        die("read-only mode takes no writable roots");
+    if (i >= argc || argv[i][0] != '/')
+        die("missing absolute program path");
+    a->program = &argv[i];
+}
+
+int main(int argc, char **argv)
+{
+    char err[512] = "";
+    dshx__close_inherited_fds();
+    static struct args a; /* static: large and zero-initialised; the launcher is single-use */
+    parse(argc, argv, &a);
+
+    if (dshx__set_rlimits(a.nproc, err, sizeof(err)) < 0)
+        die(err);
+    if (a.namespaces && dshx__mount_layer_apply(a.rw, err, sizeof(err)) < 0)
+        die(err);
+    struct dshx__landlock_plan plan = {.abi = a.abi, .ro = a.ro, .rw = a.rw};
+    if (dshx__landlock_apply(&plan, err, sizeof(err)) < 0) /* also sets no_new_privs */
+        die(err);
+    if (dshx__drop_capabilities(err, sizeof(err)) < 0)
+        die(err);
+    if (dshx__seccomp_apply(err, sizeof(err)) < 0)
+        die(err);
+
+    execve(a.program[0], a.program, environ);
+    fprintf(stderr, "dsh-sandbox-launch: exec %s: %s\n", a.program[0], strerror(errno));
+    return 127;
+}
