@@ -1,6 +1,7 @@
 /* The provider table and the instance lifecycle: dsh_provider_entry, load, unload, loop
  * integration and the small synchronous calls. Runs live in run.c. */
 #include "internal.h"
+#include "env.h"
 #include "run.h"
 
 #include <errno.h>
@@ -70,12 +71,19 @@ static int load(const char *config_yaml, size_t config_len, const struct dsh_ser
         return DSH_E_CONFIG_INVALID;
     }
     dsh_diagnostics_release(&diags);
-    if (inst->config.execution_mode != PTC_EXECUTION_PER_CALL) {
-        ptc__fail(ret_error, DSH_E_UNSUPPORTED, "executionMode %s is not implemented by this build yet",
-                  ptc_execution_mode_name(inst->config.execution_mode));
-        ptc_config_destroy(&inst->config);
-        free(inst);
-        return DSH_E_UNSUPPORTED;
+    /* The configured syntax and lifetime are resolved once, at load. */
+    switch (inst->config.execution_mode) {
+    case PTC_EXECUTION_PER_CALL:
+        inst->program_format = "async-function";
+        break;
+    case PTC_EXECUTION_VM_SCRIPT:
+        inst->program_format = "vm-script";
+        inst->retains_state = inst->config.script_persistence;
+        break;
+    case PTC_EXECUTION_PERSISTENT_IN_MEMORY:
+        inst->program_format = inst->config.repl_scoped ? "scoped-repl" : "repl";
+        inst->retains_state = true;
+        break;
     }
     inst->services = *services;
     if ((rc = ptc__loop_init(&inst->loop)) < 0) {
@@ -83,8 +91,35 @@ static int load(const char *config_yaml, size_t config_len, const struct dsh_ser
         free(inst);
         return ptc__fail(ret_error, rc, "cannot create the event loop: %s", dsh_strerror(rc));
     }
+    if ((rc = ptc__owners_subscribe(inst)) < 0) {
+        ptc__loop_destroy(&inst->loop);
+        ptc_config_destroy(&inst->config);
+        free(inst);
+        return ptc__fail(ret_error, rc, "cannot subscribe to sandbox mode changes: %s", dsh_strerror(rc));
+    }
     *ret_instance = inst;
     return 0;
+}
+
+char *ptc__initializer_source(struct dsh_instance *inst)
+{
+    size_t total = 0;
+    for (struct ptc_initializer *i = inst->initializers; i; i = i->next)
+        total += strlen(i->program) + 1;
+    if (!total)
+        return NULL;
+    char *joined = malloc(total + 1), *p = joined;
+    if (!joined)
+        return NULL;
+    /* Registration order: the list is kept oldest first. */
+    for (struct ptc_initializer *i = inst->initializers; i; i = i->next) {
+        size_t n = strlen(i->program);
+        memcpy(p, i->program, n);
+        p[n] = '\n';
+        p += n + 1;
+    }
+    *p = '\0';
+    return joined;
 }
 
 static void unload(struct dsh_instance *inst)
@@ -92,12 +127,31 @@ static void unload(struct dsh_instance *inst)
     if (!inst)
         return;
     inst->unloading = true;
+    ptc__owners_unsubscribe(inst);
     for (struct ptc_run *run = inst->runs; run; run = run->next)
         ptc__run_cancel(run, "the provider is unloading");
-    /* Deliver every pending result: cleanup waits for quiescence. */
-    while (inst->runs)
+    for (struct ptc_env *env = inst->envs; env; env = env->next)
+        if (!env->run)
+            ptc__env_terminate(env, NULL);
+    /* Deliver every pending result; cleanup waits for quiescence. Environments whose cleanup
+     * failed stay listed: their handles are released below, which kills and waits. */
+    for (;;) {
+        bool pending = inst->runs != NULL;
+        for (struct ptc_env *env = inst->envs; env && !pending; env = env->next)
+            pending = !env->cleanup_failed;
+        if (!pending)
+            break;
         ptc__loop_wait(&inst->loop, 100);
+    }
+    while (inst->envs)
+        ptc__env_destroy(inst->envs);
     ptc__loop_dispatch(&inst->loop);
+    while (inst->initializers) {
+        struct ptc_initializer *i = inst->initializers;
+        inst->initializers = i->next;
+        free(i->program);
+        free(i);
+    }
     ptc__loop_destroy(&inst->loop);
     ptc_config_destroy(&inst->config);
     free(inst);
@@ -123,59 +177,53 @@ static int run(struct dsh_instance *inst, const char *spec_json, size_t spec_len
     return ptc__run_start(inst, spec_json, spec_len, callbacks, ret_run, ret_error);
 }
 
-struct release_request {
-    dsh_released_fn fn;
-    void *userdata;
-    char *owner;
-};
-
-static void complete_release(void *arg)
-{
-    struct release_request *req = arg;
-    req->fn(req->userdata, req->owner, 0);
-    free(req->owner);
-    free(req);
-}
-
 static int release(struct dsh_instance *inst, const char *owner, dsh_released_fn on_released, void *userdata,
                    struct dsh_error *ret_error)
 {
     if (!inst || !owner || !on_released)
         return ptc__fail(ret_error, -EINVAL, "release needs an instance, an owner and on_released");
-    /* per-call keeps no environments: there is nothing to stop, the release completes at once. */
-    struct release_request *req = calloc(1, sizeof *req);
-    if (!req || !(req->owner = strdup(owner))) {
-        free(req);
-        return ptc__fail(ret_error, -ENOMEM, "out of memory");
-    }
-    req->fn = on_released;
-    req->userdata = userdata;
-    if (ptc__defer(&inst->loop, complete_release, req) < 0) {
-        free(req->owner);
-        free(req);
-        return ptc__fail(ret_error, -ENOMEM, "out of memory");
-    }
-    return 0;
+    return ptc__owners_release(inst, owner, on_released, userdata, ret_error);
 }
 
 static int register_initializer(struct dsh_instance *inst, const char *program, size_t program_len,
                                 dsh_registration *ret_registration, struct dsh_error *ret_error)
 {
-    (void)program;
-    (void)program_len;
-    (void)ret_registration;
-    if (!inst)
-        return ptc__fail(ret_error, -EINVAL, "no instance");
-    return ptc__fail(ret_error, DSH_E_WRONG_MODE,
-                     "environment initializers are only available with executionMode persistent-in-memory");
+    if (!inst || !program || !ret_registration)
+        return ptc__fail(ret_error, -EINVAL, "registerEnvironmentInitializer needs an instance, a program and ret_registration");
+    if (inst->config.execution_mode != PTC_EXECUTION_PERSISTENT_IN_MEMORY)
+        return ptc__fail(ret_error, DSH_E_WRONG_MODE,
+                         "environment initializers are only available with executionMode persistent-in-memory");
+    if (inst->admitted_any)
+        return ptc__fail(ret_error, DSH_E_TOO_LATE, "initializers must be registered before the first run is admitted");
+    if (memchr(program, '\0', program_len))
+        return ptc__fail(ret_error, DSH_E_REQUEST_INVALID, "the initializer contains a NUL byte");
+    struct ptc_initializer *init = calloc(1, sizeof *init);
+    if (!init || !(init->program = strndup(program, program_len))) {
+        free(init);
+        return ptc__fail(ret_error, -ENOMEM, "out of memory");
+    }
+    init->id = ++inst->next_registration;
+    struct ptc_initializer **tail = &inst->initializers;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = init;
+    *ret_registration = init->id;
+    return 0;
 }
 
 static int unregister_initializer(struct dsh_instance *inst, dsh_registration registration,
                                   struct dsh_error *ret_error)
 {
-    (void)registration;
     if (!inst)
         return ptc__fail(ret_error, -EINVAL, "no instance");
+    for (struct ptc_initializer **link = &inst->initializers; *link; link = &(*link)->next)
+        if ((*link)->id == registration) {
+            struct ptc_initializer *gone = *link;
+            *link = gone->next;
+            free(gone->program);
+            free(gone);
+            return 0;
+        }
     return ptc__fail(ret_error, DSH_E_NOT_FOUND, "no such initializer registration");
 }
 

@@ -15,14 +15,28 @@
 #define PTC_VERSION "0.1.0"
 
 struct ptc_run;
+struct ptc_env;
+
+struct ptc_initializer {
+    struct ptc_initializer *next;
+    dsh_registration id;
+    char *program;
+};
 
 struct dsh_instance {
     struct ptc_config config;
     struct dsh_services services; /* copy of the bundle; vtables are borrowed */
     struct ptc_loop loop;
-    struct ptc_watch *unused;
-    struct ptc_run *runs; /* live runs, newest first */
+    const char *program_format; /* async-function | vm-script | scoped-repl | repl */
+    bool retains_state;         /* stateOwner selects a retained environment */
+    struct ptc_run *runs;       /* live runs, newest first */
+    struct ptc_env *envs;       /* every environment not yet freed */
     dsh_run_id next_run_id;
+    bool admitted_any;          /* initializers may only be registered before this */
+    struct ptc_initializer *initializers;
+    dsh_registration next_registration;
+    bool subscribed;
+    uint64_t subscription;
     bool unloading;
 };
 
@@ -47,6 +61,9 @@ bool ptc__spec_allows(const struct ptc_spec *spec, const char *global, const cha
 
 int ptc__resolve(struct dsh_instance *inst, const char *request_json, size_t request_len,
                  char **ret_spec_json, size_t *ret_spec_len, struct dsh_error *err);
+
+/* The joined source of every registered initializer, or NULL (transfer full). */
+char *ptc__initializer_source(struct dsh_instance *inst);
 
 /* Builds the argv that starts the bootstrap (transfer full, NULL-terminated; free with
  * ptc__argv_free) and the env additions the launch needs. */

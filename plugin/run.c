@@ -1,5 +1,6 @@
-/* Run lifecycle: admission, confinement, spawn, outcome selection, closing and delivery.
- * Frame and pipe handling live in run_io.c, the result shape in result.c. */
+/* Run lifecycle: admission into a temporary or retained environment, the deadline, outcome
+ * selection, cooperative stop of retained work, and delivery of the result exactly once.
+ * Frames of the evaluation are handled in run_frames.c, the result shape in result.c. */
 #include "run.h"
 
 #include <errno.h>
@@ -7,10 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <unistd.h>
-
-static void schedule_finish(struct ptc_run *run);
 
 struct ptc_run *ptc__run_find(struct dsh_instance *inst, dsh_run_id id)
 {
@@ -28,35 +25,125 @@ static void on_deadline(struct ptc_timer *timer)
                     (long long)run->spec.timeout_ms);
 }
 
-static void on_drain_timeout(struct ptc_timer *timer)
+static void on_stop_grace(struct ptc_timer *timer)
 {
-    struct ptc_run *run = ptc__container_of(timer, struct ptc_run, drain);
-    /* Pipes still open after the range is gone and graceMs passed: deliver what we have. */
-    schedule_finish(run);
+    struct ptc_run *run = ptc__container_of(timer, struct ptc_run, stop_grace);
+    /* No acknowledgment (a synchronous loop, or a failed revoke): terminate and lose the state. */
+    if (run->env)
+        ptc__env_terminate(run->env, NULL);
 }
 
-static void begin_close(struct ptc_run *run)
+/* ---- delivery ---------------------------------------------------------------------------- */
+
+static void destroy_run(struct ptc_run *run)
 {
-    const struct dsh_subprocess_service *sp = run->inst->services.subprocess;
-    run->phase = PTC_CLOSING;
-    if (run->confine_pending) {
-        /* A late provider must not start the program: drop the pending confinement. */
-        const struct dsh_sandbox_service *sb = run->inst->services.sandbox;
-        if (sb->cancel_confine(sb->ctx, run->confine_op) == 0)
-            run->confine_pending = false;
-        /* else on_confined is still coming and releases the confinement itself */
-    }
-    if (run->process && !run->quiescent) {
-        /* Per-call outcomes terminate the managed range at once. */
-        int rc = sp->terminate(sp->ctx, run->process, 0);
-        if (rc < 0) {
-            run->cleanup_failed = true;
-            schedule_finish(run);
+    struct dsh_instance *inst = run->inst;
+    if (run->env)
+        ptc__env_unref(run->env);
+    ptc__timer_destroy(&inst->loop, &run->deadline);
+    ptc__timer_destroy(&inst->loop, &run->stop_grace);
+    ptc__ledger_destroy(&run->ledger);
+    json_object_put(run->value);
+    free(run->message);
+    free(run->calls);
+    ptc__spec_destroy(&run->spec);
+    ptc__defer_cancel(&inst->loop, run);
+    free(run);
+}
+
+static void finish(void *arg)
+{
+    struct ptc_run *run = arg;
+    struct dsh_instance *inst = run->inst;
+    if (run->env && run->env->run == run)
+        run->env->run = NULL;
+    size_t len = 0;
+    char *result = ptc__run_result_json(run, &len);
+    for (struct ptc_run **link = &inst->runs; *link; link = &(*link)->next)
+        if (*link == run) {
+            *link = run->next;
+            break;
         }
+    static const char fallback[] =
+        "{\"ok\":false,\"error\":{\"kind\":\"worker-exit\",\"message\":\"out of memory\"},\"output\":[]}";
+    run->cb.on_done(run->cb.userdata, run->id, result ? result : fallback, result ? len : sizeof fallback - 1);
+    free(result);
+    destroy_run(run);
+}
+
+void ptc__run_schedule_finish(struct ptc_run *run)
+{
+    if (run->finish_scheduled)
+        return;
+    run->finish_scheduled = true;
+    run->phase = PTC_RUN_FINISHING;
+    /* Deferred: a run is never freed inside a callback that still uses it. */
+    if (ptc__defer(&run->inst->loop, finish, run) < 0)
+        run->finish_scheduled = false;
+}
+
+/* ---- outcome -------------------------------------------------------------------------------- */
+
+static bool settled_by_program(const struct ptc_run *run)
+{
+    return run->terminal_seen && (!run->kind || strcmp(run->kind, "exception") == 0 ||
+                                  strcmp(run->kind, "invalid-output") == 0);
+}
+
+/* Keeps a retained environment for its owner's next run. */
+static void keep_environment(struct ptc_run *run)
+{
+    struct ptc_env *env = run->env;
+    env->run = NULL;
+    if (env->state == PTC_ENV_BUSY)
+        env->state = PTC_ENV_IDLE;
+    run->retained_state = "preserved";
+    ptc__run_schedule_finish(run);
+}
+
+static void send_revoke(struct ptc_run *run)
+{
+    json_object *frame = json_object_new_object();
+    json_object_object_add(frame, "type", json_object_new_string("revoke"));
+    json_object_object_add(frame, "run", json_object_new_int64((int64_t)run->wire_id));
+    int rc = ptc__env_send(run->env, frame);
+    json_object_put(frame);
+    run->phase = PTC_RUN_STOPPING;
+    if (rc < 0)
+        ptc__env_terminate(run->env, NULL);
+    else
+        ptc__timer_arm(&run->stop_grace, (uint64_t)run->inst->config.stop_grace_ms);
+}
+
+static void close_after_outcome(struct ptc_run *run)
+{
+    struct ptc_env *env = run->env;
+    if (!env) { /* still waiting for an owner's old environment */
+        ptc__run_schedule_finish(run);
         return;
     }
-    if (!run->confine_pending)
-        schedule_finish(run);
+    if (!run->retained) {
+        /* Temporary environments end with their run; the result waits for quiescence. */
+        ptc__env_terminate(env, NULL);
+        return;
+    }
+    if (env->invalidated) {
+        /* A policy change: the next program waits for this cleanup, not this result. */
+        ptc__env_terminate(env, NULL);
+        env->run = NULL;
+        run->retained_state = "cleared";
+        ptc__run_schedule_finish(run);
+        return;
+    }
+    bool stop = run->kind && (strcmp(run->kind, "timeout") == 0 || strcmp(run->kind, "abort") == 0);
+    if (settled_by_program(run) && !run->initializing) {
+        keep_environment(run);
+    } else if (stop && run->code_started && !run->initializing && env->state == PTC_ENV_BUSY) {
+        send_revoke(run);
+    } else {
+        /* Startup stops, initializer failures, protocol, output overflow, lost processes. */
+        ptc__env_terminate(env, NULL);
+    }
 }
 
 void ptc__run_select(struct ptc_run *run, const char *kind, const char *fmt, ...)
@@ -74,94 +161,141 @@ void ptc__run_select(struct ptc_run *run, const char *kind, const char *fmt, ...
     }
     /* The timer stops when an outcome is selected, before cleanup. */
     ptc__timer_arm(&run->deadline, 0);
-    begin_close(run);
+    close_after_outcome(run);
 }
 
-static void start_process(struct ptc_run *run)
+void ptc__run_override_protocol(struct ptc_run *run, const char *message)
+{
+    if (!run->outcome_selected) {
+        ptc__run_select(run, "protocol", "%s", message);
+        return;
+    }
+    run->kind = "protocol";
+    free(run->message);
+    run->message = strdup(message);
+    json_object_put(run->value);
+    run->value = NULL;
+    run->has_value = false;
+}
+
+/* ---- environment events ------------------------------------------------------------------- */
+
+void ptc__run_on_env_ready(struct ptc_run *run)
+{
+    if (run->outcome_selected)
+        return;
+    run->phase = PTC_RUN_RUNNING;
+    run->env->state = PTC_ENV_BUSY;
+    ptc__run_send_program(run);
+}
+
+void ptc__run_on_env_failed(struct ptc_run *run, const char *kind, const char *message)
+{
+    if (run->phase == PTC_RUN_STOPPING) {
+        ptc__timer_arm(&run->stop_grace, 0);
+        return; /* stays timeout/abort; the closure reports the state as cleared */
+    }
+    ptc__run_select(run, kind, "%s", message);
+}
+
+void ptc__run_on_env_closed(struct ptc_run *run, int status)
+{
+    if (!run->outcome_selected) {
+        char *why = ptc__env_exit_description(run->env);
+        ptc__run_select(run, "worker-exit", "%s", why ? why : "the Node process exited");
+        free(why);
+    }
+    if (status < 0) {
+        run->kind = "worker-exit";
+        free(run->message);
+        run->message = strdup("managed cleanup failed: the process range could not be observed; "
+                              "release the owner to retry");
+    }
+    if (run->retained)
+        run->retained_state = "cleared";
+    ptc__timer_arm(&run->stop_grace, 0);
+    ptc__run_schedule_finish(run);
+}
+
+/* ---- admission ------------------------------------------------------------------------------ */
+
+void ptc__run_attach(struct ptc_run *run, struct ptc_env *env)
+{
+    run->env = env;
+    ptc__env_ref(env);
+    env->run = run;
+    run->wire_id = ++env->runs_sent;
+    run->phase = PTC_RUN_STARTING;
+    if (env->state == PTC_ENV_IDLE)
+        ptc__run_on_env_ready(run);
+}
+
+static void start_in_new_env(struct ptc_run *run)
 {
     struct dsh_instance *inst = run->inst;
-    char **launch_env = run->launch_env;
-    struct dsh_error err = {0};
-    size_t n_conf = 0, n_launch = 0;
-    while (run->confinement->env[n_conf])
-        n_conf++;
-    while (launch_env[n_launch])
-        n_launch++;
-    const char **env = calloc(n_conf + n_launch + 1, sizeof *env);
+    const char *owner = run->retained ? run->spec.state_owner : NULL;
+    struct ptc_env *env = ptc__env_create(inst, &run->spec, owner, inst->program_format, run->retained);
     if (!env) {
         ptc__run_select(run, "worker-exit", "out of memory");
         return;
     }
-    memcpy(env, run->confinement->env, n_conf * sizeof *env);
-    memcpy(env + n_conf, launch_env, n_launch * sizeof *env);
-    struct dsh_spawn_request request = {
-        .struct_size = sizeof request,
-        .argv = run->confinement->argv,
-        .env = env,
-        .cwd = run->spec.cwd,
-    };
-    const struct dsh_subprocess_service *sp = inst->services.subprocess;
-    int rc = sp->spawn(sp->ctx, &request, &run->process, &err);
-    free(env);
-    if (rc < 0) {
-        run->process = NULL;
-        ptc__run_select(run, "worker-exit", "the process could not be started: %s",
-                        err.message[0] ? err.message : dsh_strerror(rc));
-        return;
-    }
-    if (ptc__run_watch_process(run) < 0) {
-        ptc__run_select(run, "worker-exit", "the process could not be observed");
-        return;
-    }
-    run->phase = PTC_STARTING;
+    ptc__run_attach(run, env);
 }
 
-static void after_confined(void *arg)
+static void on_old_env_closed(void *arg, int status)
 {
     struct ptc_run *run = arg;
-    if (run->outcome_selected) { /* cancelled or timed out while confining */
-        schedule_finish(run);
+    if (run->outcome_selected)
+        return;
+    if (status < 0) {
+        ptc__run_select(run, "worker-exit",
+                        "cleanup of the owner's previous environment failed; release the owner to retry");
         return;
     }
-    if (run->confine_status < 0 || !run->confinement) {
-        ptc__run_select(run, "sandbox-unavailable", "the sandbox could not confine the program: %s",
-                        dsh_strerror(run->confine_status ? run->confine_status : DSH_E_SANDBOX_UNAVAILABLE));
-        return;
-    }
-    start_process(run);
+    start_in_new_env(run);
 }
 
-static void on_confined(void *userdata, int status, struct dsh_confinement *confinement)
+static bool same_identity(const struct ptc_env *env, const struct ptc_spec *spec)
 {
-    struct ptc_run *run = userdata;
-    run->confine_pending = false;
-    run->confine_status = status;
-    run->confinement = confinement;
-    /* Possibly called from inside confine(): continue from the loop, never re-entrantly. */
-    if (ptc__defer(&run->inst->loop, after_confined, run) < 0)
-        ptc__run_select(run, "worker-exit", "out of memory");
+    json_object *v;
+    const char *root = json_object_object_get_ex(spec->policy, "workspaceRoot", &v) ? json_object_get_string(v) : "";
+    const char *session = json_object_object_get_ex(spec->policy, "sessionId", &v) ? json_object_get_string(v) : "";
+    return strcmp(env->mode, spec->mode) == 0 && strcmp(env->workspace_root, root) == 0 &&
+           strcmp(env->session_id, session) == 0;
 }
 
-static int begin_confinement(struct ptc_run *run)
+static int admit(struct ptc_run *run, struct dsh_error *err)
 {
-    char **argv = NULL, **env = NULL;
-    struct dsh_error err = {0};
-    if (ptc__launch_argv(run->inst, &argv, &env, &err) < 0) {
-        ptc__run_select(run, "worker-exit", "the runtime could not be launched: %s", err.message);
+    struct dsh_instance *inst = run->inst;
+    if (!run->retained) {
+        start_in_new_env(run);
         return 0;
     }
-    run->launch_env = env;
-    const char *policy = json_object_to_json_string_ext(run->spec.policy, JSON_C_TO_STRING_PLAIN);
-    const struct dsh_sandbox_service *sb = run->inst->services.sandbox;
-    run->confine_pending = true;
-    int rc = sb->confine(sb->ctx, (const char *const *)argv, policy, strlen(policy), on_confined, run,
-                         &run->confine_op);
-    ptc__argv_free(argv);
-    if (rc < 0) {
-        run->confine_pending = false;
-        ptc__run_select(run, "sandbox-unavailable", "the sandbox could not confine the program: %s",
-                        dsh_strerror(rc));
+    const char *owner = run->spec.state_owner;
+    for (struct ptc_run *other = inst->runs; other; other = other->next)
+        if (other != run && other->retained && strcmp(other->spec.state_owner, owner) == 0)
+            return ptc__fail(err, DSH_E_OWNER_BUSY, "state owner \"%s\" has a run or cleanup in progress", owner);
+    struct ptc_env *env = ptc__owners_find(inst, owner);
+    if (env) {
+        if (env->cleanup_failed)
+            return ptc__fail(err, DSH_E_OWNER_BUSY,
+                             "cleanup of state owner \"%s\" failed; release it before running again", owner);
+        if (!same_identity(env, &run->spec))
+            return ptc__fail(err, DSH_E_OWNER_INCONSISTENT,
+                             "state owner \"%s\" is bound to mode %s, workspace %s and session \"%s\"; release it first",
+                             owner, env->mode, env->workspace_root, env->session_id);
+        ptc__run_attach(run, env);
+        return 0;
     }
+    struct ptc_env *closing = ptc__owners_find_closing(inst, owner);
+    if (closing) {
+        if (closing->cleanup_failed)
+            return ptc__fail(err, DSH_E_OWNER_BUSY,
+                             "cleanup of state owner \"%s\" failed; release it before running again", owner);
+        run->phase = PTC_RUN_WAITING;
+        return ptc__env_wait_closed(closing, on_old_env_closed, run);
+    }
+    start_in_new_env(run);
     return 0;
 }
 
@@ -178,19 +312,17 @@ int ptc__run_start(struct dsh_instance *inst, const char *spec_json, size_t spec
         free(run);
         return rc;
     }
-    if (strlen(run->spec.program) + 4096 > (uint64_t)inst->config.max_message_bytes) {
+    if (strlen(run->spec.program) + 65536 > (uint64_t)inst->config.max_message_bytes) {
         ptc__spec_destroy(&run->spec);
         free(run);
         return ptc__fail(err, DSH_E_LIMIT, "the program does not fit in maxMessageBytes");
     }
     run->inst = inst;
     run->cb = *callbacks;
-    run->id = ++inst->next_run_id;
-    run->control.fd = -1;
-    run->out.watch.fd = run->err.watch.fd = -1;
+    run->retained = inst->retains_state && run->spec.state_owner;
     ptc__ledger_init(&run->ledger, (uint64_t)inst->config.max_output_bytes);
     if ((rc = ptc__timer_init(&inst->loop, &run->deadline, on_deadline)) < 0 ||
-        (rc = ptc__timer_init(&inst->loop, &run->drain, on_drain_timeout)) < 0) {
+        (rc = ptc__timer_init(&inst->loop, &run->stop_grace, on_stop_grace)) < 0) {
         ptc__timer_destroy(&inst->loop, &run->deadline);
         ptc__ledger_destroy(&run->ledger);
         ptc__spec_destroy(&run->spec);
@@ -199,11 +331,18 @@ int ptc__run_start(struct dsh_instance *inst, const char *spec_json, size_t spec
     }
     run->next = inst->runs;
     inst->runs = run;
+    if ((rc = admit(run, err)) < 0) {
+        inst->runs = run->next;
+        destroy_run(run);
+        return rc;
+    }
+    run->id = ++inst->next_run_id;
+    inst->admitted_any = true;
     *ret_run = run->id;
     /* The deadline starts now and covers setup, launch and every binding wait. */
-    if (run->spec.has_timeout)
+    if (run->spec.has_timeout && !run->outcome_selected)
         ptc__timer_arm(&run->deadline, (uint64_t)run->spec.timeout_ms);
-    return begin_confinement(run);
+    return 0;
 }
 
 int ptc__run_cancel(struct ptc_run *run, const char *reason)
@@ -214,82 +353,4 @@ int ptc__run_cancel(struct ptc_run *run, const char *reason)
                     run->code_started ? "during execution" : "before code started",
                     reason && *reason ? ": " : "", reason && *reason ? reason : "");
     return 0;
-}
-
-/* ---- delivery ---------------------------------------------------------------------------- */
-
-static void destroy_run(struct ptc_run *run)
-{
-    struct dsh_instance *inst = run->inst;
-    ptc__timer_destroy(&inst->loop, &run->deadline);
-    ptc__timer_destroy(&inst->loop, &run->drain);
-    ptc__watch_remove(&inst->loop, &run->control_watch);
-    ptc__control_destroy(&run->control);
-    ptc__run_pipe_close(run, &run->out);
-    ptc__run_pipe_close(run, &run->err);
-    ptc__watch_remove(&inst->loop, &run->quiescence_watch);
-    if (run->process) {
-        const struct dsh_subprocess_service *sp = inst->services.subprocess;
-        sp->release(sp->ctx, run->process); /* kills and waits if somehow not quiescent */
-    }
-    if (run->confinement) {
-        const struct dsh_sandbox_service *sb = inst->services.sandbox;
-        sb->release_confinement(sb->ctx, run->confinement);
-    }
-    ptc__ledger_destroy(&run->ledger);
-    ptc__argv_free(run->launch_env);
-    json_object_put(run->value);
-    free(run->message);
-    free(run->calls);
-    ptc__spec_destroy(&run->spec);
-    ptc__defer_cancel(&inst->loop, run);
-    free(run);
-}
-
-static void finish(void *arg)
-{
-    struct ptc_run *run = arg;
-    struct dsh_instance *inst = run->inst;
-    if (run->confine_pending) {
-        /* The provider refused to drop the confinement; wait for on_confined. */
-        run->finish_scheduled = false;
-        return;
-    }
-    size_t len = 0;
-    char *result = ptc__run_result_json(run, &len);
-    for (struct ptc_run **link = &inst->runs; *link; link = &(*link)->next)
-        if (*link == run) {
-            *link = run->next;
-            break;
-        }
-    static const char fallback[] =
-        "{\"ok\":false,\"error\":{\"kind\":\"worker-exit\",\"message\":\"out of memory\"},\"output\":[]}";
-    run->cb.on_done(run->cb.userdata, run->id, result ? result : fallback,
-                    result ? len : sizeof fallback - 1);
-    free(result);
-    destroy_run(run);
-}
-
-static void schedule_finish(struct ptc_run *run)
-{
-    if (run->finish_scheduled)
-        return;
-    run->finish_scheduled = true;
-    if (ptc__defer(&run->inst->loop, finish, run) < 0)
-        run->finish_scheduled = false; /* retried on the next event */
-}
-
-void ptc__run_maybe_finish(struct ptc_run *run)
-{
-    if (!run->quiescent && !run->cleanup_failed)
-        return;
-    if (!run->outcome_selected) {
-        /* The range ended without a result: early process exit. */
-        ptc__run_select(run, "worker-exit", NULL);
-    }
-    if (run->cleanup_failed || (run->out.eof && run->err.eof)) {
-        schedule_finish(run);
-        return;
-    }
-    ptc__timer_arm(&run->drain, (uint64_t)run->inst->config.grace_ms);
 }

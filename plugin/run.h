@@ -1,32 +1,23 @@
-/* One run: the per-call state machine from confinement to the delivered result.
+/* One run: admission, the evaluation in an environment, outcome selection and delivery.
  *
- *   CONFINING --confined--> STARTING --hello/run frame--> RUNNING --outcome--> CLOSING --> done
+ *   WAITING (for an owner's old environment to close) -> STARTING (environment starting)
+ *     -> RUNNING (program submitted) -> [STOPPING: revoke sent, stopGraceMs] -> FINISHING
  *
- * Any phase can select an outcome (timeout, abort, protocol, ...). Selecting stops the deadline
- * and begins closing: terminate the managed range, wait for quiescence, drain the output pipes
- * (bounded by graceMs), then deliver the result exactly once. */
+ * Selecting an outcome stops the deadline. A temporary environment is then terminated and the
+ * result waits for quiescence; a retained environment stays (ok, exception) or is asked to revoke
+ * (timeout, abort) and is terminated when it does not acknowledge within stopGraceMs. */
 #ifndef PTC_RUN_H
 #define PTC_RUN_H
 
-#include "internal.h"
+#include "env.h"
+#include "frames.h"
 
-enum ptc_phase { PTC_CONFINING, PTC_STARTING, PTC_RUNNING, PTC_CLOSING };
-
-struct ptc_pipe {
-    struct ptc_watch watch;
-    struct ptc_run *run;
-    bool is_stderr;
-    bool eof;
-    unsigned char partial[4]; /* an incomplete UTF-8 sequence carried to the next read */
-    size_t partial_len;
-};
+enum ptc_phase { PTC_RUN_WAITING, PTC_RUN_STARTING, PTC_RUN_RUNNING, PTC_RUN_STOPPING, PTC_RUN_FINISHING };
 
 struct ptc_open_call {
     uint64_t id;
     size_t arg_bytes;
 };
-
-#define PTC_STDERR_TAIL 4096
 
 struct ptc_run {
     struct ptc_run *next;
@@ -35,59 +26,57 @@ struct ptc_run {
     struct dsh_run_callbacks cb;
     struct ptc_spec spec;
     enum ptc_phase phase;
+    struct ptc_env *env;
+    uint64_t wire_id;  /* this run's id on the environment's control channel */
     bool code_started; /* the program was submitted to the ready process */
+    bool initializing; /* the environment initializer is running */
+    bool retained;     /* runs in an owner's retained environment */
 
-    /* confinement */
-    bool confine_pending;
-    uint64_t confine_op;
-    int confine_status;
-    struct dsh_confinement *confinement;
-    char **launch_env; /* env additions of the launch itself (embedded NODE_OPTIONS) */
-
-    /* process */
-    struct dsh_process *process;
-    struct ptc_control control;
-    struct ptc_watch control_watch;
-    struct ptc_pipe out, err;
-    struct ptc_watch quiescence_watch;
-    bool quiescent;
-    struct dsh_exit_status exit_status;
-    bool cleanup_failed;
-
-    /* binding calls and output */
     struct ptc_open_call *calls;
     size_t n_calls, cap_calls;
     uint64_t open_arg_bytes;
     struct ptc_ledger ledger;
-    char stderr_tail[PTC_STDERR_TAIL];
-    size_t stderr_tail_len;
+    struct ptc_timer deadline, stop_grace;
 
-    struct ptc_timer deadline, drain;
-
-    /* outcome */
     bool outcome_selected;
-    bool terminal_seen;     /* the child's result frame arrived */
-    bool control_lost;      /* the control channel ended before the result */
-    const char *kind;       /* NULL = ok */
+    bool terminal_seen;
+    const char *kind; /* NULL = ok */
     char *message;
     bool has_value;
     json_object *value;
+    const char *retained_state; /* "preserved" | "cleared" | NULL */
     bool finish_scheduled;
 };
 
 /* run.c */
 void ptc__run_select(struct ptc_run *run, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Called when the range became quiescent or a pipe reached EOF: finishes when both hold. */
-void ptc__run_maybe_finish(struct ptc_run *run);
-/* run_io.c */
-int ptc__run_watch_process(struct ptc_run *run);
+/* Replaces a selected outcome with a protocol failure (nothing may follow a terminal frame). */
+void ptc__run_override_protocol(struct ptc_run *run, const char *message);
+void ptc__run_schedule_finish(struct ptc_run *run);
+void ptc__run_attach(struct ptc_run *run, struct ptc_env *env);
+
+/* Environment events (env.c / env_io.c -> run). */
+void ptc__run_on_env_ready(struct ptc_run *run);
+void ptc__run_on_frame(struct ptc_run *run, const struct ptc_frame *frame);
+void ptc__run_on_output(struct ptc_run *run, const char *text, size_t len);
+/* The environment failed while the run used it (protocol, lost control, process exit). */
+void ptc__run_on_env_failed(struct ptc_run *run, const char *kind, const char *message);
+/* The environment is closed (quiescent and drained, or cleanup failed). */
+void ptc__run_on_env_closed(struct ptc_run *run, int status);
+
+/* run_frames.c */
 void ptc__run_send_program(struct ptc_run *run);
-void ptc__run_pipe_close(struct ptc_run *run, struct ptc_pipe *pipe);
 /* result.c: the result JSON (transfer full) */
 char *ptc__run_result_json(struct ptc_run *run, size_t *ret_len);
-/* utf8.c: appends sanitized text of bytes (carrying incomplete sequences in pipe->partial) */
-int ptc__utf8_sanitize(struct ptc_pipe *pipe, const char *bytes, size_t len, bool at_eof,
-                       char **ret_text, size_t *ret_len);
+
+/* owners.c: retained environments by owner, release and policy changes */
+struct ptc_env *ptc__owners_find(struct dsh_instance *inst, const char *owner);
+/* Environments of owner that are closing (invalidated or stopped) and block a new one. */
+struct ptc_env *ptc__owners_find_closing(struct dsh_instance *inst, const char *owner);
+int ptc__owners_subscribe(struct dsh_instance *inst);
+void ptc__owners_unsubscribe(struct dsh_instance *inst);
+int ptc__owners_release(struct dsh_instance *inst, const char *owner, dsh_released_fn fn, void *userdata,
+                        struct dsh_error *err);
 
 #endif

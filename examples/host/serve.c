@@ -480,12 +480,16 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
                         ? json_object_get_string(type)
                         : NULL;
     bool needs_id = t && strcmp(t, "reply") != 0 && strcmp(t, "set-mode") != 0;
+    bool known = t && (!strcmp(t, "run") || !strcmp(t, "cancel") || !strcmp(t, "reply") ||
+                       !strcmp(t, "release") || !strcmp(t, "set-mode"));
     if (!t)
         emit_error(id_copy, "a request needs a string \"type\"");
-    else if (needs_id && !id_copy)
-        emit_error(NULL, "a %s request needs an \"id\" (a string or an integer)", t);
+    else if (!known)
+        emit_error(id_copy, "unknown request type \"%s\"", t);
     else if (idv && !id_copy)
         emit_error(NULL, "\"id\" must be a string or an integer");
+    else if (needs_id && !id_copy)
+        emit_error(NULL, "a %s request needs an \"id\" (a string or an integer)", t);
     else if (!strcmp(t, "run"))
         req_run(srv, req, id_copy);
     else if (!strcmp(t, "cancel"))
@@ -494,10 +498,8 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
         req_reply(srv, req);
     else if (!strcmp(t, "release"))
         req_release(srv, req, id_copy);
-    else if (!strcmp(t, "set-mode"))
-        req_set_mode(srv, req, id_copy);
     else
-        emit_error(id_copy, "unknown request type \"%s\"", t);
+        req_set_mode(srv, req, id_copy);
     free(id_copy);
     json_object_put(req);
 }

@@ -24,7 +24,7 @@ struct dsh_linux_services_options {
     uint32_t confine_delay_ms;              /* test-only: delay confine completion (needs defer) */
     /* sandbox-policy row (dsh-sandbox-policy) */
     const char *default_mode;   /* read-only | workspace-write | danger-full-access */
-    const char *workspace_root; /* absolute */
+    const char *workspace_root; /* absolute; NULL = the current directory; never "/" */
     /* host loop integration */
     dsh_defer_fn defer;
     void *loop;

@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SAFE_PATH "/usr/local/bin:/usr/bin:/bin"

@@ -139,19 +139,147 @@ static int supervisor_argv(const struct dshx__config *cfg, const struct dsh_spaw
     if (rc == 0 && pid_ns)
         rc = dshx__strv_push(&sv, "--pid-ns");
     if (rc == 0 && pid_ns && cfg->kernel.pid_max_per_ns) {
-        /* The kernel refuses pid_max below 301; the bound is approximate anyway. */
+        /* The kernel refuses pid_max below 301; the bound is approximate anyway (pids below 300
+         * are not reused after a wrap). */
         unsigned max = cfg->max_processes < 301 ? 301 : cfg->max_processes;
-        rc = dshx__strv_pushf(&sv, "--pid-max=%u", max) < 0
-                 ? -ENOMEM
-                 : (dshx__strv_clear(&sv), 0); /* replaced below */
+        rc = dshx__strv_push(&sv, "--pid-max");
+        if (rc == 0)
+            rc = dshx__strv_pushf(&sv, "%u", max);
     }
+    if (rc == 0)
+        rc = dshx__strv_push(&sv, "--");
+    for (size_t i = 0; rc == 0 && req->argv[i]; i++)
+        rc = dshx__strv_push(&sv, req->argv[i]);
     if (rc < 0) {
         dshx__strv_clear(&sv);
         return rc;
     }
+    *ret_argv = dshx__strv_finish(&sv);
     return 0;
-    (void)ret_argv;
+}
+
+static pid_t clone_range(bool pid_ns, bool user_ns, int *ret_pidfd)
+{
+    struct clone_args args = {
+        .flags = CLONE_PIDFD | (pid_ns ? CLONE_NEWPID : 0) | (user_ns ? CLONE_NEWUSER : 0),
+        .pidfd = (uint64_t)(uintptr_t)ret_pidfd,
+        .exit_signal = 0,
+    };
+    return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+static int set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+enum { CTL_HOST, CTL_CHILD, OUT_R, OUT_W, ERR_R, ERR_W, CMD_HOST, CMD_CHILD, DEVNULL, SYNC_R,
+       SYNC_W, NFDS };
+
+static int open_fds(int fd[NFDS], bool user_ns)
+{
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, &fd[CTL_HOST]) < 0 ||
+        pipe2(&fd[OUT_R], O_CLOEXEC) < 0 || pipe2(&fd[ERR_R], O_CLOEXEC) < 0 ||
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, &fd[CMD_HOST]) < 0 ||
+        (fd[DEVNULL] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ||
+        (user_ns && pipe2(&fd[SYNC_R], O_CLOEXEC) < 0))
+        return -errno;
+    return 0;
 }
 
 int dshx__range_spawn(const struct dshx__config *cfg, const struct dsh_spawn_request *request,
-                      struct dshx__range **ret_range, struct dsh_error *ret_error);
+                      struct dshx__range **ret_range, struct dsh_error *ret_error)
+{
+    if (!request || !request->argv || !request->argv[0] || request->argv[0][0] != '/' ||
+        !request->cwd || request->cwd[0] != '/')
+        return dshx__fail(ret_error, DSH_E_REQUEST_INVALID,
+                          "spawn needs an absolute argv[0] and an absolute cwd");
+    if (!cfg->supervisor_path)
+        return dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "no range supervisor is configured");
+    bool pid_ns = cfg->kernel.pid_ns;
+    char **env = NULL, **argv = NULL;
+    int fd[NFDS];
+    for (int i = 0; i < NFDS; i++)
+        fd[i] = -1;
+    int pidfd = -1, rc = dshx__build_env(request->env, request->cwd, &env, ret_error);
+    if (rc < 0)
+        return rc;
+    struct dshx__range *r = calloc(1, sizeof(*r));
+    if (!r || supervisor_argv(cfg, request, pid_ns, &argv) < 0) {
+        rc = dshx__fail(ret_error, -ENOMEM, "out of memory");
+        goto out;
+    }
+    /* Without root, a user namespace gives the supervisor and launcher their namespaces. */
+    bool user_ns = !cfg->kernel.root && (pid_ns || cfg->kernel.namespaces);
+    if ((rc = open_fds(fd, user_ns)) < 0) {
+        rc = dshx__fail(ret_error, rc, "cannot create the range's channels: %s", strerror(-rc));
+        goto out;
+    }
+    struct plan plan = {
+        .src = {fd[DEVNULL], fd[OUT_W], fd[ERR_W], fd[CTL_CHILD], fd[CMD_CHILD]},
+        .sync_fd = fd[SYNC_R],
+        .path = cfg->supervisor_path,
+        .argv = argv,
+        .envp = env,
+    };
+    pid_t pid = clone_range(pid_ns, user_ns, &pidfd);
+    if (pid < 0) {
+        rc = -errno;
+        rc = dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "clone3: %s", strerror(-rc));
+        goto out;
+    }
+    if (pid == 0)
+        child_main(&plan);
+    static const int child_side[] = {CTL_CHILD, OUT_W, ERR_W, CMD_CHILD, DEVNULL, SYNC_R};
+    for (size_t i = 0; i < sizeof(child_side) / sizeof(child_side[0]); i++)
+        close_fd(&fd[child_side[i]]);
+    if (user_ns) {
+        rc = map_user_ns(pid);
+        if (rc == 0 && write(fd[SYNC_W], "x", 1) != 1)
+            rc = -errno;
+        close_fd(&fd[SYNC_W]);
+        if (rc < 0) {
+            (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+            reap(pidfd);
+            rc = dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "user namespace map: %s",
+                            strerror(-rc));
+            goto out;
+        }
+    }
+    rc = await_start(fd[CMD_HOST], pidfd, request->argv[0], ret_error);
+    if (rc < 0) {
+        (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        reap(pidfd);
+        goto out;
+    }
+    if (set_nonblock(fd[CTL_HOST]) < 0 || set_nonblock(fd[OUT_R]) < 0 ||
+        set_nonblock(fd[ERR_R]) < 0 || set_nonblock(fd[CMD_HOST]) < 0) {
+        rc = dshx__fail(ret_error, -errno, "fcntl: %s", strerror(errno));
+        (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        reap(pidfd);
+        goto out;
+    }
+    r->pub = (struct dsh_process){
+        .struct_size = sizeof(struct dsh_process),
+        .pid = pid,
+        .control_fd = fd[CTL_HOST],
+        .stdout_fd = fd[OUT_R],
+        .stderr_fd = fd[ERR_R],
+        .quiescence_fd = pidfd,
+    };
+    r->cmd_fd = fd[CMD_HOST];
+    r->in_pid_ns = pid_ns;
+    fd[CTL_HOST] = fd[OUT_R] = fd[ERR_R] = fd[CMD_HOST] = pidfd = -1;
+    *ret_range = r;
+    r = NULL;
+    rc = 0;
+out:
+    for (int i = 0; i < NFDS; i++)
+        close_fd(&fd[i]);
+    close_fd(&pidfd);
+    free(r);
+    dshx__strv_free(argv);
+    dshx__strv_free(env);
+    return rc;
+}

@@ -25,7 +25,16 @@ export class Dsh {
       this.#wake();
     });
     this.exited = new Promise((resolve) =>
-      this.child.on("exit", (code, signal) => resolve({ code, signal })),
+      this.child.on("exit", (code, signal) => {
+        resolve({ code, signal });
+        // Nothing more can arrive: fail pending waits now rather than at their timeout.
+        setImmediate(() => {
+          for (const w of this.waiters.splice(0)) {
+            clearTimeout(w.timer);
+            w.reject(new Error(`dsh exited (${code ?? signal}); events: ${JSON.stringify(this.events)}; stderr: ${this.stderr}`));
+          }
+        });
+      }),
     );
   }
 
@@ -47,7 +56,7 @@ export class Dsh {
   // Resolves with (and removes) the first event matching match; rejects after timeoutMs.
   next(match = () => true, timeoutMs = 30000) {
     return new Promise((resolve, reject) => {
-      const w = { match, resolve };
+      const w = { match, resolve, reject };
       w.timer = setTimeout(() => {
         this.waiters.splice(this.waiters.indexOf(w), 1);
         reject(new Error(`no matching event in ${timeoutMs} ms; events: ${JSON.stringify(this.events)}; stderr: ${this.stderr}`));

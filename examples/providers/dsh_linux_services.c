@@ -1,0 +1,228 @@
+/* The reference Linux services: construction, configuration and the shared helpers. */
+#include "internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef DSHX_DEFAULT_LIBEXEC_DIR
+#define DSHX_DEFAULT_LIBEXEC_DIR "/usr/libexec/dsh"
+#endif
+
+struct dsh_linux_services {
+    struct dsh_fs_service fs_vt;
+    struct dsh_subprocess_service subprocess_vt;
+    struct dsh_sandbox_service sandbox_vt;
+    struct dsh_sandbox_policy_service policy_vt;
+    struct dshx__config cfg;
+    struct dshx__fs *fs;
+    struct dshx__subprocess *subprocess;
+    struct dshx__sandbox *sandbox;
+    struct dshx__policy *policy;
+};
+
+bool dshx__mode_valid(const char *mode)
+{
+    return mode && (strcmp(mode, DSHX_MODE_READ_ONLY) == 0 ||
+                    strcmp(mode, DSHX_MODE_WORKSPACE_WRITE) == 0 ||
+                    strcmp(mode, DSHX_MODE_DANGER) == 0);
+}
+
+void dshx__log(const struct dshx__config *cfg, int level, const char *fmt, ...)
+{
+    if (!cfg->logger || !cfg->logger->log)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    cfg->logger->log(cfg->logger->ctx, level, msg);
+}
+
+int dshx__fail(struct dsh_error *ret_error, int code, const char *fmt, ...)
+{
+    if (ret_error) {
+        ret_error->code = code;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ret_error->message, sizeof(ret_error->message), fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+/* The options struct grows by appending: read a field only when the caller's size covers it. */
+#define HAS(o, field) ((o)->struct_size >= offsetof(struct dsh_linux_services_options, field) + \
+                                               sizeof((o)->field))
+
+static int canonical_dir(const char *path, char **ret, struct dsh_error *err, const char *what)
+{
+    char buf[PATH_MAX];
+    struct stat st;
+    if (!path || path[0] != '/' || !realpath(path, buf) || stat(buf, &st) < 0 ||
+        !S_ISDIR(st.st_mode))
+        return dshx__fail(err, DSH_E_CONFIG_INVALID, "%s must be an existing absolute directory: %s",
+                          what, path ? path : "(null)");
+    *ret = strdup(buf);
+    return *ret ? 0 : dshx__fail(err, -ENOMEM, "out of memory");
+}
+
+static int canonical_roots(const char *const *roots, char ***ret, struct dsh_error *err,
+                           const char *what)
+{
+    struct dshx__strv sv = {0};
+    for (size_t i = 0; roots && roots[i]; i++) {
+        char *c = NULL;
+        int rc = canonical_dir(roots[i], &c, err, what);
+        if (rc == 0)
+            rc = dshx__strv_push(&sv, c);
+        free(c);
+        if (rc < 0) {
+            dshx__strv_clear(&sv);
+            return rc;
+        }
+    }
+    *ret = dshx__strv_finish(&sv);
+    return *ret ? 0 : dshx__fail(err, -ENOMEM, "out of memory");
+}
+
+static char *dup_or(const char *s, const char *fallback)
+{
+    return strdup(s ? s : fallback);
+}
+
+static int configure(struct dshx__config *c, const struct dsh_linux_services_options *o,
+                     struct dsh_error *err)
+{
+    const char *const *readable_roots = HAS(o, extra_readable_roots) ? o->extra_readable_roots
+                                                                       : NULL;
+    const char *supervisor = HAS(o, supervisor_path) ? o->supervisor_path : NULL;
+    const char *temp_root = HAS(o, temp_root) ? o->temp_root : NULL;
+    c->max_processes = HAS(o, max_processes) && o->max_processes ? o->max_processes
+                                                                   : DSHX_DEFAULT_MAX_PROCESSES;
+    c->max_landlock_abi = o->max_landlock_abi;
+    c->confine_delay_ms = o->confine_delay_ms;
+    c->defer = o->defer;
+    c->loop = o->loop;
+    c->logger = o->logger;
+
+    const char *mode = o->default_mode ? o->default_mode : DSHX_MODE_READ_ONLY;
+    if (!dshx__mode_valid(mode))
+        return dshx__fail(err, DSH_E_CONFIG_INVALID, "unknown default_mode: %s", mode);
+    c->default_mode = strdup(mode);
+    c->launcher_path = dup_or(o->launcher_path, DSHX_DEFAULT_LIBEXEC_DIR "/dsh-sandbox-launch");
+    if (supervisor) {
+        c->supervisor_path = strdup(supervisor);
+    } else if (c->launcher_path) {
+        const char *slash = strrchr(c->launcher_path, '/');
+        int n = (int)(slash - c->launcher_path);
+        if (asprintf(&c->supervisor_path, "%.*s/dsh-range-supervisor", n, c->launcher_path) < 0)
+            c->supervisor_path = NULL;
+    }
+    if (!c->default_mode || !c->launcher_path || !c->supervisor_path)
+        return dshx__fail(err, -ENOMEM, "out of memory");
+    if (c->launcher_path[0] != '/' || c->supervisor_path[0] != '/')
+        return dshx__fail(err, DSH_E_CONFIG_INVALID, "launcher and supervisor paths must be absolute");
+    int rc = canonical_dir(temp_root ? temp_root : "/tmp", &c->temp_root, err, "temp_root");
+    char cwd[PATH_MAX];
+    const char *ws = o->workspace_root ? o->workspace_root : getcwd(cwd, sizeof(cwd));
+    if (rc == 0)
+        rc = canonical_dir(ws, &c->workspace_root, err, "workspace_root");
+    /* "/" as the workspace would hand the whole filesystem to the program. */
+    if (rc == 0 && strcmp(c->workspace_root, "/") == 0)
+        rc = dshx__fail(err, DSH_E_CONFIG_INVALID, "workspace_root may not be /");
+    if (rc == 0)
+        rc = canonical_roots(o->extra_writable_roots, &c->extra_writable_roots, err,
+                             "extra_writable_roots");
+    if (rc == 0)
+        rc = canonical_roots(readable_roots, &c->extra_readable_roots, err,
+                             "extra_readable_roots");
+    return rc;
+}
+
+static void config_clear(struct dshx__config *c)
+{
+    free(c->launcher_path);
+    free(c->supervisor_path);
+    free(c->temp_root);
+    free(c->workspace_root);
+    free(c->default_mode);
+    dshx__strv_free(c->extra_writable_roots);
+    dshx__strv_free(c->extra_readable_roots);
+}
+
+int dsh_linux_services_create(const struct dsh_linux_services_options *options,
+                              struct dsh_linux_services **ret_services,
+                              struct dsh_error *ret_error)
+{
+    if (!options || !ret_services ||
+        options->struct_size < offsetof(struct dsh_linux_services_options, extra_readable_roots))
+        return dshx__fail(ret_error, DSH_E_REQUEST_INVALID, "options are missing or too small");
+    struct dsh_linux_services *s = calloc(1, sizeof(*s));
+    if (!s)
+        return dshx__fail(ret_error, -ENOMEM, "out of memory");
+    int rc = configure(&s->cfg, options, ret_error);
+    if (rc == 0)
+        rc = dshx__kernel_probe(&s->cfg.kernel);
+    if (rc == 0 && (dshx__fs_create(&s->cfg, &s->fs_vt, &s->fs) < 0 ||
+                    dshx__subprocess_create(&s->cfg, &s->subprocess_vt, &s->subprocess) < 0 ||
+                    dshx__sandbox_create(&s->cfg, &s->sandbox_vt, &s->sandbox) < 0 ||
+                    dshx__policy_create(&s->cfg, &s->policy_vt, &s->policy) < 0))
+        rc = dshx__fail(ret_error, -ENOMEM, "out of memory");
+    if (rc < 0) {
+        dsh_linux_services_destroy(s);
+        return rc;
+    }
+    const struct dshx__kernel *k = &s->cfg.kernel;
+    dshx__log(&s->cfg, DSH_LOG_INFO,
+              "linux services: landlock ABI %d, seccomp %s, pid namespace %s, namespaces %s",
+              k->landlock_abi, k->seccomp ? "yes" : "no", k->pid_ns ? "yes" : "no (subreaper)",
+              k->namespaces ? "yes" : "no");
+    *ret_services = s;
+    return 0;
+}
+
+void dsh_linux_services_destroy(struct dsh_linux_services *services)
+{
+    if (!services)
+        return;
+    dshx__fs_destroy(services->fs);
+    dshx__subprocess_destroy(services->subprocess);
+    dshx__sandbox_destroy(services->sandbox);
+    dshx__policy_destroy(services->policy);
+    config_clear(&services->cfg);
+    free(services);
+}
+
+const struct dsh_fs_service *dsh_linux_fs(struct dsh_linux_services *services)
+{
+    return services ? &services->fs_vt : NULL;
+}
+
+const struct dsh_subprocess_service *dsh_linux_subprocess(struct dsh_linux_services *services)
+{
+    return services ? &services->subprocess_vt : NULL;
+}
+
+const struct dsh_sandbox_service *dsh_linux_sandbox(struct dsh_linux_services *services)
+{
+    return services ? &services->sandbox_vt : NULL;
+}
+
+const struct dsh_sandbox_policy_service *dsh_linux_sandbox_policy(struct dsh_linux_services *services)
+{
+    return services ? &services->policy_vt : NULL;
+}
+
+int dsh_linux_policy_set_mode(struct dsh_linux_services *services, const char *session_id,
+                              const char *mode, struct dsh_error *ret_error)
+{
+    if (!services)
+        return dshx__fail(ret_error, DSH_E_REQUEST_INVALID, "services is NULL");
+    return dshx__policy_set_mode(services->policy, session_id, mode, ret_error);
+}

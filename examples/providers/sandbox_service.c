@@ -1,0 +1,328 @@
+/* The sandbox service: confine(argv, policy) wraps argv in dsh-sandbox-launch with the policy's
+ * read and write sets; danger-full-access passes argv through, reported as unconfined. A policy
+ * that needs a mechanism this machine lacks fails closed with sandbox-unavailable. */
+#include "internal.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct confinement {
+    struct dsh_confinement pub; /* first: what the host sees */
+    char **argv;
+    char **env;
+    char *report;
+    char *tempdir; /* workspace-write's private temp dir, removed on release */
+    bool restricted;
+};
+
+struct op {
+    struct op *next;
+    struct dshx__sandbox *sb; /* NULL once the service is gone or the op was cancelled */
+    uint64_t id;
+    int status;
+    struct confinement *conf;
+    dsh_confined_fn on_confined;
+    void *userdata;
+};
+
+struct dshx__sandbox {
+    const struct dshx__config *cfg;
+    uint64_t next_op;
+    struct op *pending; /* delayed completions */
+};
+
+static void confinement_free(struct confinement *c)
+{
+    if (!c)
+        return;
+    if (c->tempdir)
+        (void)dshx__tree_remove(c->tempdir);
+    free(c->tempdir);
+    dshx__strv_free(c->argv);
+    dshx__strv_free(c->env);
+    free(c->report);
+    free(c);
+}
+
+struct policy {
+    const char *mode;
+    char workspace[PATH_MAX];
+};
+
+static int parse_policy(const char *text, size_t len, struct policy *ret, struct dsh_error *err)
+{
+    json_tokener *tok = json_tokener_new();
+    if (!tok)
+        return -ENOMEM;
+    json_object *root = json_tokener_parse_ex(tok, text, (int)len);
+    bool complete = json_tokener_get_error(tok) == json_tokener_success &&
+                    json_tokener_get_parse_end(tok) == len;
+    json_tokener_free(tok);
+    int rc = 0;
+    json_object *m = NULL, *w = NULL;
+    if (!root || !complete || !json_object_is_type(root, json_type_object)) {
+        rc = dshx__fail(err, DSH_E_REQUEST_INVALID, "policy is not a JSON object");
+    } else if (!json_object_object_get_ex(root, "mode", &m) || !json_object_is_type(m, json_type_string) ||
+               !dshx__mode_valid(json_object_get_string(m))) {
+        rc = dshx__fail(err, DSH_E_REQUEST_INVALID, "policy mode is missing or unknown");
+    } else {
+        const char *mode = json_object_get_string(m);
+        ret->mode = strcmp(mode, DSHX_MODE_READ_ONLY) == 0        ? DSHX_MODE_READ_ONLY
+                    : strcmp(mode, DSHX_MODE_WORKSPACE_WRITE) == 0 ? DSHX_MODE_WORKSPACE_WRITE
+                                                                   : DSHX_MODE_DANGER;
+        const char *ws = json_object_object_get_ex(root, "workspaceRoot", &w) &&
+                                 json_object_is_type(w, json_type_string)
+                             ? json_object_get_string(w)
+                             : NULL;
+        struct stat st;
+        if (!ws || ws[0] != '/' || !realpath(ws, ret->workspace) || stat(ret->workspace, &st) < 0 ||
+            !S_ISDIR(st.st_mode))
+            rc = dshx__fail(err, DSH_E_REQUEST_INVALID,
+                            "policy workspaceRoot must be an existing absolute directory");
+        else if (strcmp(ret->mode, DSHX_MODE_DANGER) != 0 && strcmp(ret->workspace, "/") == 0)
+            rc = dshx__fail(err, DSH_E_REQUEST_INVALID, "a confined workspace may not be /");
+    }
+    json_object_put(root);
+    return rc;
+}
+
+static int effective_abi(const struct dshx__config *cfg)
+{
+    int abi = cfg->kernel.landlock_abi;
+    if (cfg->max_landlock_abi < 0)
+        return 0;
+    if (cfg->max_landlock_abi > 0 && cfg->max_landlock_abi < abi)
+        abi = cfg->max_landlock_abi;
+    return abi > 7 ? 7 : abi;
+}
+
+static int push_pair(struct dshx__strv *sv, const char *opt, const char *val)
+{
+    int rc = dshx__strv_push(sv, opt);
+    return rc < 0 ? rc : dshx__strv_push(sv, val);
+}
+
+/* The launcher command line: read set, write set, then the program. */
+static int launcher_argv(const struct dshx__config *cfg, const struct policy *p, int abi,
+                         const char *program, const char *tempdir, const char *const *argv,
+                         char ***ret)
+{
+    bool write = strcmp(p->mode, DSHX_MODE_WORKSPACE_WRITE) == 0;
+    struct dshx__strv sv = {0};
+    int rc = dshx__strv_push(&sv, cfg->launcher_path);
+    if (rc == 0)
+        rc = push_pair(&sv, "--mode", p->mode);
+    if (rc == 0)
+        rc = dshx__strv_push(&sv, "--landlock-abi");
+    if (rc == 0)
+        rc = dshx__strv_pushf(&sv, "%d", abi);
+    if (rc == 0 && cfg->kernel.namespaces)
+        rc = dshx__strv_push(&sv, "--namespaces");
+    if (rc == 0 && !cfg->kernel.root && cfg->kernel.pid_ns) {
+        rc = dshx__strv_push(&sv, "--nproc");
+        if (rc == 0)
+            rc = dshx__strv_pushf(&sv, "%u", cfg->max_processes);
+    }
+    if (rc == 0)
+        rc = push_pair(&sv, "--ro", program);
+    for (char **r = cfg->extra_readable_roots; rc == 0 && *r; r++)
+        rc = push_pair(&sv, "--ro", *r);
+    if (rc == 0)
+        rc = push_pair(&sv, write ? "--rw" : "--ro", p->workspace);
+    for (char **r = cfg->extra_writable_roots; rc == 0 && write && *r; r++)
+        rc = push_pair(&sv, "--rw", *r);
+    if (rc == 0 && tempdir)
+        rc = push_pair(&sv, "--rw", tempdir);
+    if (rc == 0)
+        rc = dshx__strv_push(&sv, "--");
+    for (size_t i = 0; rc == 0 && argv[i]; i++)
+        rc = dshx__strv_push(&sv, argv[i]);
+    if (rc < 0) {
+        dshx__strv_clear(&sv);
+        return rc;
+    }
+    *ret = dshx__strv_finish(&sv);
+    return 0;
+}
+
+/* Builds the confinement. Negative: sandbox-unavailable or a system error, reported through
+ * on_confined; the message goes to the logger. */
+static int build(struct dshx__sandbox *sb, const char *const *argv, const struct policy *p,
+                 struct confinement **ret)
+{
+    const struct dshx__config *cfg = sb->cfg;
+    struct confinement *c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->pub.struct_size = sizeof(c->pub);
+    c->restricted = strcmp(p->mode, DSHX_MODE_DANGER) != 0;
+    int abi = effective_abi(cfg), rc = 0;
+    struct dshx__strv env = {0};
+    char program[PATH_MAX];
+    if (!c->restricted) {
+        c->argv = dshx__strv_dup(argv);
+        rc = c->argv ? 0 : -ENOMEM;
+    } else if (abi < 1 || !cfg->kernel.seccomp || !cfg->launcher_path ||
+               access(cfg->launcher_path, X_OK) < 0) {
+        dshx__log(cfg, DSH_LOG_ERROR, "sandbox unavailable for %s: %s", p->mode,
+                  abi < 1                 ? "Landlock is missing"
+                  : !cfg->kernel.seccomp ? "seccomp is missing"
+                                          : "dsh-sandbox-launch is not executable");
+        rc = DSH_E_SANDBOX_UNAVAILABLE;
+    } else if (!realpath(argv[0], program)) {
+        rc = -errno;
+    } else {
+        if (strcmp(p->mode, DSHX_MODE_WORKSPACE_WRITE) == 0) {
+            rc = dshx__tempdir_create(cfg->temp_root, &c->tempdir);
+            const char *names[] = {"TMPDIR", "TEMP", "TMP", "HOME"};
+            for (size_t i = 0; rc == 0 && i < 4; i++)
+                rc = dshx__strv_pushf(&env, "%s=%s", names[i], c->tempdir);
+        }
+        if (rc == 0)
+            rc = launcher_argv(cfg, p, abi, program, c->tempdir, argv, &c->argv);
+    }
+    if (rc == 0 && !(c->env = dshx__strv_finish(&env)))
+        rc = -ENOMEM;
+    if (rc == 0 && !(c->report = dshx__report_json(p->mode, abi, &cfg->kernel)))
+        rc = -ENOMEM;
+    dshx__strv_clear(&env);
+    if (rc < 0) {
+        confinement_free(c);
+        return rc;
+    }
+    c->pub.argv = (const char *const *)c->argv;
+    c->pub.env = (const char *const *)c->env;
+    c->pub.report_json = c->report;
+    *ret = c;
+    return 0;
+}
+
+static void complete(struct op *op)
+{
+    op->on_confined(op->userdata, op->status, op->conf ? &op->conf->pub : NULL);
+    free(op);
+}
+
+static void deferred(void *arg)
+{
+    struct op *op = arg;
+    if (!op->sb) { /* cancelled, or the service was destroyed first */
+        confinement_free(op->conf);
+        free(op);
+        return;
+    }
+    for (struct op **pp = &op->sb->pending; *pp; pp = &(*pp)->next) {
+        if (*pp == op) {
+            *pp = op->next;
+            break;
+        }
+    }
+    complete(op);
+}
+
+static int confine(void *ctx, const char *const *argv, const char *policy_json, size_t policy_len,
+                   dsh_confined_fn on_confined, void *userdata, uint64_t *ret_op)
+{
+    struct dshx__sandbox *sb = ctx;
+    if (!argv || !argv[0] || argv[0][0] != '/' || !policy_json || !on_confined || !ret_op)
+        return DSH_E_REQUEST_INVALID;
+    struct policy p;
+    int rc = parse_policy(policy_json, policy_len, &p, NULL);
+    if (rc < 0)
+        return rc;
+    struct op *op = calloc(1, sizeof(*op));
+    if (!op)
+        return -ENOMEM;
+    *op = (struct op){.sb = sb, .id = ++sb->next_op, .on_confined = on_confined,
+                      .userdata = userdata};
+    op->status = build(sb, argv, &p, &op->conf);
+    *ret_op = op->id;
+    if (sb->cfg->confine_delay_ms && sb->cfg->defer) {
+        op->next = sb->pending;
+        sb->pending = op;
+        if (sb->cfg->defer(sb->cfg->loop, sb->cfg->confine_delay_ms, deferred, op) == 0)
+            return 0;
+        sb->pending = op->next; /* the loop refused: complete now */
+    }
+    complete(op);
+    return 0;
+}
+
+static int cancel_confine(void *ctx, uint64_t id)
+{
+    struct dshx__sandbox *sb = ctx;
+    for (struct op **pp = &sb->pending; *pp; pp = &(*pp)->next) {
+        struct op *op = *pp;
+        if (op->id == id) {
+            *pp = op->next;
+            op->sb = NULL; /* freed when the deferred call fires */
+            return 0;
+        }
+    }
+    return DSH_E_NOT_FOUND;
+}
+
+/* Texts of denied operations as Node (libuv), shells and the launcher word them. EXDEV is how
+ * Landlock refuses a link or rename that would move a file across its rules. */
+static int is_denial(void *ctx, const struct dsh_confinement *confinement, const char *text,
+                     size_t len)
+{
+    (void)ctx;
+    static const char *const signatures[] = {
+        "EACCES", "EPERM", "EROFS", "EXDEV", "permission denied", "operation not permitted",
+        "read-only file system", "cross-device link", "dsh-sandbox-launch: confinement failed",
+        NULL,
+    };
+    if (!text || (confinement && !((const struct confinement *)confinement)->restricted))
+        return 0;
+    for (const char *const *s = signatures; *s; s++) {
+        size_t n = strlen(*s);
+        for (size_t i = 0; i + n <= len; i++)
+            if (strncasecmp(text + i, *s, n) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+static void release_confinement(void *ctx, struct dsh_confinement *confinement)
+{
+    (void)ctx;
+    confinement_free((struct confinement *)confinement);
+}
+
+int dshx__sandbox_create(const struct dshx__config *cfg, struct dsh_sandbox_service *vt,
+                         struct dshx__sandbox **ret_sandbox)
+{
+    struct dshx__sandbox *sb = calloc(1, sizeof(*sb));
+    if (!sb)
+        return -ENOMEM;
+    sb->cfg = cfg;
+    *vt = (struct dsh_sandbox_service){
+        .struct_size = sizeof(*vt),
+        .abi_major = DSH_ABI_MAJOR,
+        .abi_minor = DSH_ABI_MINOR,
+        .ctx = sb,
+        .confine = confine,
+        .cancel_confine = cancel_confine,
+        .is_denial = is_denial,
+        .release_confinement = release_confinement,
+    };
+    *ret_sandbox = sb;
+    return 0;
+}
+
+void dshx__sandbox_destroy(struct dshx__sandbox *sandbox)
+{
+    if (!sandbox)
+        return;
+    /* Pending ops are freed by their deferred calls, which must not touch us any more. */
+    for (struct op *op = sandbox->pending; op; op = op->next)
+        op->sb = NULL;
+    free(sandbox);
+}

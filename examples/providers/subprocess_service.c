@@ -1,0 +1,177 @@
+/* The subprocess service: spawn / terminate / poll_quiescent / release over managed ranges
+ * (range_spawn.c starts them, dsh-range-supervisor owns them). */
+#include "internal.h"
+#include "supervisor_protocol.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+#define RELEASE_WAIT_MS 5000
+
+struct dshx__subprocess {
+    const struct dshx__config *cfg;
+};
+
+static struct dshx__range *range_of(struct dsh_process *p)
+{
+    return (struct dshx__range *)p; /* pub is the first member */
+}
+
+static int spawn(void *ctx, const struct dsh_spawn_request *request,
+                 struct dsh_process **ret_process, struct dsh_error *ret_error)
+{
+    struct dshx__subprocess *sp = ctx;
+    if (!ret_process)
+        return dshx__fail(ret_error, DSH_E_REQUEST_INVALID, "ret_process is NULL");
+    struct dshx__range *r = NULL;
+    int rc = dshx__range_spawn(sp->cfg, request, &r, ret_error);
+    if (rc < 0)
+        return rc;
+    *ret_process = &r->pub;
+    return 0;
+}
+
+/* Reads the supervisor's reports; keeps the exit status when it arrives. */
+static void drain_reports(struct dshx__range *r)
+{
+    struct dshx__sup_msg m;
+    ssize_t n;
+    while (r->cmd_fd >= 0 && (n = recv(r->cmd_fd, &m, sizeof(m), MSG_DONTWAIT)) > 0) {
+        if (n == (ssize_t)sizeof(m) && m.type == DSHX_SUP_EXITED) {
+            r->have_status = true;
+            r->status = (struct dsh_exit_status){.exited = m.a, .code = m.b, .signal = m.c};
+        }
+    }
+}
+
+static int terminate(void *ctx, struct dsh_process *process, uint32_t grace_ms)
+{
+    (void)ctx;
+    if (!process)
+        return DSH_E_REQUEST_INVALID;
+    struct dshx__range *r = range_of(process);
+    if (r->reaped)
+        return 0;
+    /* Idempotent; a later call may only shorten the grace. */
+    if (r->terminate_sent && grace_ms >= r->terminate_grace)
+        return 0;
+    struct dshx__sup_msg m = {.type = DSHX_SUP_TERMINATE,
+                              .a = (int32_t)(grace_ms > INT32_MAX ? INT32_MAX : grace_ms)};
+    if (send(r->cmd_fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EPIPE &&
+        errno != ECONNRESET) {
+        /* Cannot reach the supervisor: in a PID namespace killing it kills the range. */
+        if (r->in_pid_ns)
+            (void)syscall(SYS_pidfd_send_signal, r->pub.quiescence_fd, SIGKILL, NULL, 0);
+        else
+            return -errno;
+    }
+    r->terminate_sent = true;
+    r->terminate_grace = grace_ms;
+    return 0;
+}
+
+static int poll_quiescent(void *ctx, struct dsh_process *process,
+                          struct dsh_exit_status *ret_status)
+{
+    (void)ctx;
+    if (!process)
+        return DSH_E_REQUEST_INVALID;
+    struct dshx__range *r = range_of(process);
+    if (!r->reaped) {
+        struct pollfd p = {.fd = r->pub.quiescence_fd, .events = POLLIN};
+        if (poll(&p, 1, 0) <= 0)
+            return 0;
+        drain_reports(r);
+        siginfo_t si = {0};
+        if (waitid((idtype_t)P_PIDFD, (id_t)r->pub.quiescence_fd, &si,
+                   WEXITED | WNOHANG | __WALL) < 0) {
+            if (errno != ECHILD) /* ECHILD: already reaped elsewhere; the pidfd said it exited */
+                return -errno;
+        } else if (si.si_pid == 0) {
+            return 0;
+        }
+        r->reaped = true;
+        if (!r->have_status) {
+            /* The supervisor died without its report. In a PID namespace its death killed the
+             * range; as a subreaper it may have left descendants behind. */
+            if (!r->in_pid_ns)
+                return DSH_E_CLEANUP_FAILED;
+            r->have_status = true;
+            r->status = (struct dsh_exit_status){
+                .signal = si.si_code == CLD_EXITED ? SIGKILL : si.si_status};
+        }
+    }
+    if (!r->have_status)
+        return DSH_E_CLEANUP_FAILED;
+    if (ret_status)
+        *ret_status = r->status;
+    return 1;
+}
+
+static bool wait_readable(int fd, int timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int rc;
+    while ((rc = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {
+    }
+    return rc > 0;
+}
+
+static void release(void *ctx, struct dsh_process *process)
+{
+    if (!process)
+        return;
+    struct dshx__range *r = range_of(process);
+    if (!r->reaped) {
+        terminate(ctx, process, 0);
+        if (!wait_readable(r->pub.quiescence_fd, RELEASE_WAIT_MS)) {
+            (void)syscall(SYS_pidfd_send_signal, r->pub.quiescence_fd, SIGKILL, NULL, 0);
+            (void)wait_readable(r->pub.quiescence_fd, RELEASE_WAIT_MS);
+        }
+        siginfo_t si;
+        while (waitid((idtype_t)P_PIDFD, (id_t)r->pub.quiescence_fd, &si, WEXITED | __WALL) < 0 &&
+               errno == EINTR) {
+        }
+    }
+    if (r->cmd_fd >= 0)
+        close(r->cmd_fd);
+    close(r->pub.quiescence_fd);
+    free(r);
+}
+
+int dshx__subprocess_create(const struct dshx__config *cfg, struct dsh_subprocess_service *vt,
+                            struct dshx__subprocess **ret_subprocess)
+{
+    struct dshx__subprocess *sp = calloc(1, sizeof(*sp));
+    if (!sp)
+        return -ENOMEM;
+    sp->cfg = cfg;
+    *vt = (struct dsh_subprocess_service){
+        .struct_size = sizeof(*vt),
+        .abi_major = DSH_ABI_MAJOR,
+        .abi_minor = DSH_ABI_MINOR,
+        .ctx = sp,
+        .spawn = spawn,
+        .terminate = terminate,
+        .poll_quiescent = poll_quiescent,
+        .release = release,
+    };
+    *ret_subprocess = sp;
+    return 0;
+}
+
+void dshx__subprocess_destroy(struct dshx__subprocess *subprocess)
+{
+    free(subprocess);
+}

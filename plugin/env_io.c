@@ -1,0 +1,220 @@
+/* Environment I/O: the control channel of an untrusted child, raw stdout/stderr, quiescence.
+ * Frames of the active evaluation go to its run; anything else ends the environment. */
+#include "env.h"
+#include "frames.h"
+#include "run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#define PIPE_CHUNK 65536
+
+/* The environment can no longer be trusted: fail its run (if any) and terminate it. */
+static void env_protocol(struct ptc_env *env, const char *message)
+{
+    if (env->run)
+        ptc__run_on_env_failed(env->run, "protocol", message);
+    ptc__env_terminate(env, message);
+}
+
+static void on_hello(struct ptc_env *env, const struct ptc_frame *frame)
+{
+    char message[256];
+    if (frame->protocol != PTC_PROTOCOL_REVISION) {
+        snprintf(message, sizeof message,
+                 "the bootstrap speaks control protocol revision %lld, the runtime needs %d; "
+                 "upgrade launch.bootstrapPath with the host",
+                 (long long)frame->protocol, PTC_PROTOCOL_REVISION);
+        env_protocol(env, message);
+        return;
+    }
+    long major = 0;
+    if (!frame->node || sscanf(frame->node, "v%ld", &major) != 1 || major < PTC_MIN_NODE_MAJOR) {
+        snprintf(message, sizeof message, "Node.js %.40s is older than the supported v%d line",
+                 frame->node ? frame->node : "(unknown)", PTC_MIN_NODE_MAJOR);
+        env_protocol(env, message);
+        return;
+    }
+    env->state = env->run ? PTC_ENV_BUSY : PTC_ENV_IDLE;
+    if (env->run)
+        ptc__run_on_env_ready(env->run);
+}
+
+static void handle_line(struct ptc_env *env, const char *line, size_t len)
+{
+    struct ptc_frame frame;
+    char why[256], message[300];
+    if (ptc__frame_parse(line, len, &frame, why, sizeof why) < 0) {
+        snprintf(message, sizeof message, "invalid control frame: %s", why);
+        env_protocol(env, message);
+        return;
+    }
+    if (env->state == PTC_ENV_STARTING) {
+        if (frame.type == PTC_FRAME_HELLO)
+            on_hello(env, &frame);
+        else
+            env_protocol(env, "the bootstrap did not start with a hello frame");
+    } else if (frame.type == PTC_FRAME_HELLO) {
+        env_protocol(env, "repeated hello frame");
+    } else if (!env->run || frame.run != env->run->wire_id) {
+        /* Only the active evaluation may speak; an ended one has nothing more to say. */
+        env_protocol(env, env->run ? "control frame for an unknown run" : "control frame while no run is active");
+    } else {
+        ptc__run_on_frame(env->run, &frame);
+    }
+    ptc__frame_release(&frame);
+}
+
+static void on_control(struct ptc_watch *watch, uint32_t events)
+{
+    struct ptc_env *env = ptc__container_of(watch, struct ptc_env, control_watch);
+    struct ptc_loop *loop = &env->inst->loop;
+    if (events & EPOLLOUT) {
+        int rc = ptc__control_flush(&env->control);
+        if (rc != 0)
+            ptc__watch_modify(loop, watch, EPOLLIN);
+    }
+    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+        return;
+    int rc = ptc__control_read(&env->control);
+    const char *line;
+    size_t len;
+    int got = 0;
+    /* Once the environment is closing its remaining bytes are not trusted. */
+    while (rc >= 0 && env->state != PTC_ENV_CLOSING &&
+           (got = ptc__control_next_line(&env->control, &line, &len)) > 0)
+        handle_line(env, line, len);
+    if (env->state == PTC_ENV_CLOSING && env->run && env->run->terminal_seen &&
+        (ptc__control_has_partial(&env->control) || (rc >= 0 && ptc__control_next_line(&env->control, &line, &len) != 0)))
+        ptc__run_override_protocol(env->run, "control frame after the result");
+    if (rc == -E2BIG || got == -E2BIG) {
+        char message[128];
+        snprintf(message, sizeof message, "a control frame exceeds maxMessageBytes (%lld bytes)",
+                 (long long)env->inst->config.max_message_bytes);
+        if (env->run && env->run->terminal_seen)
+            ptc__run_override_protocol(env->run, message);
+        env_protocol(env, message);
+        ptc__watch_remove(loop, watch);
+        return;
+    }
+    if (rc < 0 || env->control.eof) {
+        ptc__watch_remove(loop, watch);
+        if (env->state == PTC_ENV_CLOSING)
+            return;
+        env->control_lost = true;
+        if (env->control.eof && ptc__control_has_partial(&env->control)) {
+            env_protocol(env, "the control channel ended inside a frame");
+            return;
+        }
+        /* Report with the exit status once the range is quiescent (ptc__env_progress). */
+        const struct dsh_subprocess_service *sp = env->inst->services.subprocess;
+        sp->terminate(sp->ctx, env->process, (uint32_t)env->inst->config.grace_ms);
+    }
+}
+
+/* ---- raw stdout / stderr ----------------------------------------------------------------- */
+
+static void keep_stderr_tail(struct ptc_env *env, const char *text, size_t len)
+{
+    if (len >= PTC_STDERR_TAIL) {
+        memcpy(env->stderr_tail, text + len - PTC_STDERR_TAIL, PTC_STDERR_TAIL);
+        env->stderr_tail_len = PTC_STDERR_TAIL;
+        return;
+    }
+    size_t keep = env->stderr_tail_len + len > PTC_STDERR_TAIL ? PTC_STDERR_TAIL - len : env->stderr_tail_len;
+    memmove(env->stderr_tail, env->stderr_tail + env->stderr_tail_len - keep, keep);
+    memcpy(env->stderr_tail + keep, text, len);
+    env->stderr_tail_len = keep + len;
+}
+
+static void on_pipe(struct ptc_watch *watch, uint32_t events)
+{
+    (void)events;
+    struct ptc_pipe *pipe = ptc__container_of(watch, struct ptc_pipe, watch);
+    struct ptc_env *env = pipe->env;
+    char buf[PIPE_CHUNK];
+    for (int rounds = 0; rounds < 16; rounds++) {
+        ssize_t n = read(watch->fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        bool eof = n <= 0;
+        char *text = NULL;
+        size_t len = 0;
+        if (ptc__utf8_sanitize(pipe, buf, eof ? 0 : (size_t)n, eof, &text, &len) == 0 && len) {
+            if (pipe->is_stderr)
+                keep_stderr_tail(env, text, len);
+            /* Raw bytes have no evaluation identity: they belong to whatever run is active;
+             * idle stdout is discarded and idle stderr only feeds the diagnostic tail. */
+            if (env->run)
+                ptc__run_on_output(env->run, text, len);
+        }
+        free(text);
+        if (eof) {
+            pipe->eof = true;
+            ptc__watch_remove(&env->inst->loop, watch);
+            ptc__env_progress(env);
+            return;
+        }
+    }
+}
+
+static void close_pipe(struct ptc_env *env, struct ptc_pipe *pipe)
+{
+    if (pipe->watch.fd < 0)
+        return;
+    ptc__watch_remove(&env->inst->loop, &pipe->watch);
+    close(pipe->watch.fd);
+    pipe->watch.fd = -1;
+}
+
+void ptc__env_close_fds(struct ptc_env *env)
+{
+    ptc__watch_remove(&env->inst->loop, &env->control_watch);
+    ptc__control_destroy(&env->control);
+    close_pipe(env, &env->out);
+    close_pipe(env, &env->err);
+    ptc__watch_remove(&env->inst->loop, &env->quiescence_watch);
+}
+
+static void on_quiescent(struct ptc_watch *watch, uint32_t events)
+{
+    (void)events;
+    struct ptc_env *env = ptc__container_of(watch, struct ptc_env, quiescence_watch);
+    const struct dsh_subprocess_service *sp = env->inst->services.subprocess;
+    int rc = sp->poll_quiescent(sp->ctx, env->process, &env->exit_status);
+    if (rc == 0)
+        return;
+    ptc__watch_remove(&env->inst->loop, watch);
+    if (rc < 0)
+        env->cleanup_failed = true;
+    else
+        env->quiescent = true;
+    /* Bytes the child sent before it ended are still in the socket: read them first. */
+    if (env->control_watch.armed && env->state != PTC_ENV_CLOSING)
+        on_control(&env->control_watch, EPOLLIN);
+    ptc__env_progress(env);
+}
+
+int ptc__env_watch_process(struct ptc_env *env)
+{
+    struct ptc_loop *loop = &env->inst->loop;
+    struct dsh_process *p = env->process;
+    ptc__control_init(&env->control, p->control_fd, (uint64_t)env->inst->config.max_message_bytes);
+    env->out = (struct ptc_pipe){.env = env, .is_stderr = false};
+    env->err = (struct ptc_pipe){.env = env, .is_stderr = true};
+    env->out.watch.fd = env->err.watch.fd = -1;
+    int rc;
+    if ((rc = ptc__watch_add(loop, &env->control_watch, p->control_fd, EPOLLIN, on_control)) < 0)
+        return rc;
+    if ((rc = ptc__watch_add(loop, &env->out.watch, p->stdout_fd, EPOLLIN, on_pipe)) < 0)
+        return rc;
+    if ((rc = ptc__watch_add(loop, &env->err.watch, p->stderr_fd, EPOLLIN, on_pipe)) < 0)
+        return rc;
+    return ptc__watch_add(loop, &env->quiescence_watch, p->quiescence_fd, EPOLLIN, on_quiescent);
+}
