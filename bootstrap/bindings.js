@@ -1,7 +1,9 @@
 // Binding proxies: `globalThis[global][name](...args)` sends a `call` frame and settles when the
 // host answers with `reply`. Arguments must be lossless JSON, and the number of open calls and
-// their argument bytes are bounded so a program cannot flood the host. Calls from a run whose
-// result was already sent are dropped silently and stay pending forever.
+// their argument bytes are bounded so a program cannot flood the host. Calls belong to the run
+// whose code makes them (AsyncLocalStorage), not to the namespace object used: a method saved by
+// an earlier evaluation calls for the current one. Calls from a run whose result was already
+// sent (callbacks of an ended evaluation) are dropped silently and stay pending forever.
 
 import { encodeLosslessJson, LossyValueError } from './lossless-json.js';
 import { FrameTooLargeError } from './frame-writer.js';
@@ -55,18 +57,26 @@ export class Bindings {
     this.#maxMessageBytes = maxMessageBytes;
   }
 
-  // Installs every namespace of a run frame's `bindings` and its error class as globals.
-  install(bindings) {
+  // The globals of a run frame's `bindings`: each namespace of proxies and its error class, as
+  // a Map name -> value. New namespace objects every time, so each evaluation gets its own.
+  globalsFor(bindings) {
+    const globals = new Map();
     for (const binding of bindings) {
       const className = binding.errorClass ?? DEFAULT_ERROR_CLASS;
       const ErrorClass = errorClassFor(className);
-      globalThis[className] = ErrorClass;
+      globals.set(className, ErrorClass);
       const namespace = {};
       for (const name of binding.functions) {
         namespace[name] = this.#proxy(binding.global, name, ErrorClass);
       }
-      globalThis[binding.global] = namespace;
+      globals.set(binding.global, namespace);
     }
+    return globals;
+  }
+
+  // Installs every namespace of a run frame's `bindings` and its error class as main globals.
+  install(bindings) {
+    for (const [name, value] of this.globalsFor(bindings)) globalThis[name] = value;
   }
 
   #proxy(global, name, ErrorClass) {
@@ -86,6 +96,9 @@ export class Bindings {
     if (run === null || run.settled) return new Promise(() => {});
     if (run.revoked) {
       throw programError(ErrorClass, `${label}: the run was revoked`, method);
+    }
+    if (!run.allowsBinding(global, name)) {
+      throw programError(ErrorClass, `${label} is not available in this evaluation`, method);
     }
     let argsJson;
     try {

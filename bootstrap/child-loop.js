@@ -1,15 +1,24 @@
-// The child's control loop: takes `run`, `reply` and `revoke` frames, evaluates one program at a
-// time and sends exactly one terminal frame per run (`result`, or `revoked` after a revoke).
-// Once that frame is selected the run is settled: its later output and binding calls are
-// dropped, and uncaught errors from its leftover callbacks no longer report anything.
+// The child's control loop: takes `run`, `reply`, `revoke` and `init-ack` frames, evaluates one
+// program at a time and sends exactly one terminal frame per run (`result`, or `revoked` after a
+// revoke). Once that frame is selected the run is settled: its later output and binding calls
+// are dropped, and uncaught errors from its leftover callbacks no longer report anything, also
+// while a later run of a retained process is active.
+//
+// A run frame may carry an environment `initializer`: it is evaluated first as a separate
+// compilation (same evaluator, output and bindings, completion discarded), then the child sends
+// `initialized` and starts the program only after the host's `init-ack`.
 
 import { Bindings } from './bindings.js';
 import { selectEvaluator, UnsupportedFormatError } from './evaluators/index.js';
 import { formatThrown } from './exceptions.js';
 import { createInspect } from './inspect.js';
 import { buildResultFrame } from './result-frame.js';
-import { getActiveRun, Run, runStorage, setActiveRun } from './run-state.js';
+import { bindingKey, callerRun, getActiveRun, Run, runStorage, setActiveRun } from './run-state.js';
 import { isProgramSyntaxError } from './typescript.js';
+
+export const PROGRAM_NAME = '[program]';
+export const INITIALIZER_NAME = '[initializer]';
+export const INITIALIZATION_FAILED = 'environment initialization failed: ';
 
 function isPositiveInteger(value) {
   return Number.isSafeInteger(value) && value > 0;
@@ -21,6 +30,10 @@ function checkRunFrame(frame) {
   if (typeof frame.format !== 'string') return 'run frame needs a string `format`';
   if (typeof frame.program !== 'string') return 'run frame needs a string `program`';
   if (typeof frame.cwd !== 'string') return 'run frame needs a string `cwd`';
+  if (frame.retain != null && typeof frame.retain !== 'boolean') return 'run frame `retain` must be a boolean';
+  if (frame.initializer != null && typeof frame.initializer !== 'string') {
+    return 'run frame `initializer` must be a string';
+  }
   const bindings = frame.bindings ?? [];
   if (!Array.isArray(bindings)) return 'run frame `bindings` must be an array';
   for (const binding of bindings) {
@@ -36,10 +49,15 @@ function checkRunFrame(frame) {
   return null;
 }
 
+function describeThrown(thrown) {
+  return isProgramSyntaxError(thrown) ? thrown.formatted : formatThrown(thrown);
+}
+
 export class ChildLoop {
   #writer;
   #output;
   #bindings;
+  #inspect;
   #onProtocolError;
   #queue = [];
 
@@ -48,7 +66,8 @@ export class ChildLoop {
     this.#output = output;
     this.#bindings = new Bindings(writer, options);
     this.#onProtocolError = onProtocolError;
-    globalThis.inspect = createInspect((text) => output.emit(text));
+    this.#inspect = createInspect((text) => output.emit(text));
+    globalThis.inspect = this.#inspect;
   }
 
   handleFrame(frame) {
@@ -69,16 +88,25 @@ export class ChildLoop {
       case 'revoke':
         this.#revoke(frame.run);
         return;
-      default:
-        // `init-ack` belongs to retained modes with initializers; unknown types are ignored.
+      case 'init-ack':
+        this.#acknowledge(frame.run);
         return;
+      default:
+        return; // unknown types are ignored
     }
   }
 
-  // An uncaught exception or unhandled rejection fails the active run, if any.
+  // An uncaught exception or unhandled rejection fails the run whose code raised it, if that
+  // run is still the active one; leftovers of ended evaluations are discarded.
   failActive(thrown) {
-    const run = getActiveRun();
-    if (run !== null && !run.settled) this.#settle(run, { ok: false, kind: 'exception', message: formatThrown(thrown) });
+    const run = callerRun();
+    if (run === null || run !== getActiveRun() || run.settled) return;
+    const message = formatThrown(thrown);
+    this.#settle(run, {
+      ok: false,
+      kind: 'exception',
+      message: run.phase === 'program' ? message : `${INITIALIZATION_FAILED}${message}`,
+    });
   }
 
   #startNext() {
@@ -99,33 +127,90 @@ export class ChildLoop {
       this.#settle(run, { ok: false, kind: 'exception', message: error.message });
       return;
     }
-    this.#bindings.install(frame.bindings ?? []);
-    const discard = frame.discardCompletion === true;
+    const bindings = frame.bindings ?? [];
+    run.bindingKeys = new Set(bindings.flatMap((binding) => binding.functions.map((name) => bindingKey(binding.global, name))));
+    // Installed anew for every evaluation, so retained code always reaches this run's bindings.
+    const globals = this.#bindings.globalsFor(bindings);
+    globals.set('inspect', this.#inspect);
+    for (const [name, value] of globals) globalThis[name] = value;
+    const request = {
+      cwd: frame.cwd,
+      run,
+      retain: frame.retain === true,
+      globals,
+    };
+    const startProgram = () => this.#evaluateProgram(evaluator, request, frame);
+    if (typeof frame.initializer !== 'string') {
+      startProgram();
+      return;
+    }
+    run.phase = 'initializer';
     // then() rather than await: V8's async stack traces follow awaits, and an awaiting frame
     // here would show up under every stack the program prints.
     Promise.resolve()
-      .then(() => evaluator.evaluate({ program: frame.program, cwd: frame.cwd, run }))
+      .then(() => evaluator.evaluate({ ...request, program: frame.initializer, name: INITIALIZER_NAME, discardCompletion: true }))
       .then(
-        (value) => this.#settle(run, { ok: true, value, discard }),
-        (thrown) => {
-          const message = isProgramSyntaxError(thrown) ? thrown.formatted : formatThrown(thrown);
-          this.#settle(run, { ok: false, kind: 'exception', message });
-        },
+        () => this.#initialized(run, startProgram),
+        (thrown) => this.#settle(run, { ok: false, kind: 'exception', message: `${INITIALIZATION_FAILED}${describeThrown(thrown)}` }),
       );
   }
 
+  #evaluateProgram(evaluator, request, frame) {
+    const { run } = request;
+    run.phase = 'program';
+    const discard = frame.discardCompletion === true;
+    Promise.resolve()
+      .then(() => evaluator.evaluate({ ...request, program: frame.program, name: PROGRAM_NAME, discardCompletion: discard }))
+      .then(
+        (value) => this.#settle(run, { ok: true, value, discard }),
+        (thrown) => this.#settle(run, { ok: false, kind: 'exception', message: describeThrown(thrown) }),
+      );
+  }
+
+  // The initializer finished: report it and wait for the host before the program starts.
+  #initialized(run, startProgram) {
+    if (run.settled) return;
+    if (run.revoked) {
+      this.#settle(run, null);
+      return;
+    }
+    run.phase = 'awaiting-ack';
+    run.onInitAck = startProgram;
+    this.#writer.send({ type: 'initialized', run: run.id });
+  }
+
+  #acknowledge(runId) {
+    const run = getActiveRun();
+    if (run === null || run.id !== runId || run.settled || run.phase !== 'awaiting-ack') return;
+    const startProgram = run.onInitAck;
+    run.onInitAck = null;
+    // The frame arrives outside any run's async context; the program must run inside its own.
+    runStorage.run(run, startProgram);
+  }
+
   #revoke(runId) {
+    const queued = this.#queue.findIndex((frame) => frame.run === runId);
+    if (queued !== -1) {
+      // Never started: nothing to stop, but the host still gets its terminal frame.
+      this.#queue.splice(queued, 1);
+      this.#writer.send({ type: 'revoked', run: runId });
+      return;
+    }
     const run = getActiveRun();
     if (run === null || run.id !== runId || run.settled || run.revoked) return;
     run.revoked = true;
     this.#bindings.revokeAll(run);
+    // Waiting for init-ack is not evaluation: nothing else will settle the run.
+    if (run.phase === 'awaiting-ack') this.#settle(run, null);
   }
 
+  // `outcome` is ignored for a revoked run, which always answers `revoked`.
   #settle(run, outcome) {
     if (run.settled) return;
     this.#output.flush(run);
     // Settled before encoding: getters run by the encoder can no longer print or call bindings.
     run.settled = true;
+    run.onInitAck = null;
     if (run.revoked) {
       this.#writer.send({ type: 'revoked', run: run.id });
     } else {

@@ -19,8 +19,12 @@ const INTERNAL_FRAME = new RegExp(
   `^\\s+at .*(?:${escape(BOOTSTRAP_URL)}|${escape(BOOTSTRAP_DIR + path.sep)})[^\\s()]*\\.[cm]?js:\\d+:\\d+\\)?$`,
 );
 
+// The frame through which a vm-script program was started (it sits right under the program's
+// top-level frames); it describes the runner, not the program.
+const SCRIPT_RUNNER_FRAME = /^\s+at Script\.runInContext \(node:vm:\d+:\d+\)$/;
+
 function isInternalFrame(line) {
-  return INTERNAL_FRAME.test(line);
+  return INTERNAL_FRAME.test(line) || SCRIPT_RUNNER_FRAME.test(line);
 }
 
 // Removes stack lines that point into the bootstrap: they describe the runner, not the program.

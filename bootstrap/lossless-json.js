@@ -48,9 +48,21 @@ function describeObject(value) {
   return `a ${typeof ctor === 'string' && ctor ? ctor : 'non-plain'} instance (only plain objects and arrays are JSON)`;
 }
 
+// Object.prototype and Array.prototype of every realm whose values count as plain data: this
+// one, plus the vm contexts evaluators register (their literals have the context's intrinsics).
+const plainObjectPrototypes = new WeakSet([Object.prototype]);
+const plainArrayPrototypes = new WeakSet([Array.prototype]);
+
+// Accepts plain objects and arrays created in another realm (a vm context). Pass the realm's
+// intrinsics as captured before any program ran there.
+export function registerPlainRealm({ objectPrototype, arrayPrototype }) {
+  plainObjectPrototypes.add(objectPrototype);
+  plainArrayPrototypes.add(arrayPrototype);
+}
+
 function isPlainObject(value) {
   const proto = Object.getPrototypeOf(value);
-  return proto === null || proto === Object.prototype;
+  return proto === null || plainObjectPrototypes.has(proto);
 }
 
 // Reads a property the way JSON.stringify would (getters run), reporting a throwing getter.
@@ -125,7 +137,7 @@ function encodeValue(value, path, ancestors) {
   if (value === null) return 'null';
   if (types.isProxy(value)) throw new LossyValueError(path, 'is a Proxy');
   if (ancestors.has(value)) throw new LossyValueError(path, 'is a circular reference');
-  const isArray = Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype;
+  const isArray = Array.isArray(value) && plainArrayPrototypes.has(Object.getPrototypeOf(value));
   if (!isArray && !isPlainObject(value)) throw new LossyValueError(path, `is ${describeObject(value)}`);
   ancestors.add(value);
   try {

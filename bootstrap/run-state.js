@@ -16,11 +16,25 @@ export class Run {
     this.pending = new Map(); // call id -> { resolve, reject, bytes, binding, name, site }
     this.nextCallId = 1;
     this.outstandingBytes = 0;
+    // 'initializer' -> 'awaiting-ack' -> 'program' for runs carrying an environment initializer.
+    this.phase = 'program';
+    this.onInitAck = null; // continuation started by the host's `init-ack`
+    this.bindingKeys = null; // Set of bindingKey(global, name) this run may call; null: any
+  }
+
+  // Whether `global.name` belongs to this run's bindings: a saved method of an earlier
+  // evaluation may name one the current evaluation does not offer.
+  allowsBinding(global, name) {
+    return this.bindingKeys === null || this.bindingKeys.has(bindingKey(global, name));
   }
 
   get canTalk() {
     return !this.settled && !this.revoked;
   }
+}
+
+export function bindingKey(global, name) {
+  return `${global}\u0000${name}`;
 }
 
 let activeRun = null;

@@ -58,8 +58,9 @@ function locateStripError(error) {
 // Strips erasable types from `source` parsed inside `prefix` + source + `suffix` (so a function
 // body may use `return` and `await`). `prefix` must end with a newline; the returned JavaScript
 // is the stripped source alone. Throws ProgramSyntaxError for syntax errors and non-erasable
-// TypeScript (enum, namespaces with values, parameter properties...).
-export function stripProgramTypes(source, { prefix, suffix, filename }) {
+// TypeScript (enum, namespaces with values, parameter properties...). `messages` optionally
+// maps a parser message to the one the format wants to show instead (same location).
+export function stripProgramTypes(source, { prefix, suffix, filename, messages }) {
   const wrapped = `${prefix}${source}${suffix}`;
   let stripped;
   try {
@@ -71,8 +72,9 @@ export function stripProgramTypes(source, { prefix, suffix, filename }) {
     const prefixLines = prefix.split('\n').length - 1;
     const where = locateStripError(error);
     const line = where ? where.line - prefixLines : undefined;
+    const message = messages?.get(error.message) ?? error.message;
     throw new ProgramSyntaxError(
-      formatSyntaxError(error.message, { source, filename, line, column: where?.column, width: where?.width }),
+      formatSyntaxError(message, { source, filename, line, column: where?.column, width: where?.width }),
     );
   }
   if (stripped.length !== wrapped.length || !stripped.startsWith(prefix) || !stripped.endsWith(suffix)) {

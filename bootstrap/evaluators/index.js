@@ -1,11 +1,43 @@
-// The one place that maps a run's program `format` to its evaluator. Each evaluator lives in a
-// sibling module and exposes `evaluate({ program, cwd, run })`, which returns (a promise of) the
-// completion value or throws/rejects with what the program threw. vm-script, scoped-repl and
-// repl are added here as they are implemented.
+// The one place that maps a run's program `format` to its evaluator.
+//
+// Evaluator interface (every format; extend only backwards-compatibly):
+//
+//   factory() -> evaluator   Called once per format per process (selectEvaluator caches the
+//                            result), so an evaluator may keep state between runs of a process.
+//   evaluator.format         The format name.
+//   evaluator.evaluate(request) -> completion | Promise<completion>
+//       Returns (a promise of) the completion value, or throws/rejects with what the program
+//       threw; syntax problems throw a ProgramSyntaxError (typescript.js), already formatted.
+//       It must call process.chdir(request.cwd) before running program code. The loop calls it
+//       inside the run's AsyncLocalStorage context (run-state.js), so output and binding calls
+//       of the program are attributed to the run; avoid `await` in evaluate itself (V8's async
+//       stack traces would show the awaiting bootstrap frame in stacks the program prints).
+//   request fields:
+//     program            TypeScript source as the host sent it (strip it with typescript.js).
+//     cwd                Absolute working directory of the run.
+//     run                The Run (run-state.js): `id`, `settled`, `revoked`.
+//     retain             true: the host sends later runs of the same environment to this
+//                        process; keep program state (context, declarations) for them.
+//                        false/absent: the process serves this one program.
+//     name               Compilation name inside cwd, '[program]' or '[initializer]'; use it as
+//                        the filename so stacks read "<cwd>/[program]:<line>:<column>". Absent
+//                        means '[program]'. The initializer is a separate compilation, so its
+//                        lines never shift the user program's locations.
+//     discardCompletion  true: the completion is not serialized (the initializer, or the run's
+//                        discardCompletion). Evaluation still settles as usual.
+//     globals            Map name -> value of this evaluation's globals: binding namespaces,
+//                        their error classes and `inspect`. The loop has already defined them
+//                        on the main globalThis; an evaluator that runs programs in its own vm
+//                        context defines them on that context's global before each evaluation,
+//                        so retained functions call the current evaluation's bindings.
 
 import { createAsyncFunctionEvaluator } from './async-function.js';
+import { createVmScriptEvaluator } from './vm-script.js';
 
-const FACTORIES = new Map([['async-function', createAsyncFunctionEvaluator]]);
+const FACTORIES = new Map([
+  ['async-function', createAsyncFunctionEvaluator],
+  ['vm-script', createVmScriptEvaluator],
+]);
 
 export const PROGRAM_FORMATS = ['async-function', 'vm-script', 'scoped-repl', 'repl'];
 

@@ -14,6 +14,9 @@
 #ifndef DSH_DEFAULT_PROVIDER_PATH
 #error "meson passes DSH_DEFAULT_PROVIDER_PATH (the built plugin)"
 #endif
+#ifndef DSH_BOOTSTRAP_DIR
+#error "meson passes DSH_BOOTSTRAP_DIR (the directory of the plugin's default bootstrap)"
+#endif
 #ifndef DSH_LAUNCHER_PATH
 #error "meson passes DSH_LAUNCHER_PATH (the built dsh-sandbox-launch)"
 #endif
@@ -62,12 +65,13 @@ static yaml_document_t *row_doc(const struct dshh_row *row)
     return (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc;
 }
 
-/* Values the rows carry; strings stay owned here until the services are created. */
+/* Values the rows carry; strings stay owned here until the services are destroyed. */
 struct svc_values {
     char **extra_roots;
     int64_t max_abi;
     char *mode;
     char *workspace_root;
+    char *readable[3]; /* NULL-terminated */
 };
 
 static void svc_values_free(struct svc_values *v)
@@ -75,6 +79,36 @@ static void svc_values_free(struct svc_values *v)
     dsh_strv_free(v->extra_roots);
     free(v->mode);
     free(v->workspace_root);
+    for (size_t i = 0; v->readable[i]; i++)
+        free(v->readable[i]);
+}
+
+/* The execution world sees only the system, the workspace and what we list here, so the
+ * provider's bootstrap must be listed: this build's bootstrap directory, and the directory of a
+ * launch.bootstrapPath the provider row names. */
+static int readable_roots(const struct dsh_catalog *cat, const struct dshh_profile *profile,
+                          struct svc_values *v)
+{
+    size_t n = 0;
+    if (!(v->readable[n++] = strdup(DSH_BOOTSTRAP_DIR)))
+        return -ENOMEM;
+    for (size_t i = 0; i < profile->nrows; i++) {
+        const struct dshh_row *row = &profile->rows[i];
+        const struct dsh_catalog_provider *p = dsh_catalog_find(cat, row->name);
+        if (row->disabled || strcmp(row->name, PTC_PROVIDER_NAME) != 0 || !p ||
+            !dsh_config_is_set(p, row_doc(row), row->config, "launch.bootstrapPath"))
+            continue;
+        char *path = NULL;
+        int rc = dsh_config_get_str(p, row_doc(row), row->config, "launch.bootstrapPath", &path);
+        if (rc < 0)
+            return rc;
+        char *slash = strrchr(path, '/');
+        if (slash && slash != path)
+            *slash = '\0';
+        v->readable[n++] = path;
+        break;
+    }
+    return 0;
 }
 
 static int read_service_rows(const struct dshh_profile *profile, struct svc_values *v)
@@ -102,6 +136,8 @@ static int read_service_rows(const struct dshh_profile *profile, struct svc_valu
             rc = dsh_config_get_str(p, row_doc(row), row->config, "workspaceRoot",
                                     &v->workspace_root);
     }
+    if (rc == 0)
+        rc = readable_roots(cat, profile, v);
     dsh_catalog_close(cat);
     if (rc < 0 && rc != -1)
         fprintf(stderr, "dsh: cannot read the service rows: %s\n", strerror(-rc));
@@ -134,6 +170,7 @@ static int mount_services(struct dshh_host *host, const struct dshh_profile *pro
         .defer = dshh__loop_defer,
         .loop = host->loop,
         .logger = &host->logger,
+        .extra_readable_roots = (const char *const *)v.readable,
     };
     struct dsh_error err = {0};
     int rc = dsh_linux_services_create(&o, &host->services_impl, &err);

@@ -27,9 +27,9 @@ struct dsh_linux_services {
 
 bool dshx__mode_valid(const char *mode)
 {
-    return mode && (strcmp(mode, DSHX_MODE_READ_ONLY) == 0 ||
-                    strcmp(mode, DSHX_MODE_WORKSPACE_WRITE) == 0 ||
-                    strcmp(mode, DSHX_MODE_DANGER) == 0);
+    return mode &&
+           (strcmp(mode, DSHX_MODE_READ_ONLY) == 0 ||
+            strcmp(mode, DSHX_MODE_WORKSPACE_WRITE) == 0 || strcmp(mode, DSHX_MODE_DANGER) == 0);
 }
 
 void dshx__log(const struct dshx__config *cfg, int level, const char *fmt, ...)
@@ -57,28 +57,30 @@ int dshx__fail(struct dsh_error *ret_error, int code, const char *fmt, ...)
 }
 
 /* The options struct grows by appending: read a field only when the caller's size covers it. */
-#define HAS(o, field) ((o)->struct_size >= offsetof(struct dsh_linux_services_options, field) + \
-                                               sizeof((o)->field))
+#define HAS(o, field)                                                                              \
+    ((o)->struct_size >= offsetof(struct dsh_linux_services_options, field) + sizeof((o)->field))
 
-static int canonical_dir(const char *path, char **ret, struct dsh_error *err, const char *what)
+static int canonical_dir(const char *path, const char *what, char **ret_path,
+                         struct dsh_error *ret_error)
 {
     char buf[PATH_MAX];
     struct stat st;
     if (!path || path[0] != '/' || !realpath(path, buf) || stat(buf, &st) < 0 ||
         !S_ISDIR(st.st_mode))
-        return dshx__fail(err, DSH_E_CONFIG_INVALID, "%s must be an existing absolute directory: %s",
-                          what, path ? path : "(null)");
-    *ret = strdup(buf);
-    return *ret ? 0 : dshx__fail(err, -ENOMEM, "out of memory");
+        return dshx__fail(ret_error, DSH_E_CONFIG_INVALID,
+                          "%s must be an existing absolute directory: %s", what,
+                          path ? path : "(null)");
+    *ret_path = strdup(buf);
+    return *ret_path ? 0 : dshx__fail(ret_error, -ENOMEM, "out of memory");
 }
 
-static int canonical_roots(const char *const *roots, char ***ret, struct dsh_error *err,
-                           const char *what)
+static int canonical_roots(const char *const *roots, const char *what, char ***ret_roots,
+                           struct dsh_error *ret_error)
 {
     struct dshx__strv sv = {0};
     for (size_t i = 0; roots && roots[i]; i++) {
         char *c = NULL;
-        int rc = canonical_dir(roots[i], &c, err, what);
+        int rc = canonical_dir(roots[i], what, &c, ret_error);
         if (rc == 0)
             rc = dshx__strv_push(&sv, c);
         free(c);
@@ -87,8 +89,8 @@ static int canonical_roots(const char *const *roots, char ***ret, struct dsh_err
             return rc;
         }
     }
-    *ret = dshx__strv_finish(&sv);
-    return *ret ? 0 : dshx__fail(err, -ENOMEM, "out of memory");
+    *ret_roots = dshx__strv_finish(&sv);
+    return *ret_roots ? 0 : dshx__fail(ret_error, -ENOMEM, "out of memory");
 }
 
 static char *dup_or(const char *s, const char *fallback)
@@ -96,15 +98,16 @@ static char *dup_or(const char *s, const char *fallback)
     return strdup(s ? s : fallback);
 }
 
-static int configure(struct dshx__config *c, const struct dsh_linux_services_options *o,
-                     struct dsh_error *err)
+static int configure(const struct dsh_linux_services_options *o, struct dshx__config *ret_config,
+                     struct dsh_error *ret_error)
 {
-    const char *const *readable_roots = HAS(o, extra_readable_roots) ? o->extra_readable_roots
-                                                                       : NULL;
+    struct dshx__config *c = ret_config;
+    const char *const *readable_roots =
+        HAS(o, extra_readable_roots) ? o->extra_readable_roots : NULL;
     const char *supervisor = HAS(o, supervisor_path) ? o->supervisor_path : NULL;
     const char *temp_root = HAS(o, temp_root) ? o->temp_root : NULL;
-    c->max_processes = HAS(o, max_processes) && o->max_processes ? o->max_processes
-                                                                   : DSHX_DEFAULT_MAX_PROCESSES;
+    c->max_processes =
+        HAS(o, max_processes) && o->max_processes ? o->max_processes : DSHX_DEFAULT_MAX_PROCESSES;
     c->max_landlock_abi = o->max_landlock_abi;
     c->confine_delay_ms = o->confine_delay_ms;
     c->defer = o->defer;
@@ -113,7 +116,7 @@ static int configure(struct dshx__config *c, const struct dsh_linux_services_opt
 
     const char *mode = o->default_mode ? o->default_mode : DSHX_MODE_READ_ONLY;
     if (!dshx__mode_valid(mode))
-        return dshx__fail(err, DSH_E_CONFIG_INVALID, "unknown default_mode: %s", mode);
+        return dshx__fail(ret_error, DSH_E_CONFIG_INVALID, "unknown default_mode: %s", mode);
     c->default_mode = strdup(mode);
     c->launcher_path = dup_or(o->launcher_path, DSHX_DEFAULT_LIBEXEC_DIR "/dsh-sandbox-launch");
     if (supervisor) {
@@ -125,23 +128,24 @@ static int configure(struct dshx__config *c, const struct dsh_linux_services_opt
             c->supervisor_path = NULL;
     }
     if (!c->default_mode || !c->launcher_path || !c->supervisor_path)
-        return dshx__fail(err, -ENOMEM, "out of memory");
+        return dshx__fail(ret_error, -ENOMEM, "out of memory");
     if (c->launcher_path[0] != '/' || c->supervisor_path[0] != '/')
-        return dshx__fail(err, DSH_E_CONFIG_INVALID, "launcher and supervisor paths must be absolute");
-    int rc = canonical_dir(temp_root ? temp_root : "/tmp", &c->temp_root, err, "temp_root");
+        return dshx__fail(ret_error, DSH_E_CONFIG_INVALID,
+                          "launcher and supervisor paths must be absolute");
+    int rc = canonical_dir(temp_root ? temp_root : "/tmp", "temp_root", &c->temp_root, ret_error);
     char cwd[PATH_MAX];
     const char *ws = o->workspace_root ? o->workspace_root : getcwd(cwd, sizeof(cwd));
     if (rc == 0)
-        rc = canonical_dir(ws, &c->workspace_root, err, "workspace_root");
+        rc = canonical_dir(ws, "workspace_root", &c->workspace_root, ret_error);
     /* "/" as the workspace would hand the whole filesystem to the program. */
     if (rc == 0 && strcmp(c->workspace_root, "/") == 0)
-        rc = dshx__fail(err, DSH_E_CONFIG_INVALID, "workspace_root may not be /");
+        rc = dshx__fail(ret_error, DSH_E_CONFIG_INVALID, "workspace_root may not be /");
     if (rc == 0)
-        rc = canonical_roots(o->extra_writable_roots, &c->extra_writable_roots, err,
-                             "extra_writable_roots");
+        rc = canonical_roots(o->extra_writable_roots, "extra_writable_roots",
+                             &c->extra_writable_roots, ret_error);
     if (rc == 0)
-        rc = canonical_roots(readable_roots, &c->extra_readable_roots, err,
-                             "extra_readable_roots");
+        rc = canonical_roots(readable_roots, "extra_readable_roots", &c->extra_readable_roots,
+                             ret_error);
     return rc;
 }
 
@@ -157,8 +161,7 @@ static void config_clear(struct dshx__config *c)
 }
 
 int dsh_linux_services_create(const struct dsh_linux_services_options *options,
-                              struct dsh_linux_services **ret_services,
-                              struct dsh_error *ret_error)
+                              struct dsh_linux_services **ret_services, struct dsh_error *ret_error)
 {
     if (!options || !ret_services ||
         options->struct_size < offsetof(struct dsh_linux_services_options, extra_readable_roots))
@@ -166,9 +169,14 @@ int dsh_linux_services_create(const struct dsh_linux_services_options *options,
     struct dsh_linux_services *s = calloc(1, sizeof(*s));
     if (!s)
         return dshx__fail(ret_error, -ENOMEM, "out of memory");
-    int rc = configure(&s->cfg, options, ret_error);
+    int rc = configure(options, &s->cfg, ret_error);
     if (rc == 0)
         rc = dshx__kernel_probe(&s->cfg.kernel);
+    if (rc == 0 && HAS(options, disable_namespaces) && options->disable_namespaces) {
+        s->cfg.kernel.pid_ns = false;
+        s->cfg.kernel.namespaces = false;
+        s->cfg.kernel.pid_max_per_ns = false;
+    }
     if (rc == 0 && (dshx__fs_create(&s->cfg, &s->fs_vt, &s->fs) < 0 ||
                     dshx__subprocess_create(&s->cfg, &s->subprocess_vt, &s->subprocess) < 0 ||
                     dshx__sandbox_create(&s->cfg, &s->sandbox_vt, &s->sandbox) < 0 ||
@@ -214,7 +222,8 @@ const struct dsh_sandbox_service *dsh_linux_sandbox(struct dsh_linux_services *s
     return services ? &services->sandbox_vt : NULL;
 }
 
-const struct dsh_sandbox_policy_service *dsh_linux_sandbox_policy(struct dsh_linux_services *services)
+const struct dsh_sandbox_policy_service *
+dsh_linux_sandbox_policy(struct dsh_linux_services *services)
 {
     return services ? &services->policy_vt : NULL;
 }

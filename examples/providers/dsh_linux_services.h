@@ -36,7 +36,9 @@ struct dsh_linux_services_options {
     const char *const *extra_readable_roots;
     const char *supervisor_path; /* dsh-range-supervisor; NULL = next to launcher_path */
     const char *temp_root;       /* where per-run private temp dirs live; NULL = "/tmp" */
-    uint32_t max_processes;      /* approximate bound on live processes per range; 0 = 512 */
+    uint32_t max_processes;      /* bound on live processes per range (see README); 0 = 512 */
+    bool disable_namespaces;     /* test-only: act as if PID/mount/network namespaces were
+                                    unavailable (subreaper fallback, no read-only mount layer) */
 };
 
 int dsh_linux_services_create(const struct dsh_linux_services_options *options,

@@ -62,9 +62,10 @@ struct dshx__strv {
 int dshx__strv_push(struct dshx__strv *sv, const char *s);
 int dshx__strv_pushf(struct dshx__strv *sv, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-char **dshx__strv_finish(struct dshx__strv *sv); /* always a NULL-terminated vector or NULL (ENOMEM) */
+char **
+dshx__strv_finish(struct dshx__strv *sv); /* always a NULL-terminated vector or NULL (ENOMEM) */
 void dshx__strv_clear(struct dshx__strv *sv);
-void dshx__strv_free(char **v); /* accepts NULL */
+void dshx__strv_free(char **v);              /* accepts NULL */
 char **dshx__strv_dup(const char *const *v); /* NULL input gives an empty vector */
 size_t dshx__strv_len(const char *const *v);
 

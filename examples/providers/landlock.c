@@ -52,21 +52,21 @@ static size_t attr_size(int abi)
 
 /* Adds one path-beneath rule. Missing optional paths are skipped (not every system has /lib32). */
 static int add_rule(int ruleset, const char *path, uint64_t allowed, uint64_t handled,
-                    bool required, char *err, size_t errlen)
+                    bool required, char *ret_err, size_t errlen)
 {
     int fd = open(path, O_PATH | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         if (!required && (e == ENOENT || e == ENOTDIR || e == EACCES))
             return 0;
-        snprintf(err, errlen, "landlock: open %s: %s", path, strerror(e));
+        snprintf(ret_err, errlen, "landlock: open %s: %s", path, strerror(e));
         return -e;
     }
     struct stat st;
     if (fstat(fd, &st) < 0) {
         int e = errno;
         close(fd);
-        snprintf(err, errlen, "landlock: stat %s: %s", path, strerror(e));
+        snprintf(ret_err, errlen, "landlock: stat %s: %s", path, strerror(e));
         return -e;
     }
     allowed &= handled;
@@ -77,7 +77,7 @@ static int add_rule(int ruleset, const char *path, uint64_t allowed, uint64_t ha
         struct landlock_path_beneath_attr pb = {.allowed_access = allowed, .parent_fd = fd};
         if (syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {
             rc = -errno;
-            snprintf(err, errlen, "landlock: rule for %s: %s", path, strerror(errno));
+            snprintf(ret_err, errlen, "landlock: rule for %s: %s", path, strerror(errno));
         }
     }
     close(fd);
@@ -85,26 +85,26 @@ static int add_rule(int ruleset, const char *path, uint64_t allowed, uint64_t ha
 }
 
 static int add_rules(int ruleset, const char *const *paths, uint64_t allowed, uint64_t handled,
-                     bool required, char *err, size_t errlen)
+                     bool required, char *ret_err, size_t errlen)
 {
     for (const char *const *p = paths; p && *p; p++) {
-        int rc = add_rule(ruleset, *p, allowed, handled, required, err, errlen);
+        int rc = add_rule(ruleset, *p, allowed, handled, required, ret_err, errlen);
         if (rc < 0)
             return rc;
     }
     return 0;
 }
 
-int dshx__landlock_apply(const struct dshx__landlock_plan *plan, char *err, size_t errlen)
+int dshx__landlock_apply(const struct dshx__landlock_plan *plan, char *ret_err, size_t errlen)
 {
     int kernel_abi = dshx__landlock_probe_abi();
     if (kernel_abi < 1 || plan->abi < 1) {
-        snprintf(err, errlen, "landlock: not available");
+        snprintf(ret_err, errlen, "landlock: not available");
         return -EOPNOTSUPP;
     }
     /* The host promised this ABI in its report; a weaker kernel must fail, never downgrade. */
     if (kernel_abi < plan->abi) {
-        snprintf(err, errlen, "landlock: kernel ABI %d below the required %d", kernel_abi,
+        snprintf(ret_err, errlen, "landlock: kernel ABI %d below the required %d", kernel_abi,
                  plan->abi);
         return -EOPNOTSUPP;
     }
@@ -119,31 +119,32 @@ int dshx__landlock_apply(const struct dshx__landlock_plan *plan, char *err, size
     int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, attr_size(abi), 0);
     if (ruleset < 0) {
         int e = errno;
-        snprintf(err, errlen, "landlock: create ruleset: %s", strerror(e));
+        snprintf(ret_err, errlen, "landlock: create ruleset: %s", strerror(e));
         return -e;
     }
     uint64_t write = handled & ~ACCESS_WRITE_DENIED;
     uint64_t dev_rw = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE;
-    int rc = add_rules(ruleset, dshx__world_system_roots, ACCESS_READ, handled, false, err, errlen);
+    int rc =
+        add_rules(ruleset, dshx__world_system_roots, ACCESS_READ, handled, false, ret_err, errlen);
     if (rc == 0)
-        rc = add_rules(ruleset, dshx__world_devices_rw, dev_rw, handled, false, err, errlen);
+        rc = add_rules(ruleset, dshx__world_devices_rw, dev_rw, handled, false, ret_err, errlen);
     if (rc == 0)
         rc = add_rules(ruleset, dshx__world_devices_ro, LANDLOCK_ACCESS_FS_READ_FILE, handled,
-                       false, err, errlen);
+                       false, ret_err, errlen);
     if (rc == 0)
-        rc = add_rules(ruleset, plan->ro, ACCESS_READ, handled, true, err, errlen);
+        rc = add_rules(ruleset, plan->ro, ACCESS_READ, handled, true, ret_err, errlen);
     if (rc == 0)
-        rc = add_rules(ruleset, plan->rw, write, handled, true, err, errlen);
+        rc = add_rules(ruleset, plan->rw, write, handled, true, ret_err, errlen);
     if (rc == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
         rc = -errno;
-        snprintf(err, errlen, "no_new_privs: %s", strerror(errno));
+        snprintf(ret_err, errlen, "no_new_privs: %s", strerror(errno));
     }
     if (rc == 0) {
         /* Log denials of the program we are about to exec, not only of the launcher. */
         unsigned flags = abi >= 7 ? LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON : 0;
         if (syscall(__NR_landlock_restrict_self, ruleset, flags) < 0) {
             rc = -errno;
-            snprintf(err, errlen, "landlock: restrict self: %s", strerror(errno));
+            snprintf(ret_err, errlen, "landlock: restrict self: %s", strerror(errno));
         }
     }
     close(ruleset);

@@ -39,36 +39,36 @@ static bool in_own_pid_ns(void)
     return a <= 0 || b <= 0 || strcmp(self, init) != 0;
 }
 
-int dshx__mount_layer_apply(const char *const *rw, char *err, size_t errlen)
+int dshx__mount_layer_apply(const char *const *rw, char *ret_err, size_t errlen)
 {
     bool private_proc = in_own_pid_ns();
     if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0) {
         int e = errno;
-        snprintf(err, errlen, "namespaces: unshare: %s", strerror(e));
+        snprintf(ret_err, errlen, "namespaces: unshare: %s", strerror(e));
         return -e;
     }
     /* Nothing we do below may propagate back to the host's mounts. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
         int e = errno;
-        snprintf(err, errlen, "namespaces: make / private: %s", strerror(e));
+        snprintf(ret_err, errlen, "namespaces: make / private: %s", strerror(e));
         return -e;
     }
     for (const char *const *p = rw; p && *p; p++) {
         if (mount(*p, *p, NULL, MS_BIND | MS_REC, NULL) < 0) {
             int e = errno;
-            snprintf(err, errlen, "namespaces: bind %s: %s", *p, strerror(e));
+            snprintf(ret_err, errlen, "namespaces: bind %s: %s", *p, strerror(e));
             return -e;
         }
     }
     if (mount_setattr_rec("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) < 0) {
         int e = errno;
-        snprintf(err, errlen, "namespaces: read-only remount: %s", strerror(e));
+        snprintf(ret_err, errlen, "namespaces: read-only remount: %s", strerror(e));
         return -e;
     }
     for (const char *const *p = rw; p && *p; p++) {
         if (mount_setattr_rec(*p, 0, MOUNT_ATTR_RDONLY) < 0) {
             int e = errno;
-            snprintf(err, errlen, "namespaces: writable %s: %s", *p, strerror(e));
+            snprintf(ret_err, errlen, "namespaces: writable %s: %s", *p, strerror(e));
             return -e;
         }
     }

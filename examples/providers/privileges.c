@@ -29,7 +29,7 @@ int dshx__close_inherited_fds(void)
     return 0;
 }
 
-static int cap_limit(int resource, rlim_t value, const char *name, char *err, size_t errlen)
+static int cap_limit(int resource, rlim_t value, const char *name, char *ret_err, size_t errlen)
 {
     struct rlimit cur;
     if (getrlimit(resource, &cur) < 0)
@@ -40,27 +40,27 @@ static int cap_limit(int resource, rlim_t value, const char *name, char *err, si
     struct rlimit rl = {.rlim_cur = v, .rlim_max = v};
     if (setrlimit(resource, &rl) < 0) {
         int e = errno;
-        snprintf(err, errlen, "rlimit %s: %s", name, strerror(e));
+        snprintf(ret_err, errlen, "rlimit %s: %s", name, strerror(e));
         return -e;
     }
     return 0;
 }
 
-int dshx__set_rlimits(uint64_t nproc, char *err, size_t errlen)
+int dshx__set_rlimits(uint64_t nproc, char *ret_err, size_t errlen)
 {
-    int rc = cap_limit(RLIMIT_CORE, 0, "core", err, errlen);
+    int rc = cap_limit(RLIMIT_CORE, 0, "core", ret_err, errlen);
     if (rc == 0)
-        rc = cap_limit(RLIMIT_NOFILE, NOFILE_LIMIT, "nofile", err, errlen);
+        rc = cap_limit(RLIMIT_NOFILE, NOFILE_LIMIT, "nofile", ret_err, errlen);
     if (rc == 0)
-        rc = cap_limit(RLIMIT_FSIZE, FSIZE_LIMIT, "fsize", err, errlen);
+        rc = cap_limit(RLIMIT_FSIZE, FSIZE_LIMIT, "fsize", ret_err, errlen);
     /* RLIMIT_NPROC binds only non-root users; the host passes it when we run in a user
      * namespace of our own, where it counts this range alone. */
     if (rc == 0 && nproc > 0)
-        rc = cap_limit(RLIMIT_NPROC, (rlim_t)nproc, "nproc", err, errlen);
+        rc = cap_limit(RLIMIT_NPROC, (rlim_t)nproc, "nproc", ret_err, errlen);
     return rc;
 }
 
-int dshx__drop_capabilities(char *err, size_t errlen)
+int dshx__drop_capabilities(char *ret_err, size_t errlen)
 {
     /* Lock "root gets capabilities on exec" off before the bits that allow it disappear. */
     unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
@@ -72,7 +72,7 @@ int dshx__drop_capabilities(char *err, size_t errlen)
             break; /* past the kernel's last capability */
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM) {
             int e = errno;
-            snprintf(err, errlen, "capabilities: drop bounding %d: %s", cap, strerror(e));
+            snprintf(ret_err, errlen, "capabilities: drop bounding %d: %s", cap, strerror(e));
             return -e;
         }
     }
@@ -82,13 +82,13 @@ int dshx__drop_capabilities(char *err, size_t errlen)
     memset(data, 0, sizeof(data));
     if (syscall(SYS_capset, &hdr, data) < 0) {
         int e = errno;
-        snprintf(err, errlen, "capabilities: capset: %s", strerror(e));
+        snprintf(ret_err, errlen, "capabilities: capset: %s", strerror(e));
         return -e;
     }
     /* Verify: without CAP_SETPCAP the bounding set may survive, but nothing may stay permitted. */
     if (syscall(SYS_capget, &hdr, data) < 0 || data[0].permitted || data[1].permitted ||
         data[0].effective || data[1].effective) {
-        snprintf(err, errlen, "capabilities: still held after capset");
+        snprintf(ret_err, errlen, "capabilities: still held after capset");
         return -EPERM;
     }
     return 0;

@@ -174,8 +174,20 @@ static int set_nonblock(int fd)
     return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
 }
 
-enum { CTL_HOST, CTL_CHILD, OUT_R, OUT_W, ERR_R, ERR_W, CMD_HOST, CMD_CHILD, DEVNULL, SYNC_R,
-       SYNC_W, NFDS };
+enum {
+    CTL_HOST,
+    CTL_CHILD,
+    OUT_R,
+    OUT_W,
+    ERR_R,
+    ERR_W,
+    CMD_HOST,
+    CMD_CHILD,
+    DEVNULL,
+    SYNC_R,
+    SYNC_W,
+    NFDS
+};
 
 static int open_fds(int fd[NFDS], bool user_ns)
 {
@@ -242,8 +254,7 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dsh_spawn_req
         if (rc < 0) {
             (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
             reap(pidfd);
-            rc = dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "user namespace map: %s",
-                            strerror(-rc));
+            rc = dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "user namespace map: %s", strerror(-rc));
             goto out;
         }
     }

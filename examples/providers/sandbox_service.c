@@ -55,7 +55,8 @@ struct policy {
     char workspace[PATH_MAX];
 };
 
-static int parse_policy(const char *text, size_t len, struct policy *ret, struct dsh_error *err)
+static int parse_policy(const char *text, size_t len, struct policy *ret_policy,
+                        struct dsh_error *ret_error)
 {
     json_tokener *tok = json_tokener_new();
     if (!tok)
@@ -67,26 +68,29 @@ static int parse_policy(const char *text, size_t len, struct policy *ret, struct
     int rc = 0;
     json_object *m = NULL, *w = NULL;
     if (!root || !complete || !json_object_is_type(root, json_type_object)) {
-        rc = dshx__fail(err, DSH_E_REQUEST_INVALID, "policy is not a JSON object");
-    } else if (!json_object_object_get_ex(root, "mode", &m) || !json_object_is_type(m, json_type_string) ||
+        rc = dshx__fail(ret_error, DSH_E_REQUEST_INVALID, "policy is not a JSON object");
+    } else if (!json_object_object_get_ex(root, "mode", &m) ||
+               !json_object_is_type(m, json_type_string) ||
                !dshx__mode_valid(json_object_get_string(m))) {
-        rc = dshx__fail(err, DSH_E_REQUEST_INVALID, "policy mode is missing or unknown");
+        rc = dshx__fail(ret_error, DSH_E_REQUEST_INVALID, "policy mode is missing or unknown");
     } else {
         const char *mode = json_object_get_string(m);
-        ret->mode = strcmp(mode, DSHX_MODE_READ_ONLY) == 0        ? DSHX_MODE_READ_ONLY
-                    : strcmp(mode, DSHX_MODE_WORKSPACE_WRITE) == 0 ? DSHX_MODE_WORKSPACE_WRITE
-                                                                   : DSHX_MODE_DANGER;
+        ret_policy->mode = strcmp(mode, DSHX_MODE_READ_ONLY) == 0 ? DSHX_MODE_READ_ONLY
+                           : strcmp(mode, DSHX_MODE_WORKSPACE_WRITE) == 0
+                               ? DSHX_MODE_WORKSPACE_WRITE
+                               : DSHX_MODE_DANGER;
         const char *ws = json_object_object_get_ex(root, "workspaceRoot", &w) &&
                                  json_object_is_type(w, json_type_string)
                              ? json_object_get_string(w)
                              : NULL;
         struct stat st;
-        if (!ws || ws[0] != '/' || !realpath(ws, ret->workspace) || stat(ret->workspace, &st) < 0 ||
-            !S_ISDIR(st.st_mode))
-            rc = dshx__fail(err, DSH_E_REQUEST_INVALID,
+        if (!ws || ws[0] != '/' || !realpath(ws, ret_policy->workspace) ||
+            stat(ret_policy->workspace, &st) < 0 || !S_ISDIR(st.st_mode))
+            rc = dshx__fail(ret_error, DSH_E_REQUEST_INVALID,
                             "policy workspaceRoot must be an existing absolute directory");
-        else if (strcmp(ret->mode, DSHX_MODE_DANGER) != 0 && strcmp(ret->workspace, "/") == 0)
-            rc = dshx__fail(err, DSH_E_REQUEST_INVALID, "a confined workspace may not be /");
+        else if (strcmp(ret_policy->mode, DSHX_MODE_DANGER) != 0 &&
+                 strcmp(ret_policy->workspace, "/") == 0)
+            rc = dshx__fail(ret_error, DSH_E_REQUEST_INVALID, "a confined workspace may not be /");
     }
     json_object_put(root);
     return rc;
@@ -111,7 +115,7 @@ static int push_pair(struct dshx__strv *sv, const char *opt, const char *val)
 /* The launcher command line: read set, write set, then the program. */
 static int launcher_argv(const struct dshx__config *cfg, const struct policy *p, int abi,
                          const char *program, const char *tempdir, const char *const *argv,
-                         char ***ret)
+                         char ***ret_argv)
 {
     bool write = strcmp(p->mode, DSHX_MODE_WORKSPACE_WRITE) == 0;
     struct dshx__strv sv = {0};
@@ -147,14 +151,14 @@ static int launcher_argv(const struct dshx__config *cfg, const struct policy *p,
         dshx__strv_clear(&sv);
         return rc;
     }
-    *ret = dshx__strv_finish(&sv);
+    *ret_argv = dshx__strv_finish(&sv);
     return 0;
 }
 
 /* Builds the confinement. Negative: sandbox-unavailable or a system error, reported through
  * on_confined; the message goes to the logger. */
 static int build(struct dshx__sandbox *sb, const char *const *argv, const struct policy *p,
-                 struct confinement **ret)
+                 struct confinement **ret_conf)
 {
     const struct dshx__config *cfg = sb->cfg;
     struct confinement *c = calloc(1, sizeof(*c));
@@ -171,9 +175,9 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
     } else if (abi < 1 || !cfg->kernel.seccomp || !cfg->launcher_path ||
                access(cfg->launcher_path, X_OK) < 0) {
         dshx__log(cfg, DSH_LOG_ERROR, "sandbox unavailable for %s: %s", p->mode,
-                  abi < 1                 ? "Landlock is missing"
+                  abi < 1                ? "Landlock is missing"
                   : !cfg->kernel.seccomp ? "seccomp is missing"
-                                          : "dsh-sandbox-launch is not executable");
+                                         : "dsh-sandbox-launch is not executable");
         rc = DSH_E_SANDBOX_UNAVAILABLE;
     } else if (!realpath(argv[0], program)) {
         rc = -errno;
@@ -199,7 +203,7 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
     c->pub.argv = (const char *const *)c->argv;
     c->pub.env = (const char *const *)c->env;
     c->pub.report_json = c->report;
-    *ret = c;
+    *ret_conf = c;
     return 0;
 }
 
@@ -239,8 +243,8 @@ static int confine(void *ctx, const char *const *argv, const char *policy_json, 
     struct op *op = calloc(1, sizeof(*op));
     if (!op)
         return -ENOMEM;
-    *op = (struct op){.sb = sb, .id = ++sb->next_op, .on_confined = on_confined,
-                      .userdata = userdata};
+    *op = (struct op){
+        .sb = sb, .id = ++sb->next_op, .on_confined = on_confined, .userdata = userdata};
     op->status = build(sb, argv, &p, &op->conf);
     *ret_op = op->id;
     if (sb->cfg->confine_delay_ms && sb->cfg->defer) {
@@ -275,8 +279,15 @@ static int is_denial(void *ctx, const struct dsh_confinement *confinement, const
 {
     (void)ctx;
     static const char *const signatures[] = {
-        "EACCES", "EPERM", "EROFS", "EXDEV", "permission denied", "operation not permitted",
-        "read-only file system", "cross-device link", "dsh-sandbox-launch: confinement failed",
+        "EACCES",
+        "EPERM",
+        "EROFS",
+        "EXDEV",
+        "permission denied",
+        "operation not permitted",
+        "read-only file system",
+        "cross-device link",
+        "dsh-sandbox-launch: confinement failed",
         NULL,
     };
     if (!text || (confinement && !((const struct confinement *)confinement)->restricted))

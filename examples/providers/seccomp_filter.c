@@ -26,29 +26,58 @@ struct rule {
  * to clone(2), whose flags the filter below does inspect. */
 static const struct rule denied[] = {
     {"socket", EACCES},
-    {"io_uring_setup", ENOSYS}, {"io_uring_enter", ENOSYS}, {"io_uring_register", ENOSYS},
+    {"io_uring_setup", ENOSYS},
+    {"io_uring_enter", ENOSYS},
+    {"io_uring_register", ENOSYS},
     {"clone3", ENOSYS},
-    {"ptrace", EPERM}, {"process_vm_readv", EPERM}, {"process_vm_writev", EPERM},
+    {"ptrace", EPERM},
+    {"process_vm_readv", EPERM},
+    {"process_vm_writev", EPERM},
     {"pidfd_getfd", EPERM},
-    {"unshare", EPERM}, {"setns", EPERM},
-    {"mount", EPERM}, {"umount2", EPERM}, {"pivot_root", EPERM}, {"chroot", EPERM},
-    {"move_mount", EPERM}, {"open_tree", EPERM}, {"fsopen", EPERM}, {"fsconfig", EPERM},
-    {"fsmount", EPERM}, {"fspick", EPERM}, {"mount_setattr", EPERM},
-    {"bpf", EPERM}, {"perf_event_open", EPERM},
-    {"keyctl", EPERM}, {"add_key", EPERM}, {"request_key", EPERM},
+    {"unshare", EPERM},
+    {"setns", EPERM},
+    {"mount", EPERM},
+    {"umount2", EPERM},
+    {"pivot_root", EPERM},
+    {"chroot", EPERM},
+    {"move_mount", EPERM},
+    {"open_tree", EPERM},
+    {"fsopen", EPERM},
+    {"fsconfig", EPERM},
+    {"fsmount", EPERM},
+    {"fspick", EPERM},
+    {"mount_setattr", EPERM},
+    {"bpf", EPERM},
+    {"perf_event_open", EPERM},
+    {"keyctl", EPERM},
+    {"add_key", EPERM},
+    {"request_key", EPERM},
     {"userfaultfd", EPERM},
-    {"open_by_handle_at", EPERM}, {"name_to_handle_at", EPERM},
-    {"kexec_load", EPERM}, {"kexec_file_load", EPERM}, {"init_module", EPERM},
-    {"finit_module", EPERM}, {"delete_module", EPERM}, {"reboot", EPERM},
-    {"swapon", EPERM}, {"swapoff", EPERM}, {"acct", EPERM}, {"quotactl", EPERM},
-    {"iopl", EPERM}, {"ioperm", EPERM}, {"syslog", EPERM}, {"vhangup", EPERM},
-    {"settimeofday", EPERM}, {"clock_settime", EPERM}, {"clock_adjtime", EPERM},
+    {"open_by_handle_at", EPERM},
+    {"name_to_handle_at", EPERM},
+    {"kexec_load", EPERM},
+    {"kexec_file_load", EPERM},
+    {"init_module", EPERM},
+    {"finit_module", EPERM},
+    {"delete_module", EPERM},
+    {"reboot", EPERM},
+    {"swapon", EPERM},
+    {"swapoff", EPERM},
+    {"acct", EPERM},
+    {"quotactl", EPERM},
+    {"iopl", EPERM},
+    {"ioperm", EPERM},
+    {"syslog", EPERM},
+    {"vhangup", EPERM},
+    {"settimeofday", EPERM},
+    {"clock_settime", EPERM},
+    {"clock_adjtime", EPERM},
     {"lookup_dcookie", EPERM},
 };
 
 static const unsigned long namespace_flags[] = {
-    CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
-    CLONE_NEWNET,
+    CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+    CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
 };
 
 static int add(scmp_filter_ctx ctx, int err, int nr, unsigned argc, const struct scmp_arg_cmp *cmp)
@@ -56,7 +85,7 @@ static int add(scmp_filter_ctx ctx, int err, int nr, unsigned argc, const struct
     return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(err), nr, argc, cmp);
 }
 
-static int build(scmp_filter_ctx ctx, char *err, size_t errlen)
+static int build(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
 {
     int rc;
     for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
@@ -64,7 +93,7 @@ static int build(scmp_filter_ctx ctx, char *err, size_t errlen)
         if (nr == __NR_SCMP_ERROR)
             continue; /* not a syscall on this architecture */
         if ((rc = add(ctx, denied[i].err, nr, 0, NULL)) < 0) {
-            snprintf(err, errlen, "seccomp: rule %s: %s", denied[i].name, strerror(-rc));
+            snprintf(ret_err, errlen, "seccomp: rule %s: %s", denied[i].name, strerror(-rc));
             return rc;
         }
     }
@@ -96,25 +125,25 @@ static int build(scmp_filter_ctx ctx, char *err, size_t errlen)
     }
     return 0;
 fail:
-    snprintf(err, errlen, "seccomp: argument rule: %s", strerror(-rc));
+    snprintf(ret_err, errlen, "seccomp: argument rule: %s", strerror(-rc));
     return rc;
 }
 
-int dshx__seccomp_apply(char *err, size_t errlen)
+int dshx__seccomp_apply(char *ret_err, size_t errlen)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx) {
-        snprintf(err, errlen, "seccomp: init failed");
+        snprintf(ret_err, errlen, "seccomp: init failed");
         return -ENOMEM;
     }
     /* Foreign-architecture entry points (int 0x80, x32) would bypass every rule: kill instead. */
     int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
     if (rc == 0)
-        rc = build(ctx, err, errlen);
+        rc = build(ctx, ret_err, errlen);
     else
-        snprintf(err, errlen, "seccomp: bad-arch action: %s", strerror(-rc));
+        snprintf(ret_err, errlen, "seccomp: bad-arch action: %s", strerror(-rc));
     if (rc == 0 && (rc = seccomp_load(ctx)) < 0)
-        snprintf(err, errlen, "seccomp: load: %s", strerror(-rc));
+        snprintf(ret_err, errlen, "seccomp: load: %s", strerror(-rc));
     seccomp_release(ctx);
     return rc;
 }

@@ -94,8 +94,8 @@ static int poll_quiescent(void *ctx, struct dsh_process *process,
             return 0;
         drain_reports(r);
         siginfo_t si = {0};
-        if (waitid((idtype_t)P_PIDFD, (id_t)r->pub.quiescence_fd, &si,
-                   WEXITED | WNOHANG | __WALL) < 0) {
+        if (waitid((idtype_t)P_PIDFD, (id_t)r->pub.quiescence_fd, &si, WEXITED | WNOHANG | __WALL) <
+            0) {
             if (errno != ECHILD) /* ECHILD: already reaped elsewhere; the pidfd said it exited */
                 return -errno;
         } else if (si.si_pid == 0) {
@@ -108,8 +108,8 @@ static int poll_quiescent(void *ctx, struct dsh_process *process,
             if (!r->in_pid_ns)
                 return DSH_E_CLEANUP_FAILED;
             r->have_status = true;
-            r->status = (struct dsh_exit_status){
-                .signal = si.si_code == CLD_EXITED ? SIGKILL : si.si_status};
+            r->status = (struct dsh_exit_status){.signal = si.si_code == CLD_EXITED ? SIGKILL
+                                                                                    : si.si_status};
         }
     }
     if (!r->have_status)

@@ -38,8 +38,8 @@ struct state {
     pid_t main_pid;
     bool main_done;
     struct dshx__sup_msg exit_msg;
-    bool killing;         /* SIGKILL phase: repeat until nothing is left */
-    long long deadline;   /* ms, CLOCK_MONOTONIC; 0 = none */
+    bool killing;       /* SIGKILL phase: repeat until nothing is left */
+    long long deadline; /* ms, CLOCK_MONOTONIC; 0 = none */
     bool terminating;
 };
 

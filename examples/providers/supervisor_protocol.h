@@ -8,8 +8,8 @@
 enum {
     DSHX_SUP_STARTED = 1,     /* supervisor -> host: the program was exec'd */
     DSHX_SUP_EXEC_FAILED = 2, /* supervisor -> host: a = errno of execve */
-    DSHX_SUP_EXITED = 3,      /* supervisor -> host: the range is empty; a/b/c = exited/code/signal */
-    DSHX_SUP_TERMINATE = 4,   /* host -> supervisor: a = grace in ms (0 = SIGKILL now) */
+    DSHX_SUP_EXITED = 3,    /* supervisor -> host: the range is empty; a/b/c = exited/code/signal */
+    DSHX_SUP_TERMINATE = 4, /* host -> supervisor: a = grace in ms (0 = SIGKILL now) */
 };
 
 struct dshx__sup_msg {

@@ -94,7 +94,8 @@ int dshx__tree_remove(const char *path)
     int rc = 0;
     for (int pass = 0; pass < MAX_PASSES; pass++) {
         w.deferred = false;
-        int fd = fcntl(top, F_DUPFD_CLOEXEC, 0);
+        /* A fresh open file description: a dup would share the finished readdir offset. */
+        int fd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         rc = fd < 0 ? -errno : empty_dir(&w, fd, 0);
         if (!w.deferred)
             break;

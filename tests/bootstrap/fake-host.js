@@ -169,3 +169,79 @@ export async function runProgram(program, options = {}) {
     await session.kill();
   }
 }
+
+// One child serving several runs, as the host uses a retained environment: `run()` sends the
+// next `run` frame (ids 1, 2, ...) and resolves with that run's frames once its terminal frame
+// (`result` or `revoked`) arrived. Binding calls go to the run's `reply` (as in runProgram);
+// `initialized` goes to `onInitialized(frame, session)`, which by default sends `init-ack`.
+export class RetainedChild {
+  #reply = () => ({ ok: true, value: null });
+  #onInitialized = null;
+  #nextRun = 1;
+
+  constructor({ format = 'vm-script', cwd = process.cwd(), ...sessionOptions } = {}) {
+    this.format = format;
+    this.cwd = cwd;
+    this.session = new ChildSession({
+      ...sessionOptions,
+      onFrame: (frame, session) => {
+        if (frame.type === 'call') {
+          Promise.resolve(this.#reply(frame, session)).then((answer) => {
+            if (answer != null && session.exit === undefined) session.send({ type: 'reply', call: frame.call, ...answer });
+          });
+        } else if (frame.type === 'initialized') {
+          if (this.#onInitialized !== null) this.#onInitialized(frame, session);
+          else session.send({ type: 'init-ack', run: frame.run });
+        }
+      },
+    });
+    this.ready = this.session.waitFor((frame) => frame.type === 'hello');
+  }
+
+  async run(program, options = {}) {
+    const {
+      retain = true,
+      format = this.format,
+      cwd = this.cwd,
+      bindings = [],
+      discardCompletion = false,
+      initializer,
+      reply = () => ({ ok: true, value: null }),
+      onInitialized = null,
+      settleMs = 0,
+      timeoutMs = 15000,
+    } = options;
+    await this.ready;
+    this.#reply = reply;
+    this.#onInitialized = onInitialized;
+    const run = this.#nextRun++;
+    const from = this.session.frames.length;
+    const frame = { type: 'run', run, format, program, cwd, discardCompletion, bindings, retain };
+    if (initializer !== undefined) frame.initializer = initializer;
+    this.session.send(frame);
+    const result = await this.session.waitFor(
+      (f) => (f.type === 'result' || f.type === 'revoked') && f.run === run,
+      { from, timeoutMs },
+    );
+    if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
+    const frames = this.session.frames.slice(from);
+    return {
+      run,
+      result,
+      frames,
+      text: frames.filter((f) => f.type === 'text' && f.run === run).map((f) => f.text).join(''),
+      calls: frames.filter((f) => f.type === 'call'),
+    };
+  }
+
+  // The value of a successful run, or a failure naming what came back instead.
+  async value(program, options) {
+    const { result } = await this.run(program, options);
+    if (result.type !== 'result' || !result.ok) throw new Error(`run failed: ${JSON.stringify(result)}`);
+    return result.value;
+  }
+
+  close() {
+    return this.session.kill();
+  }
+}

@@ -72,12 +72,10 @@ test('bad bootstrap arguments stop the child with a diagnostic', async () => {
   assert.match(session.stderr, /positive integer/);
 });
 
-test('formats without an evaluator yet answer an exception result', async () => {
-  for (const format of ['vm-script', 'scoped-repl', 'repl']) {
-    const { result } = await runProgram('1', { format });
-    assert.deepEqual(result.error, {
-      kind: 'exception',
-      message: `program format ${format} is not supported by this bootstrap yet`,
-    });
-  }
+test('a format without an evaluator answers an exception result', async () => {
+  const { result } = await runProgram('1', { format: 'no-such-format' });
+  assert.deepEqual(result.error, {
+    kind: 'exception',
+    message: 'program format no-such-format is not supported by this bootstrap yet',
+  });
 });

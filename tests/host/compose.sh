@@ -1,7 +1,7 @@
 #!/bin/bash
 # Composition: base profile, patch layers (later wins, config replaced whole), insert, disabled,
 # --dump-config with layers, and composition errors (exit 2 with FILE:line:col).
-DSH=$1
+DSH=$(realpath "$1")
 . "$(dirname "$0")/lib.sh"
 
 # The shipped default composition.

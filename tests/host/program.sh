@@ -1,6 +1,6 @@
 #!/bin/bash
 # `dsh headless --program/-e`: output for a person, --json, exit statuses, demo tools, sandbox.
-DSH=$1
+DSH=$(realpath "$1")
 SRC=$2
 . "$(dirname "$0")/lib.sh"
 P=$SRC/examples/programs

@@ -1,9 +1,10 @@
 // `dsh headless --serve` request parsing: every bad line gets {"type":"error",...} and the server
 // keeps going; EOF with nothing in flight exits 0.
 import assert from "node:assert/strict";
+import { resolve } from "node:path";
 import { Dsh, check, done } from "./harness.mjs";
 
-const dshPath = process.argv[2];
+const dshPath = resolve(process.argv[2]);
 const dsh = new Dsh(dshPath);
 
 async function expectError(line, { id, message }) {

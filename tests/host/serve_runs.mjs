@@ -3,10 +3,10 @@
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { Dsh, check, done } from "./harness.mjs";
 
-const [dshPath, srcRoot] = process.argv.slice(2);
+const [dshPath, srcRoot] = process.argv.slice(2).map((p) => resolve(p));
 const cwd = mkdtempSync(join(tmpdir(), "dsh-serve-"));
 const dsh = new Dsh(dshPath, [], { cwd });
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # `dsh config validate`: every invalid config case exits non-zero and names the field with
 # FILE:line:column; the default composition and the shipped profiles are valid.
-DSH=$1
+DSH=$(realpath "$1")
 SRC=$2 # project source root
 . "$(dirname "$0")/lib.sh"
 

@@ -2,6 +2,7 @@
 #include "ledger.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *entries_json(struct ptc_ledger *ledger)

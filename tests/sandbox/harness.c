@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RUN_TIMEOUT_MS 20000
@@ -141,7 +142,7 @@ static char *snapshot(const struct fx *f)
     return buf;
 }
 
-static void fx_snapshot(struct fx *f)
+void fx_snapshot(struct fx *f)
 {
     free(f->snapshot);
     f->snapshot = snapshot(f);
@@ -203,6 +204,7 @@ void fx_setup(struct fx *f, const struct fx_options *o)
         .extra_readable_roots = readable,
         .temp_root = f->tmproot,
         .max_processes = o ? o->max_processes : 0,
+        .disable_namespaces = o ? o->no_namespaces : false,
     };
     struct dsh_error err = {0};
     int rc = dsh_linux_services_create(&opt, &f->svc, &err);
@@ -261,8 +263,10 @@ static char **env_with_fixture(struct fx *f, const char *const *conf_env, const 
         env[k++] = strdup(conf_env[i]);
     const struct {
         const char *name, *value;
-    } fixed[] = {{"DSH_T_WS", f->ws},         {"DSH_T_OUT", f->outside},
-                 {"DSH_T_SHARED", f->shared}, {"DSH_T_SECRET", f->secret},
+    } fixed[] = {{"DSH_T_WS", f->ws},
+                 {"DSH_T_OUT", f->outside},
+                 {"DSH_T_SHARED", f->shared},
+                 {"DSH_T_SECRET", f->secret},
                  {"DSH_T_ROOT", f->root}};
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
         cr_assert(asprintf(&env[k++], "%s=%s", fixed[i].name, fixed[i].value) > 0);
@@ -280,8 +284,8 @@ static int live_start_argv(struct fx *f, const char *mode, const char *const *ar
     l->f = f;
     const struct dsh_sandbox_service *sb = dsh_linux_sandbox(f->svc);
     char policy[1024];
-    snprintf(policy, sizeof(policy), "{\"mode\":\"%s\",\"workspaceRoot\":\"%s\",\"sessionId\":\"t\"}",
-             mode, f->ws);
+    snprintf(policy, sizeof(policy),
+             "{\"mode\":\"%s\",\"workspaceRoot\":\"%s\",\"sessionId\":\"t\"}", mode, f->ws);
     struct confined c = {0};
     uint64_t op = 0;
     int rc = sb->confine(sb->ctx, argv, policy, strlen(policy), on_confined, &c, &op);
@@ -319,11 +323,12 @@ int live_start(struct fx *f, const char *mode, const char *js, const char *const
     return rc;
 }
 
-static void drain(int fd, char **buf, size_t *len)
+/* Reads what is there; returns false once the writer side is gone (EOF). */
+static bool drain(int fd, char **buf, size_t *len)
 {
     char chunk[8192];
     ssize_t n;
-    while (fd >= 0 && (n = read(fd, chunk, sizeof(chunk))) > 0) {
+    while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
         if (*len + (size_t)n > OUTPUT_CAP)
             continue;
         *buf = realloc(*buf, *len + (size_t)n + 1);
@@ -331,28 +336,44 @@ static void drain(int fd, char **buf, size_t *len)
         *len += (size_t)n;
         (*buf)[*len] = '\0';
     }
+    return n < 0; /* EAGAIN: still open */
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 bool live_pump(struct live *l, int ms)
 {
     const struct dsh_subprocess_service *sp = dsh_linux_subprocess(l->f->svc);
     struct dsh_process *p = l->proc;
-    struct pollfd fds[4] = {{.fd = p->stdout_fd, .events = POLLIN},
-                            {.fd = p->stderr_fd, .events = POLLIN},
-                            {.fd = p->control_fd, .events = POLLIN},
-                            {.fd = p->quiescence_fd, .events = POLLIN}};
-    (void)poll(fds, 4, ms);
-    drain(p->stdout_fd, &l->out, &l->nout);
-    drain(p->stderr_fd, &l->err, &l->nerr);
-    drain(p->control_fd, &l->ctl, &l->nctl);
-    if (!l->quiescent) {
-        l->quiescent = sp->poll_quiescent(sp->ctx, p, &l->st);
+    long long deadline = now_ms() + ms;
+    do {
+        /* Pipes at EOF would make poll return at once: watch only the open ones. */
+        struct pollfd fds[4] = {{.fd = l->eof[0] ? -1 : p->stdout_fd, .events = POLLIN},
+                                {.fd = l->eof[1] ? -1 : p->stderr_fd, .events = POLLIN},
+                                {.fd = l->eof[2] ? -1 : p->control_fd, .events = POLLIN},
+                                {.fd = p->quiescence_fd, .events = POLLIN}};
+        long long left = deadline - now_ms();
+        (void)poll(fds, 4, left > 0 ? (int)left : 0);
+        if (!l->eof[0])
+            l->eof[0] = !drain(p->stdout_fd, &l->out, &l->nout);
+        if (!l->eof[1])
+            l->eof[1] = !drain(p->stderr_fd, &l->err, &l->nerr);
+        if (!l->eof[2])
+            l->eof[2] = !drain(p->control_fd, &l->ctl, &l->nctl);
+        if (!l->quiescent)
+            l->quiescent = sp->poll_quiescent(sp->ctx, p, &l->st);
         if (l->quiescent) { /* the range is gone: whatever it wrote is in the pipes now */
             drain(p->stdout_fd, &l->out, &l->nout);
             drain(p->stderr_fd, &l->err, &l->nerr);
+            return true;
         }
-    }
-    return l->quiescent != 0;
+    } while (now_ms() < deadline);
+    return false;
 }
 
 void live_end(struct live *l, struct run *ret)
@@ -364,8 +385,7 @@ void live_end(struct live *l, struct run *ret)
         if (!l->quiescent) {
             ret->timed_out = true;
             sp->terminate(sp->ctx, l->proc, 0);
-            for (int i = 0; i < 200 && !live_pump(l, 50); i++) {
-            }
+            (void)live_pump(l, 10000);
         }
         ret->quiescent = l->quiescent;
         ret->st = l->st;
@@ -398,13 +418,11 @@ void fx_run_argv(struct fx *f, const char *mode, const char *const *argv, const 
         ret->ctl = strdup("");
         return;
     }
-    for (int waited = 0; waited < timeout_ms && !live_pump(&l, 100); waited += 100) {
-    }
+    (void)live_pump(&l, timeout_ms);
     live_end(&l, ret);
 }
 
-void fx_run(struct fx *f, const char *mode, const char *js, const char *const *env,
-            struct run *ret)
+void fx_run(struct fx *f, const char *mode, const char *js, const char *const *env, struct run *ret)
 {
     char *program = NULL;
     cr_assert(asprintf(&program, "%s%s", prelude, js) > 0);
@@ -548,4 +566,24 @@ bool udp_received(int fd)
 {
     char buf[2048];
     return recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0;
+}
+
+void hostile_case(struct fx *f, const char *mode, const char *tag, const char *js,
+                  const char *const *env, const char *control_mode)
+{
+    struct run r;
+    fx_snapshot(f); /* an earlier control may have changed things on purpose */
+    fx_run(f, mode, js, env, &r);
+    cr_assert_eq(r.confine_status, 0, "confine failed: %d", r.confine_status);
+    cr_assert(tag_denied(&r, tag), "%s confined in %s: expected a denial, got %s", tag, mode,
+              tag_value(&r, tag) ? tag_value(&r, tag) : "(no result line)");
+    cr_assert(fx_outside_unchanged(f), "%s: something outside the workspace changed", tag);
+    cr_assert(r.quiescent == 1,
+              "the range must be quiescent after the run (%d, timed out %d, exit %d/%d/%d)",
+              r.quiescent, r.timed_out, r.st.exited, r.st.code, r.st.signal);
+    run_free(&r);
+    fx_run(f, control_mode ? control_mode : DANGER, js, env, &r);
+    cr_assert(tag_ok(&r, tag), "%s control: expected OK, got %s", tag,
+              tag_value(&r, tag) ? tag_value(&r, tag) : "(no result line)");
+    run_free(&r);
 }

@@ -30,12 +30,13 @@ struct fx {
 struct fx_options {
     int max_landlock_abi;
     uint32_t max_processes;
+    bool no_namespaces; /* the services' test knob: subreaper fallback, no mount layer */
 };
 
 struct run {
     int confine_status; /* < 0: confine failed; nothing ran */
     char *report;
-    int quiescent;      /* poll_quiescent's final answer */
+    int quiescent; /* poll_quiescent's final answer */
     struct dsh_exit_status st;
     char *out, *err, *ctl;
     bool timed_out;
@@ -47,6 +48,7 @@ struct live {
     struct dsh_process *proc;
     char *out, *err, *ctl;
     size_t nout, nerr, nctl;
+    bool eof[3];
     int quiescent;
     struct dsh_exit_status st;
 };
@@ -66,7 +68,7 @@ void run_free(struct run *r);
 /* Step by step, for tests that act while the range runs. */
 int live_start(struct fx *f, const char *mode, const char *js, const char *const *env,
                struct live *l);
-bool live_pump(struct live *l, int ms); /* true once quiescent */
+bool live_pump(struct live *l, int ms);         /* waits up to ms; true once quiescent */
 void live_end(struct live *l, struct run *ret); /* terminate(0) if needed, release all */
 
 /* "TAG:VALUE" lines printed by the prelude's R()/RA(); NULL when absent. Static buffer. */
@@ -74,8 +76,17 @@ const char *tag_value(const struct run *r, const char *tag);
 bool tag_denied(const struct run *r, const char *tag); /* EACCES | EPERM | EROFS | EXDEV */
 bool tag_ok(const struct run *r, const char *tag);
 
-/* Everything outside ws/ is exactly as at setup (contents, inodes, modes, times, entries). */
+/* Everything outside ws/ is exactly as at the last snapshot (contents, inodes, modes, times,
+ * entries). fx_setup takes one; take another after adding fixtures (listeners, files). */
 bool fx_outside_unchanged(struct fx *f);
+void fx_snapshot(struct fx *f);
+
+/* The common shape of a hostile case: js prints "<tag>:<result>". Confined in mode the action
+ * must be denied (EACCES/EPERM/EROFS/EXDEV) and nothing outside the workspace may change; the
+ * negative control runs the same js in control_mode (NULL = danger-full-access) and must
+ * succeed, proving the action is real and the tools for it are present. */
+void hostile_case(struct fx *f, const char *mode, const char *tag, const char *js,
+                  const char *const *env, const char *control_mode);
 char *fx_read(const char *path); /* whole file or NULL */
 void fx_write(const char *path, const char *text);
 

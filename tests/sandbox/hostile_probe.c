@@ -92,7 +92,7 @@ static int socket_probe(const char *fam, const char *type)
             : strcmp(fam, "netlink") == 0 ? AF_NETLINK
             : strcmp(fam, "packet") == 0  ? AF_PACKET
                                           : AF_UNSPEC;
-    int t = strcmp(type, "stream") == 0 ? SOCK_STREAM
+    int t = strcmp(type, "stream") == 0  ? SOCK_STREAM
             : strcmp(type, "dgram") == 0 ? SOCK_DGRAM
                                          : SOCK_RAW;
     return result(socket(f, t, 0));
@@ -165,7 +165,9 @@ static int tiocsti_probe(void)
 static int int80_socket(void)
 {
     long ret;
-    __asm__ volatile("int $0x80" : "=a"(ret) : "a"(359), "b"(AF_INET), "c"(SOCK_STREAM), "d"(0)
+    __asm__ volatile("int $0x80"
+                     : "=a"(ret)
+                     : "a"(359), "b"(AF_INET), "c"(SOCK_STREAM), "d"(0)
                      : "memory");
     if (ret < 0) {
         errno = (int)-ret;

@@ -1,0 +1,97 @@
+// vm-script format: erasable TypeScript evaluated as a node:vm Script in its own context (see
+// vm-script-context.js). Script semantics: non-strict unless the program says "use strict",
+// top-level declarations become globals of the context, and the completion value of the last
+// statement is the result, awaited. Programs that await at top level are lowered first
+// (vm-script-await.js); all others compile natively and keep V8's syntax diagnostics.
+//
+// Retention: with `retain` the evaluator keeps one context for the process, so declarations,
+// functions and object identities survive later runs. Without it every run gets a fresh
+// context (the initializer and the program of one run share it).
+//
+// Relative dynamic import() resolves from the directory of the compiled Script, which is named
+// "<cwd>/[program]", through Node's default loader (the Script's importModuleDynamically).
+
+import path from 'node:path';
+import vm from 'node:vm';
+import { formatCompileError, formatSyntaxError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
+import { lowerTopLevelAwait, unboxCompletion } from './vm-script-await.js';
+import { createScriptContext, installGlobals } from './vm-script-context.js';
+import { analyzeScript, locate, MESSAGES, ScriptProblem } from './vm-script-parse.js';
+
+export const PROGRAM_NAME = '[program]';
+
+// The TypeScript parser reports a top-level return before acorn sees the program.
+const STRIP_MESSAGES = new Map([['Return statement is not allowed here', MESSAGES.return]]);
+
+const RUN_OPTIONS = { displayErrors: false };
+
+function problemError(problem, code, source, filename) {
+  const { line, column } = locate(code, problem.offset);
+  return new ProgramSyntaxError(formatSyntaxError(problem.message, { source, filename, line, column }));
+}
+
+// Returns { script, lowered } or throws ProgramSyntaxError.
+function compile(code, source, filename) {
+  let analysis;
+  try {
+    analysis = analyzeScript(code);
+  } catch (error) {
+    if (error instanceof ScriptProblem) throw problemError(error, code, source, filename);
+    throw error;
+  }
+  const lowered = analysis.awaits === true;
+  const text = lowered ? lowerTopLevelAwait(code, analysis) : code;
+  try {
+    const script = new vm.Script(text, {
+      filename,
+      lineOffset: lowered ? -1 : 0,
+      importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+    });
+    return { script, lowered };
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    // A program that mentions await and that acorn refused gets acorn's diagnostic: V8 would
+    // misreport a top-level await as "await is only valid in async functions".
+    if (analysis.parseError !== undefined && /\bawait\b/.test(code)) {
+      throw problemError(analysis.parseError, code, source, filename);
+    }
+    // Lowered code is valid JavaScript; what V8 still refuses (a name clashing with an earlier
+    // lexical declaration of the context) has no location in the program's own text.
+    if (lowered) throw new ProgramSyntaxError(formatSyntaxError(error.message, { source, filename }));
+    throw new ProgramSyntaxError(formatCompileError(error, { source, filename }));
+  }
+}
+
+export function createVmScriptEvaluator() {
+  let retained = null; // the context kept for the process when runs ask to retain
+  const perRun = new WeakMap(); // run -> context of a run that does not retain
+
+  function contextFor(run, retain) {
+    if (retain) {
+      retained ??= createScriptContext();
+      return retained;
+    }
+    let context = perRun.get(run);
+    if (context === undefined) {
+      context = createScriptContext();
+      perRun.set(run, context);
+    }
+    return context;
+  }
+
+  return {
+    format: 'vm-script',
+    evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals }) {
+      process.chdir(cwd);
+      const filename = path.join(process.cwd(), name);
+      const code = stripProgramTypes(program, { prefix: '', suffix: '', filename, messages: STRIP_MESSAGES });
+      const { script, lowered } = compile(code, program, filename);
+      const context = contextFor(run, retain);
+      installGlobals(context, globals);
+      // Run from the microtask queue so no bootstrap frame sits under the program's frames; the
+      // completion (a Promise or thenable included) is adopted, i.e. awaited, by then().
+      const completion = Promise.resolve().then(script.runInContext.bind(script, context, RUN_OPTIONS));
+      return lowered ? completion.then(unboxCompletion) : completion;
+    },
+  };
+}

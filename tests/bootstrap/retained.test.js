@@ -1,0 +1,143 @@
+// Retained vm-script environments: several runs in one process sharing one context. State
+// survives, each evaluation gets its own bindings, inspect and cwd, and leftovers of ended
+// evaluations never reach a later run.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { RetainedChild } from './fake-host.js';
+
+const TOOLS = [{ global: 'tools', functions: ['search', 'hang'] }];
+const echo = (frame) => (frame.name === 'search' ? { ok: true, value: { run: frame.run, args: frame.args } } : null);
+
+async function withChild(body, options) {
+  const child = new RetainedChild(options);
+  try {
+    await body(child);
+  } finally {
+    await child.close();
+  }
+}
+
+test('a variable survives three runs, in plain and lowered programs', () =>
+  withChild(async (child) => {
+    assert.equal(await child.value('var count = 1; count'), 1);
+    assert.equal(await child.value('count += 1; count'), 2);
+    assert.equal(await child.value('await null; count += 1; count'), 3);
+    assert.equal(await child.value('const later = await Promise.resolve(count * 10); later'), 30);
+    assert.equal(await child.value('later + count'), 33, 'a lowered const is a retained global');
+  }));
+
+test('object identities survive: a class instance keeps its identity and class', () =>
+  withChild(async (child) => {
+    await child.value('class Point { constructor(x) { this.x = x } }; var p = new Point(1); var same = p; 0');
+    assert.deepEqual(await child.value('[p === same, p instanceof Point, p.x]'), [true, true, 1]);
+    assert.deepEqual(await child.value('await null; p.x = 2; [p === same, p instanceof Point]'), [true, true]);
+    assert.equal(await child.value('same.x'), 2);
+  }));
+
+test('values initialized through top-level await persist, an imported module included', () =>
+  withChild(async (child) => {
+    assert.equal(await child.value('var fs = await import("node:fs/promises"); typeof fs.readdir'), 'function');
+    assert.equal(await child.value('Array.isArray(await fs.readdir("/"))'), true);
+    assert.equal(await child.value('function twice(n) { return 2 * n } twice(1)'), 2);
+    assert.equal(await child.value('await null; function thrice(n) { return 3 * n } thrice(1)'), 3);
+    assert.deepEqual(await child.value('[twice(2), thrice(2)]'), [4, 6]);
+  }));
+
+test('native lexical declarations stay lexical: redeclaring one in a later run fails natively', () =>
+  withChild(async (child) => {
+    await child.value('let fixed = 1; fixed');
+    assert.equal(await child.value('fixed = 2; fixed'), 2);
+    const { result } = await child.run('let fixed = 3');
+    assert.match(result.error.message, /^SyntaxError: Identifier 'fixed' has already been declared/);
+  }));
+
+test('each evaluation starts in its own cwd', () =>
+  withChild(async (child) => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ptc-retained-')));
+    fs.writeFileSync(path.join(dir, 'mod.mjs'), 'export default "from dir";\n');
+    assert.equal(await child.value('process.chdir("/"); process.cwd()', { cwd: dir }), '/');
+    assert.equal(await child.value('process.cwd()', { cwd: dir }), dir);
+    assert.equal(await child.value('(await import("./mod.mjs")).default', { cwd: dir }), 'from dir');
+  }));
+
+test('retained functions and saved tool methods call the current evaluation\'s bindings', () =>
+  withChild(async (child) => {
+    await child.value('var saved = tools.search; function viaGlobal(q) { return tools.search(q) } var oldTools = tools; 0', {
+      bindings: TOOLS,
+      reply: echo,
+    });
+    const second = await child.run('[await saved("a"), await viaGlobal("b"), tools !== oldTools]', { bindings: TOOLS, reply: echo });
+    assert.deepEqual(second.result.value, [{ run: 2, args: ['a'] }, { run: 2, args: ['b'] }, true]);
+    assert.deepEqual(second.calls.map((call) => [call.run, call.call]), [[2, 1], [2, 2]]);
+    const third = await child.run(
+      'let out; try { await saved("c") } catch (e) { out = [e.name, e.message] } out',
+      { bindings: [{ global: 'tools', functions: ['hang'] }], reply: echo },
+    );
+    assert.deepEqual(third.result.value, ['ToolCallError', 'tools.search is not available in this evaluation']);
+    assert.equal(third.calls.length, 0);
+  }));
+
+test('inspect is reinstalled for every evaluation', () =>
+  withChild(async (child) => {
+    await child.value('var keep = inspect; inspect = null; 0');
+    const { text } = await child.run('inspect("fresh"); keep("kept")');
+    assert.equal(text, 'fresh\nkept\n');
+  }));
+
+test('callbacks of an ended evaluation cannot print, call bindings or fail a later run', () =>
+  withChild(async (child) => {
+    await child.value(
+      `setTimeout(() => { inspect("late text"); tools.search("late") }, 50);
+       setTimeout(() => { throw new Error("late throw") }, 60);
+       setTimeout(() => { Promise.reject(new Error("late rejection")) }, 70);
+       0`,
+      { bindings: TOOLS, reply: echo },
+    );
+    const second = await child.run('await new Promise((r) => setTimeout(r, 250)); "still fine"', { bindings: TOOLS, reply: echo });
+    assert.deepEqual(second.result, { type: 'result', run: 2, ok: true, value: 'still fine' });
+    assert.deepEqual(second.frames.map((frame) => frame.type), ['result'], 'nothing from the first run');
+    assert.equal(await child.value('1 + 1'), 2, 'the process survived');
+  }));
+
+test('an exception settles the run once and keeps earlier mutations', () =>
+  withChild(async (child) => {
+    await child.value('var m = 1; 0');
+    const failed = await child.run('m = 2; setTimeout(() => { throw new Error("second") }, 10); throw new Error("first")', { settleMs: 100 });
+    assert.match(failed.result.error.message, /^Error: first/);
+    assert.equal(failed.frames.filter((frame) => frame.type === 'result').length, 1);
+    assert.equal(await child.value('await null; m'), 2);
+  }));
+
+test('revoke: open calls reject inside the program, later output is dropped, the context stays usable', () =>
+  withChild(async (child) => {
+    await child.value('var state = "before"; 0');
+    const revoked = await child.run(
+      `state = "started"; inspect("visible");
+       try { await tools.hang() } catch (e) { state = "caught " + e.message; inspect("dropped") } finally { process.stdout.write("dropped too") }
+       state`,
+      {
+        bindings: TOOLS,
+        reply: (frame, session) => {
+          session.send({ type: 'revoke', run: frame.run });
+          return null;
+        },
+      },
+    );
+    assert.deepEqual(revoked.result, { type: 'revoked', run: 2 });
+    assert.deepEqual(revoked.frames.map((frame) => frame.type), ['text', 'call', 'revoked']);
+    assert.equal(revoked.text, 'visible\n');
+    assert.equal(await child.value('state'), 'caught tools.hang: the run was revoked');
+  }));
+
+test('a revoke for another run or after the result changes nothing', () =>
+  withChild(async (child) => {
+    const { session } = child;
+    const first = await child.run('1');
+    session.send({ type: 'revoke', run: first.run });
+    const second = await child.run('await new Promise((r) => setTimeout(r, 50)); 2');
+    assert.deepEqual(second.result, { type: 'result', run: 2, ok: true, value: 2 });
+  }));

@@ -1,0 +1,98 @@
+/* Hostile reads: secrets outside the execution world's read set stay hidden, in both restricted
+ * modes; what the world does include stays readable. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct fx f;
+
+static void setup(void)
+{
+    fx_setup(&f, NULL);
+}
+
+static void teardown(void)
+{
+    fx_teardown(&f);
+}
+
+TestSuite(fs_read, .init = setup, .fini = teardown, .timeout = 90);
+
+Test(fs_read, ssh_private_key_outside_the_read_set)
+{
+    const char *js = "R('R',()=>fs.readFileSync(SEC+'/.ssh/id_rsa','utf8'))";
+    hostile_case(&f, RO, "R", js, NULL, NULL);
+    hostile_case(&f, WW, "R", js, NULL, NULL);
+}
+
+Test(fs_read, list_the_secret_directory)
+{
+    hostile_case(&f, WW, "R", "R('R',()=>fs.readdirSync(SEC+'/.ssh').join(','))", NULL, NULL);
+}
+
+Test(fs_read, etc_shadow)
+{
+    hostile_case(&f, RO, "R", "R('R',()=>fs.readFileSync('/etc/shadow','utf8').length)", NULL,
+                 NULL);
+}
+
+Test(fs_read, root_home)
+{
+    hostile_case(&f, WW, "R", "R('R',()=>fs.readdirSync('/root').length)", NULL, NULL);
+}
+
+Test(fs_read, host_tmp_listing)
+{
+    hostile_case(&f, WW, "R", "R('R',()=>fs.readdirSync('/tmp').length)", NULL, NULL);
+}
+
+Test(fs_read, invisible_outside_file)
+{
+    hostile_case(&f, RO, "R", "R('R',()=>fs.readFileSync(OUT+'/victim.txt','utf8'))", NULL, NULL);
+}
+
+Test(fs_read, through_symlink_planted_in_workspace)
+{
+    hostile_case(&f, WW, "R",
+                 "try{fs.unlinkSync(WS+'/k')}catch{}fs.symlinkSync(SEC+'/.ssh/id_rsa',WS+'/k');"
+                 "R('R',()=>fs.readFileSync(WS+'/k','utf8'))",
+                 NULL, NULL);
+}
+
+Test(fs_read, another_process_environment)
+{
+    /* The decoy inherits this test's environment, including a host secret. */
+    setenv("DSH_T_HOST_SECRET", "host-secret-7f3a", 1);
+    f.decoy = start_decoy();
+    fx_snapshot(&f);
+    const char *js = "R('R',()=>fs.readFileSync('/proc/'+E.DSH_T_DECOY+'/"
+                     "environ','latin1').replace(/\\0/g,' '))";
+    struct run r;
+    fx_run(&f, WW, js, NULL, &r);
+    cr_assert(tag_value(&r, "R") && !tag_ok(&r, "R"), "reading the host's environ must fail");
+    cr_assert(!strstr(r.out, "host-secret-7f3a"));
+    cr_assert(fx_outside_unchanged(&f));
+    run_free(&r);
+    fx_run(&f, DANGER, js, NULL, &r);
+    cr_assert(tag_ok(&r, "R") && strstr(r.out, "host-secret-7f3a"), "control reads it");
+    run_free(&r);
+}
+
+Test(fs_read, world_stays_readable)
+{
+    struct run r;
+    fx_run(&f, RO,
+           "R('SYS',()=>fs.readFileSync('/etc/passwd','utf8').length>0);"
+           "R('SH',()=>fs.readFileSync(SH+'/victim.txt','utf8').trim());"
+           "R('WS',()=>fs.readdirSync(WS).includes('probe'));"
+           "R('RND',()=>fs.readSync(fs.openSync('/dev/urandom','r'),Buffer.alloc(8)));"
+           "R('EXE',()=>cp.execFileSync('/bin/sh',['-c','echo hi']).toString().trim())",
+           NULL, &r);
+    cr_assert(tag_ok(&r, "SYS") && tag_ok(&r, "WS") && tag_ok(&r, "EXE") && tag_ok(&r, "RND"));
+    cr_assert_str_eq(tag_value(&r, "SH"), "OK:shared-original");
+    cr_assert(fx_outside_unchanged(&f));
+    run_free(&r);
+}

@@ -1,0 +1,156 @@
+/* Hostile kernel surfaces: io_uring, tracing, namespaces and mounts, bpf, perf, keys,
+ * userfaultfd, terminal injection, and signalling or tracing processes outside the range. The
+ * probe is an ELF dropped into the workspace, as a hostile program would. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct fx f;
+
+static void setup(void)
+{
+    fx_setup(&f, NULL);
+}
+
+static void teardown(void)
+{
+    fx_teardown(&f);
+}
+
+TestSuite(syscalls, .init = setup, .fini = teardown, .timeout = 90);
+
+static void probe_case(const char *js, const char *confined_value, const char *control_value)
+{
+    struct run r;
+    fx_run(&f, WW, js, NULL, &r);
+    cr_assert(tag_value(&r, "S"), "no result line");
+    cr_assert_str_eq(tag_value(&r, "S"), confined_value);
+    cr_assert(fx_outside_unchanged(&f));
+    run_free(&r);
+    fx_run(&f, DANGER, js, NULL, &r);
+    cr_assert(tag_value(&r, "S"), "control: no result line");
+    cr_assert_str_eq(tag_value(&r, "S"), control_value, "control");
+    run_free(&r);
+}
+
+Test(syscalls, io_uring_setup)
+{
+    probe_case("RP('S','io-uring')", "ENOSYS", "OK");
+}
+
+Test(syscalls, node_file_io_falls_back_without_io_uring)
+{
+    struct run r;
+    const char *env[] = {"UV_USE_IO_URING=1", NULL};
+    fx_run(&f, WW,
+           "(async()=>{await RA('S',async()=>{await fs.promises.writeFile(WS+'/a','abc');"
+           "return await fs.promises.readFile(WS+'/a','utf8')})})()",
+           env, &r);
+    cr_assert_str_eq(tag_value(&r, "S"), "OK:abc");
+    run_free(&r);
+}
+
+Test(syscalls, ptrace_attach)
+{
+    probe_case("RP('S','ptrace-child')", "EPERM", "OK");
+}
+
+Test(syscalls, process_vm_readv)
+{
+    probe_case("RP('S','vm-read-child')", "EPERM", "OK");
+}
+
+Test(syscalls, unshare_user_namespace)
+{
+    probe_case("RP('S','unshare','user')", "EPERM", "OK");
+}
+
+Test(syscalls, unshare_network_namespace)
+{
+    probe_case("RP('S','unshare','net')", "EPERM", "OK");
+}
+
+Test(syscalls, clone_into_mount_namespace)
+{
+    probe_case("RP('S','clone-newns')", "EPERM", "OK");
+}
+
+Test(syscalls, mount_tmpfs)
+{
+    probe_case("fs.mkdirSync(WS+'/mnt',{recursive:true});RP('S','mount',WS+'/mnt')", "EPERM", "OK");
+}
+
+Test(syscalls, bpf)
+{
+    probe_case("RP('S','bpf')", "EPERM", "OK");
+}
+
+Test(syscalls, perf_event_open)
+{
+    probe_case("RP('S','perf')", "EPERM", "OK");
+}
+
+Test(syscalls, keyctl_add_key)
+{
+    probe_case("RP('S','keyctl')", "EPERM", "OK");
+}
+
+Test(syscalls, userfaultfd)
+{
+    probe_case("RP('S','userfaultfd')", "EPERM", "OK");
+}
+
+Test(syscalls, tiocsti_terminal_injection)
+{
+    /* Unconfined the call reaches the tty layer (ENOTTY on a pipe); confined it never does. */
+    probe_case("RP('S','tiocsti')", "EPERM", "ENOTTY");
+}
+
+Test(syscalls, signal_the_supervisor)
+{
+    /* pid 1 of the range is the unconfined supervisor: Landlock signal scoping stops it. */
+    hostile_case(&f, WW, "S", "R('S',()=>process.kill(1,0))", NULL, NULL);
+}
+
+Test(syscalls, signal_and_trace_the_host)
+{
+    /* The decoy stands in for the host: a process outside every range. Its pid is outside the
+     * range's PID namespace even unconfined, so there is no meaningful control here; the
+     * ptrace, signal and setns controls above and below prove the tools work. */
+    f.decoy = start_decoy();
+    fx_snapshot(&f);
+    struct run r;
+    fx_run(&f, WW,
+           "R('K',()=>process.kill(+E.DSH_T_DECOY,'SIGKILL'));RP('T','ptrace-pid',E.DSH_T_DECOY);"
+           "RP('P','pidfd-proc',E.DSH_T_DECOY);RP('N','setns-net',E.DSH_T_DECOY);"
+           "R('ALL',()=>process.kill(-1,'SIGKILL'))",
+           NULL, &r);
+    cr_assert(tag_value(&r, "K") && !tag_ok(&r, "K"), "kill: %s", tag_value(&r, "K"));
+    cr_assert(tag_value(&r, "T") && !tag_ok(&r, "T"), "ptrace: %s", tag_value(&r, "T"));
+    cr_assert(tag_value(&r, "P") && !tag_ok(&r, "P"), "pidfd: %s", tag_value(&r, "P"));
+    cr_assert(tag_value(&r, "N") && !tag_ok(&r, "N"), "setns: %s", tag_value(&r, "N"));
+    cr_assert(decoy_alive_untraced(f.decoy), "the host stand-in is alive and untraced");
+    cr_assert(kill(getppid(), 0) == 0);
+    cr_assert(fx_outside_unchanged(&f));
+    run_free(&r);
+}
+
+Test(syscalls, setns_into_host_namespace)
+{
+    f.decoy = start_decoy();
+    fx_snapshot(&f);
+    struct run r;
+    const char *js = "RP('S','setns-net',E.DSH_T_DECOY)";
+    fx_run(&f, WW, js, NULL, &r);
+    cr_assert(tag_value(&r, "S") && !tag_ok(&r, "S"));
+    cr_assert(fx_outside_unchanged(&f));
+    run_free(&r);
+    fx_run(&f, DANGER, js, NULL, &r);
+    cr_assert(tag_ok(&r, "S"), "control: root may join the host's network namespace");
+    run_free(&r);
+}
