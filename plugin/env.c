@@ -33,7 +33,7 @@ char *ptc__env_exit_description(const struct ptc_env *env)
     else if (env->quiescent && env->exit_status.signal)
         snprintf(status, sizeof status, " (signal %s)",
                  sigabbrev_np(env->exit_status.signal) ? sigabbrev_np(env->exit_status.signal) : "unknown");
-    const char *what = env->control_lost ? "the control channel closed before the result"
+    const char *what = env->control_lost && !env->exit_status.exited ? "the control channel closed before the result"
                                          : "the Node process exited before completing";
     char *text = NULL;
     if (env->stderr_tail_len)

@@ -12,9 +12,14 @@ json_object *ptc__json_parse_strict(const char *text, size_t len)
         return NULL;
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
     json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
+    size_t end = json_tokener_get_parse_end(tok);
+    if (!obj && json_tokener_get_error(tok) == json_tokener_continue && end == len) {
+        /* A bare number is only complete at a terminator: feed one. */
+        obj = json_tokener_parse_ex(tok, "", 1);
+        end = len;
+    }
     /* The whole text must be exactly one value. */
-    if (obj && (json_tokener_get_error(tok) != json_tokener_success ||
-                json_tokener_get_parse_end(tok) != len)) {
+    if (obj && (json_tokener_get_error(tok) != json_tokener_success || end != len)) {
         json_object_put(obj);
         obj = NULL;
     }

@@ -32,11 +32,15 @@
 //                        so retained functions call the current evaluation's bindings.
 
 import { createAsyncFunctionEvaluator } from './async-function.js';
+import { createReplEvaluator } from './repl.js';
+import { createScopedReplEvaluator } from './scoped-repl-evaluator.js';
 import { createVmScriptEvaluator } from './vm-script.js';
 
 const FACTORIES = new Map([
   ['async-function', createAsyncFunctionEvaluator],
   ['vm-script', createVmScriptEvaluator],
+  ['scoped-repl', createScopedReplEvaluator],
+  ['repl', createReplEvaluator],
 ]);
 
 export const PROGRAM_FORMATS = ['async-function', 'vm-script', 'scoped-repl', 'repl'];

@@ -3,8 +3,10 @@
 //
 //   var <top-level names>;(async () => {
 //   <program with declarations turned into assignments>
-//   })()
+//   })
 //
+// The Script only declares the names and yields the async arrow; the evaluator calls it from the
+// microtask queue, so no wrapper or bootstrap frame sits under the program's own frames.
 // compiled with lineOffset -1, so every program line keeps its number and most columns stay put.
 //   - top-level let/const/class and every var outside functions become `var` names in the
 //     prologue (retained globals of the context); their declarations become assignments, which
@@ -18,7 +20,7 @@
 // byte for byte.
 
 const PREFIX_END = '(async () => {\n';
-const SUFFIX = '\n})()';
+const SUFFIX = '\n})';
 
 class Edits {
   #list = [];
@@ -127,8 +129,8 @@ export function lowerTopLevelAwait(code, { program, vars }) {
   return `${prologue}${PREFIX_END}${edits.apply(code)}${SUFFIX}`;
 }
 
-// The completion of a lowered Script is a promise of the box (or undefined without a final
-// expression); this unwraps it. The caller awaits the result.
+// The lowered program's promise resolves to the box (or undefined without a final expression);
+// this unwraps it. The caller awaits the result.
 export function unboxCompletion(box) {
   return box === undefined ? undefined : box.value;
 }

@@ -88,19 +88,23 @@ function scan(program) {
   return found;
 }
 
-// Returns { program, awaits, vars } for code acorn accepts, or { parseError } (a ScriptProblem)
-// when it does not; the caller decides whether native compilation gets the final word.
+// Returns { program, awaits, vars } for code acorn accepts, or { parseError } (a ScriptProblem,
+// or undefined when acorn ran out of stack) when it does not; the caller decides whether native
+// compilation gets the final word.
 // Throws ScriptProblem for constructs a vm-script program may not contain.
 export function analyzeScript(code) {
   let program;
+  let found;
   try {
     program = acorn.parse(code, PARSE_OPTIONS);
+    found = scan(program);
   } catch (error) {
+    // Nesting too deep for acorn's recursion: leave the program to V8 unanalyzed.
+    if (error instanceof RangeError) return { parseError: undefined };
     if (!(error instanceof SyntaxError) || typeof error.pos !== 'number') throw error;
     if (TOP_LEVEL_USING.test(error.message)) throw new ScriptProblem(MESSAGES.using, error.pos);
     return { parseError: new ScriptProblem(error.message.replace(/ \(\d+:\d+\)$/, ''), error.pos) };
   }
-  const found = scan(program);
   if (found.forbidden !== null) throw found.forbidden;
   return { program, awaits: found.awaits, vars: found.vars };
 }

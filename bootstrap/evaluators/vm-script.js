@@ -52,7 +52,7 @@ function compile(code, source, filename) {
     if (!(error instanceof SyntaxError)) throw error;
     // A program that mentions await and that acorn refused gets acorn's diagnostic: V8 would
     // misreport a top-level await as "await is only valid in async functions".
-    if (analysis.parseError !== undefined && /\bawait\b/.test(code)) {
+    if (analysis.parseError != null && /\bawait\b/.test(code)) {
       throw problemError(analysis.parseError, code, source, filename);
     }
     // Lowered code is valid JavaScript; what V8 still refuses (a name clashing with an earlier
@@ -88,10 +88,12 @@ export function createVmScriptEvaluator() {
       const { script, lowered } = compile(code, program, filename);
       const context = contextFor(run, retain);
       installGlobals(context, globals);
-      // Run from the microtask queue so no bootstrap frame sits under the program's frames; the
-      // completion (a Promise or thenable included) is adopted, i.e. awaited, by then().
-      const completion = Promise.resolve().then(script.runInContext.bind(script, context, RUN_OPTIONS));
-      return lowered ? completion.then(unboxCompletion) : completion;
+      // Program code runs from the microtask queue so no bootstrap frame sits under its frames;
+      // the completion (a Promise or thenable included) is adopted, i.e. awaited, by then().
+      if (!lowered) return Promise.resolve().then(script.runInContext.bind(script, context, RUN_OPTIONS));
+      // A lowered Script only declares its names and yields the async wrapper to call.
+      const wrapper = script.runInContext(context, RUN_OPTIONS);
+      return Promise.resolve().then(Reflect.apply.bind(undefined, wrapper, undefined, [])).then(unboxCompletion);
     },
   };
 }

@@ -145,6 +145,18 @@ int dshh__write_all(int fd, const char *buf, size_t len);
 /* Prints a result for a person; returns the exit status it implies. */
 int dshh__print_result(const char *result_json, size_t len, FILE *out, FILE *err);
 
+/* ---- serve_events.c: --serve output lines ---------------------------------------------------------- */
+/* Compact JSON text of o (owned by o). */
+const char *dshh__jstr(struct json_object *o);
+/* {"type": type, "id": <id_text parsed>} (id omitted when id_text is NULL); caller puts it. */
+struct json_object *dshh__event(const char *type, const char *id_text);
+/* Writes ev as one line; with raw_key, appends "raw_key": raw (JSON text spliced verbatim, so the
+ * provider's number text survives). */
+void dshh__emit_event(struct json_object *ev, const char *raw_key, const char *raw, size_t raw_len);
+/* {"type":"error","id"?:..,"message":..} */
+void dshh__emit_error(const char *id_text, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* ---- program_cmd.c / serve.c ---------------------------------------------------------------------- */
 int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts);
 int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts);

@@ -69,6 +69,7 @@ static yaml_document_t *row_doc(const struct dshh_row *row)
 struct svc_values {
     char **extra_roots;
     int64_t max_abi;
+    int64_t confine_delay_ms; /* test-only fault injection */
     char *mode;
     char *workspace_root;
     char *readable[3]; /* NULL-terminated */
@@ -128,6 +129,9 @@ static int read_service_rows(const struct dshh_profile *profile, struct svc_valu
                                  &v->extra_roots, &n);
         if (rc == 0 && dsh_config_is_set(p, row_doc(row), row->config, "maxLandlockAbi"))
             rc = dsh_config_get_int(p, row_doc(row), row->config, "maxLandlockAbi", &v->max_abi);
+        if (rc == 0)
+            rc = dsh_config_get_int(p, row_doc(row), row->config, "confineDelayMs",
+                                    &v->confine_delay_ms);
     }
     if (rc == 0 && (rc = enabled_row(profile, DSHH_NAME_POLICY, &row)) == 0 && row) {
         const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_POLICY);
@@ -164,7 +168,7 @@ static int mount_services(struct dshh_host *host, const struct dshh_profile *pro
         .launcher_path = DSH_LAUNCHER_PATH,
         .extra_writable_roots = (const char *const *)v.extra_roots,
         .max_landlock_abi = (int)v.max_abi,
-        .confine_delay_ms = 0,
+        .confine_delay_ms = (uint32_t)v.confine_delay_ms,
         .default_mode = v.mode,
         .workspace_root = v.workspace_root,
         .defer = dshh__loop_defer,

@@ -66,11 +66,6 @@ int dshh__print_result(const char *result_json, size_t len, FILE *out, FILE *err
                                                       JSON_C_TO_STRING_NOSLASHESCAPE));
     }
     fflush(out);
-    json_object *sandbox, *denied;
-    if (json_object_object_get_ex(result, "sandbox", &sandbox) &&
-        json_object_object_get_ex(sandbox, "denied", &denied) && json_object_get_boolean(denied))
-        fprintf(err, "note: the sandbox (%s) denied an operation of the program\n",
-                str_field(sandbox, "mode", "?"));
     json_object *ok;
     int status = DSHH_EXIT_OK;
     if (!json_object_object_get_ex(result, "ok", &ok) || !json_object_get_boolean(ok)) {
@@ -80,6 +75,12 @@ int dshh__print_result(const char *result_json, size_t len, FILE *out, FILE *err
                 str_field(error, "message", ""));
         status = DSHH_EXIT_FAILURE;
     }
+    /* Independent of the outcome: a program may catch the denial and still succeed. */
+    json_object *sandbox, *denied;
+    if (json_object_object_get_ex(result, "sandbox", &sandbox) &&
+        json_object_object_get_ex(sandbox, "denied", &denied) && json_object_get_boolean(denied))
+        fprintf(err, "note: the sandbox (%s) denied an operation of the program\n",
+                str_field(sandbox, "mode", "?"));
     json_object_put(result);
     return status;
 }

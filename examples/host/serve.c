@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -18,6 +17,8 @@
 
 /* Programs travel inside request lines; the provider's own limit (maxMessageBytes) is lower. */
 #define MAX_LINE ((size_t)256 << 20)
+#define NO_CLIENT "the client closed dsh's stdin: no reply can come"
+
 
 struct srun {
     struct srun *next;
@@ -46,79 +47,6 @@ struct serve {
     bool eof;
 };
 
-/* ---- events ------------------------------------------------------------------------------------ */
-
-static void emit_line(const char *text, size_t len)
-{
-    char *line = malloc(len + 1);
-    if (!line)
-        return;
-    /* Raw newlines in JSON text are whitespace between tokens: blanking them keeps one line. */
-    for (size_t i = 0; i < len; i++)
-        line[i] = text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
-    line[len] = '\n';
-    dshh__write_all(STDOUT_FILENO, line, len + 1); /* a vanished client is noticed at stdin EOF */
-    free(line);
-}
-
-static const char *jstr(json_object *o)
-{
-    return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-}
-
-/* Event built from a json-c object plus raw JSON fragments spliced in as-is (results and call
- * arguments keep the provider's exact number text). */
-static void emit_event(json_object *ev, const char *raw_key, const char *raw, size_t raw_len)
-{
-    const char *base = jstr(ev);
-    if (!raw_key) {
-        emit_line(base, strlen(base));
-        return;
-    }
-    size_t blen = strlen(base); /* "{...}" with at least the type field */
-    size_t klen = strlen(raw_key);
-    size_t n = blen - 1 + 4 + klen + raw_len + 1;
-    char *text = malloc(n + 1);
-    if (!text)
-        return;
-    memcpy(text, base, blen - 1);
-    size_t off = blen - 1;
-    text[off++] = ',';
-    text[off++] = '"';
-    memcpy(text + off, raw_key, klen);
-    off += klen;
-    text[off++] = '"';
-    text[off++] = ':';
-    memcpy(text + off, raw, raw_len);
-    off += raw_len;
-    text[off++] = '}';
-    emit_line(text, off);
-    free(text);
-}
-
-static json_object *event(const char *type, const char *id_text)
-{
-    json_object *ev = json_object_new_object();
-    json_object_object_add(ev, "type", json_object_new_string(type));
-    if (id_text)
-        json_object_object_add(ev, "id", json_tokener_parse(id_text));
-    return ev;
-}
-
-static void emit_error(const char *id_text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void emit_error(const char *id_text, const char *fmt, ...)
-{
-    char msg[DSH_ERROR_MESSAGE_MAX + 256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    json_object *ev = event("error", id_text);
-    json_object_object_add(ev, "message", json_object_new_string(msg));
-    emit_event(ev, NULL, NULL, 0);
-    json_object_put(ev);
-}
-
 /* ---- lifetime ------------------------------------------------------------------------------------ */
 
 static void maybe_finish(struct serve *srv)
@@ -143,6 +71,11 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
         dshh__demo_call(r->srv->host, run, call, name, args_json, args_len, &r->pending);
         return;
     }
+    if (r->srv->eof) {
+        r->srv->host->provider->reply(r->srv->host->instance, run, call, false, NO_CLIENT,
+                                      strlen(NO_CLIENT));
+        return;
+    }
     if (r->ncalls == r->capcalls) {
         size_t cap = r->capcalls ? r->capcalls * 2 : 8;
         uint64_t *calls = realloc(r->calls, cap * sizeof(*calls));
@@ -161,7 +94,7 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
     json_object_object_add(ev, "call", json_object_new_uint64(call));
     json_object_object_add(ev, "global", json_object_new_string(global));
     json_object_object_add(ev, "name", json_object_new_string(name));
-    emit_event(ev, "args", args_json, args_len);
+    dshh__emit_event(ev, "args", args_json, args_len);
     json_object_put(ev);
 }
 
@@ -176,8 +109,8 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
             break;
         }
     dshh__demo_cancel(srv->host, &r->pending);
-    json_object *ev = event("result", r->id);
-    emit_event(ev, "result", result_json, result_len);
+    json_object *ev = dshh__event("result", r->id);
+    dshh__emit_event(ev, "result", result_json, result_len);
     json_object_put(ev);
     free(r->calls);
     free(r->id);
@@ -195,11 +128,11 @@ static void on_released(void *userdata, const char *owner, int status)
             break;
         }
     if (status < 0) {
-        emit_error(rel->id, "release of %s failed (%s): %s", owner,
+        dshh__emit_error(rel->id, "release of %s failed (%s): %s", owner,
                    dsh_error_name(status) ? dsh_error_name(status) : "error", dsh_strerror(status));
     } else {
-        json_object *ev = event("released", rel->id);
-        emit_event(ev, NULL, NULL, 0);
+        json_object *ev = dshh__event("released", rel->id);
+        dshh__emit_event(ev, NULL, NULL, 0);
         json_object_put(ev);
     }
     free(rel->id);
@@ -218,7 +151,7 @@ static bool check_keys(json_object *req, const char *const *allowed, const char 
         for (size_t i = 0; allowed[i]; i++)
             ok = ok || !strcmp(allowed[i], key);
         if (!ok) {
-            emit_error(id, "unknown field \"%s\" in a %s request", key,
+            dshh__emit_error(id, "unknown field \"%s\" in a %s request", key,
                        json_object_get_string(json_object_object_get(req, "type")));
             return false;
         }
@@ -234,13 +167,13 @@ static bool field(json_object *req, const char *key, json_type t, bool required,
     json_object *v;
     if (!json_object_object_get_ex(req, key, &v)) {
         if (required)
-            emit_error(id, "missing field \"%s\"", key);
+            dshh__emit_error(id, "missing field \"%s\"", key);
         return !required;
     }
     bool ok = json_object_is_type(v, t) ||
               (t == json_type_double && json_object_is_type(v, json_type_int));
     if (!ok) {
-        emit_error(id, "field \"%s\" must be a%s %s", key, t == json_type_int ? "n" : "",
+        dshh__emit_error(id, "field \"%s\" must be a%s %s", key, t == json_type_int ? "n" : "",
                    t == json_type_double ? "number" : json_type_to_name(t));
         return false;
     }
@@ -256,12 +189,12 @@ static bool check_bindings(json_object *bindings, const char *id)
             !json_object_object_get_ex(ns, "global", &g) || !json_object_is_type(g, json_type_string) ||
             !json_object_object_get_ex(ns, "functions", &fns) ||
             !json_object_is_type(fns, json_type_array)) {
-            emit_error(id, "bindings[%zu] must be {\"global\": string, \"functions\": [string]}", i);
+            dshh__emit_error(id, "bindings[%zu] must be {\"global\": string, \"functions\": [string]}", i);
             return false;
         }
         for (size_t j = 0; j < json_object_array_length(fns); j++)
             if (!json_object_is_type(json_object_array_get_idx(fns, j), json_type_string)) {
-                emit_error(id, "bindings[%zu].functions[%zu] must be a string", i, j);
+                dshh__emit_error(id, "bindings[%zu].functions[%zu] must be a string", i, j);
                 return false;
             }
     }
@@ -286,11 +219,11 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
     bool has_timeout = json_object_object_get_ex(req, "timeoutMs", &timeout);
     if (has_timeout && timeout && !json_object_is_type(timeout, json_type_int) &&
         !json_object_is_type(timeout, json_type_double)) {
-        emit_error(id, "field \"timeoutMs\" must be a number or null");
+        dshh__emit_error(id, "field \"timeoutMs\" must be a number or null");
         return;
     }
     if (find_run(srv, id)) {
-        emit_error(id, "a run with this id is in flight");
+        dshh__emit_error(id, "a run with this id is in flight");
         return;
     }
     json_object *r = json_object_new_object();
@@ -311,14 +244,14 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
         free(run);
         json_object_put(b);
         json_object_put(r);
-        emit_error(id, "out of memory");
+        dshh__emit_error(id, "out of memory");
         return;
     }
     run->srv = srv;
     /* The demo namespace joins the client's unless the client declared `tools` itself. */
     run->demo = srv->host->demo_tools && dshh__add_demo_bindings(b);
     json_object_object_add(r, "bindings", b);
-    const char *text = jstr(r);
+    const char *text = dshh__jstr(r);
     struct dsh_run_callbacks cb = {.struct_size = sizeof(cb),
                                    .on_call = on_call,
                                    .on_done = on_done,
@@ -327,7 +260,7 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
     int rc = dshh__start_run(srv->host, text, strlen(text), &cb, &run->run, &err);
     json_object_put(r);
     if (rc < 0) {
-        emit_error(id, "run rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
+        dshh__emit_error(id, "run rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
                    *err.message ? err.message : dsh_strerror(rc));
         free(run->id);
         free(run);
@@ -348,7 +281,7 @@ static void req_cancel(struct serve *srv, json_object *req, const char *id)
                                              reason ? json_object_get_string(reason) : NULL)
                : DSH_E_NOT_FOUND;
     if (rc < 0)
-        emit_error(id, "cancel: %s", r ? dsh_strerror(rc) : "no run with this id is in flight");
+        dshh__emit_error(id, "cancel: %s", r ? dsh_strerror(rc) : "no run with this id is in flight");
 }
 
 static void req_reply(struct serve *srv, json_object *req)
@@ -361,17 +294,17 @@ static void req_reply(struct serve *srv, json_object *req)
         return;
     if (!json_object_object_get_ex(req, "run", &run_id) ||
         !(json_object_is_type(run_id, json_type_string) || json_object_is_type(run_id, json_type_int))) {
-        emit_error(NULL, "a reply needs \"run\" (the run request's id)");
+        dshh__emit_error(NULL, "a reply needs \"run\" (the run request's id)");
         return;
     }
-    const char *rid = jstr(run_id);
+    const char *rid = dshh__jstr(run_id);
     struct srun *r = find_run(srv, rid);
     int64_t c = json_object_get_int64(call);
     size_t i = 0;
     while (r && i < r->ncalls && (int64_t)r->calls[i] != c)
         i++;
     if (!r || i == r->ncalls) {
-        emit_error(NULL, "reply: run %s has no open call %lld", rid, (long long)c);
+        dshh__emit_error(NULL, "reply: run %s has no open call %lld", rid, (long long)c);
         return;
     }
     r->calls[i] = r->calls[--r->ncalls];
@@ -379,7 +312,7 @@ static void req_reply(struct serve *srv, json_object *req)
     if (json_object_get_boolean(ok)) {
         /* An absent value answers undefined. */
         bool has = json_object_object_get_ex(req, "value", &value);
-        const char *text = has ? jstr(value) : NULL;
+        const char *text = has ? dshh__jstr(value) : NULL;
         rc = srv->host->provider->reply(srv->host->instance, r->run, (uint64_t)c, true, text,
                                         text ? strlen(text) : 0);
     } else {
@@ -388,7 +321,7 @@ static void req_reply(struct serve *srv, json_object *req)
                                         strlen(m));
     }
     if (rc < 0 && rc != DSH_E_NOT_FOUND)
-        emit_error(NULL, "reply to run %s call %lld: %s", rid, (long long)c, dsh_strerror(rc));
+        dshh__emit_error(NULL, "reply to run %s call %lld: %s", rid, (long long)c, dsh_strerror(rc));
 }
 
 static void req_release(struct serve *srv, json_object *req, const char *id)
@@ -400,7 +333,7 @@ static void req_release(struct serve *srv, json_object *req, const char *id)
     struct srelease *rel = calloc(1, sizeof(*rel));
     if (!rel || !(rel->id = strdup(id))) {
         free(rel);
-        emit_error(id, "out of memory");
+        dshh__emit_error(id, "out of memory");
         return;
     }
     rel->srv = srv;
@@ -412,7 +345,7 @@ static void req_release(struct serve *srv, json_object *req, const char *id)
                                           on_released, rel, &err);
     if (rc < 0) {
         srv->releases = rel->next;
-        emit_error(id, "release rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
+        dshh__emit_error(id, "release rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
                    *err.message ? err.message : dsh_strerror(rc));
         free(rel->id);
         free(rel);
@@ -431,13 +364,13 @@ static void req_set_mode(struct serve *srv, json_object *req, const char *id)
                                        session ? json_object_get_string(session) : NULL,
                                        json_object_get_string(mode), &err);
     if (rc < 0) {
-        emit_error(id, "set-mode: %s", *err.message ? err.message : dsh_strerror(rc));
+        dshh__emit_error(id, "set-mode: %s", *err.message ? err.message : dsh_strerror(rc));
         return;
     }
-    json_object *ev = event("mode-set", id);
+    json_object *ev = dshh__event("mode-set", id);
     json_object_object_add(ev, "session", session ? json_object_get(session) : NULL);
     json_object_object_add(ev, "mode", json_object_get(mode));
-    emit_event(ev, NULL, NULL, 0);
+    dshh__emit_event(ev, NULL, NULL, 0);
     json_object_put(ev);
 }
 
@@ -457,7 +390,7 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
     while (used < len && (line[used] == ' ' || line[used] == '\t' || line[used] == '\r'))
         used++;
     if (jerr != json_tokener_success || used != len) {
-        emit_error(NULL, "invalid JSON: %s",
+        dshh__emit_error(NULL, "invalid JSON: %s",
                    jerr == json_tokener_continue  ? "incomplete JSON text"
                    : jerr != json_tokener_success ? json_tokener_error_desc(jerr)
                                                   : "trailing text after the request");
@@ -465,7 +398,7 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
         return;
     }
     if (!json_object_is_type(req, json_type_object)) {
-        emit_error(NULL, "a request must be a JSON object");
+        dshh__emit_error(NULL, "a request must be a JSON object");
         json_object_put(req);
         return;
     }
@@ -473,7 +406,7 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
     const char *id = NULL;
     if (json_object_object_get_ex(req, "id", &idv) &&
         (json_object_is_type(idv, json_type_string) || json_object_is_type(idv, json_type_int)))
-        id = jstr(idv);
+        id = dshh__jstr(idv);
     char *id_copy = id ? strdup(id) : NULL; /* jstr's buffer belongs to idv */
     const char *t = json_object_object_get_ex(req, "type", &type) &&
                             json_object_is_type(type, json_type_string)
@@ -483,13 +416,13 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
     bool known = t && (!strcmp(t, "run") || !strcmp(t, "cancel") || !strcmp(t, "reply") ||
                        !strcmp(t, "release") || !strcmp(t, "set-mode"));
     if (!t)
-        emit_error(id_copy, "a request needs a string \"type\"");
+        dshh__emit_error(id_copy, "a request needs a string \"type\"");
     else if (!known)
-        emit_error(id_copy, "unknown request type \"%s\"", t);
+        dshh__emit_error(id_copy, "unknown request type \"%s\"", t);
     else if (idv && !id_copy)
-        emit_error(NULL, "\"id\" must be a string or an integer");
+        dshh__emit_error(NULL, "\"id\" must be a string or an integer");
     else if (needs_id && !id_copy)
-        emit_error(NULL, "a %s request needs an \"id\" (a string or an integer)", t);
+        dshh__emit_error(NULL, "a %s request needs an \"id\" (a string or an integer)", t);
     else if (!strcmp(t, "run"))
         req_run(srv, req, id_copy);
     else if (!strcmp(t, "cancel"))
@@ -512,7 +445,7 @@ static void consume(struct serve *srv, const char *data, size_t n)
         const char *nl = memchr(data + i, '\n', n - i);
         size_t chunk = nl ? (size_t)(nl - (data + i)) : n - i;
         if (!srv->discarding && srv->len + chunk > MAX_LINE) {
-            emit_error(NULL, "request line longer than %zu bytes", MAX_LINE);
+            dshh__emit_error(NULL, "request line longer than %zu bytes", MAX_LINE);
             srv->discarding = true;
             srv->len = 0;
         }
@@ -521,7 +454,7 @@ static void consume(struct serve *srv, const char *data, size_t n)
                 size_t cap = (srv->len + chunk + 1) * 2;
                 char *b = realloc(srv->buf, cap);
                 if (!b) {
-                    emit_error(NULL, "out of memory for a request line");
+                    dshh__emit_error(NULL, "out of memory for a request line");
                     srv->discarding = true;
                     srv->len = 0;
                 } else {
@@ -564,6 +497,14 @@ static void on_stdin(void *arg, uint32_t events)
     srv->len = 0;
     srv->eof = true;
     dshh__loop_remove_fd(srv->host->loop, STDIN_FILENO);
+    /* No reply can come any more: settle the client's open calls so runs end now, not at their
+     * deadline. */
+    for (struct srun *r = srv->runs; r; r = r->next) {
+        for (size_t i = 0; i < r->ncalls; i++)
+            srv->host->provider->reply(srv->host->instance, r->run, r->calls[i], false, NO_CLIENT,
+                                       strlen(NO_CLIENT));
+        r->ncalls = 0;
+    }
     maybe_finish(srv);
 }
 

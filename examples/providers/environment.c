@@ -1,7 +1,8 @@
 /* The environment of a spawned range: a fixed allow-list plus the request's additions. Nothing
- * is ever taken from the host's environ, so its credentials, NODE_OPTIONS, LD_PRELOAD and the
- * like cannot reach a program. Additions may not name the loader or Node injection variables
- * either: those would run code before any program-level policy. */
+ * is ever taken from the host's environ, so its credentials, NODE_OPTIONS, NODE_PATH, LD_* and
+ * the like cannot reach a program. Additions are the caller's explicit choice (a provider may set
+ * its own NODE_OPTIONS for the heap limit), except variables that act on the dynamic loader: the
+ * environment also reaches the supervisor and the launcher, which run before any confinement. */
 #include "internal.h"
 
 #include <errno.h>
@@ -12,14 +13,8 @@
 
 static bool forbidden(const char *entry, size_t name_len)
 {
-    static const char *const names[] = {"NODE_OPTIONS", "NODE_PATH", "NODE_REPL_EXTERNAL_MODULE",
-                                        NULL};
-    if (name_len >= 3 && strncmp(entry, "LD_", 3) == 0)
-        return true;
-    for (const char *const *n = names; *n; n++)
-        if (strlen(*n) == name_len && strncmp(entry, *n, name_len) == 0)
-            return true;
-    return false;
+    return (name_len >= 3 && strncmp(entry, "LD_", 3) == 0) ||
+           (name_len == strlen("GLIBC_TUNABLES") && strncmp(entry, "GLIBC_TUNABLES", name_len) == 0);
 }
 
 /* Index of the entry with the same name, or -1. */
@@ -52,7 +47,7 @@ int dshx__build_env(const char *const *additions, const char *cwd, char ***ret_e
         if (forbidden(e, name_len)) {
             dshx__strv_clear(&sv);
             return dshx__fail(ret_error, DSH_E_REQUEST_INVALID,
-                              "environment entry %.*s may not be passed to a program",
+                              "environment entry %.*s would act on the unconfined launcher",
                               (int)name_len, e);
         }
         long at = find(&sv, e, name_len);

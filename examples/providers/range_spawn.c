@@ -33,6 +33,7 @@
 struct plan {
     int src[5];  /* become fds 0..4 of the supervisor */
     int sync_fd; /* read end the child waits on until its user namespace maps exist; -1 = none */
+    int sync_w;  /* the child's copy of the write end: closed so a dead host reads as EOF */
     const char *path;
     char **argv;
     char **envp;
@@ -54,6 +55,7 @@ static _Noreturn void child_main(const struct plan *p)
         _exit(127);
     if (p->sync_fd >= 0) {
         char c;
+        close(p->sync_w);
         if (read(p->sync_fd, &c, 1) != 1)
             _exit(127);
     }
@@ -121,7 +123,8 @@ static int await_start(int cmd_fd, int pidfd, const char *program, struct dsh_er
         if (n == (ssize_t)sizeof(m) && m.type == DSHX_SUP_EXEC_FAILED)
             return dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "cannot start %s: %s", program,
                               strerror(m.a));
-        if (n <= 0 && !(n < 0 && errno == EAGAIN))
+        /* EOF, an error, or the supervisor exited without a word. */
+        if (n == 0 || (n < 0 && errno != EAGAIN) || (p[1].revents & POLLIN))
             return dshx__fail(ret_error, DSH_E_SPAWN_FAILED,
                               "the range supervisor could not be started");
     }
@@ -231,6 +234,7 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dsh_spawn_req
     struct plan plan = {
         .src = {fd[DEVNULL], fd[OUT_W], fd[ERR_W], fd[CTL_CHILD], fd[CMD_CHILD]},
         .sync_fd = fd[SYNC_R],
+        .sync_w = fd[SYNC_W],
         .path = cfg->supervisor_path,
         .argv = argv,
         .envp = env,

@@ -139,8 +139,8 @@ static int launcher_argv(const struct dshx__config *cfg, const struct policy *p,
         rc = push_pair(&sv, "--ro", *r);
     if (rc == 0)
         rc = push_pair(&sv, write ? "--rw" : "--ro", p->workspace);
-    for (char **r = cfg->extra_writable_roots; rc == 0 && write && *r; r++)
-        rc = push_pair(&sv, "--rw", *r);
+    for (char **r = cfg->extra_writable_roots; rc == 0 && *r; r++) /* read-only: still visible */
+        rc = push_pair(&sv, write ? "--rw" : "--ro", *r);
     if (rc == 0 && tempdir)
         rc = push_pair(&sv, "--rw", tempdir);
     if (rc == 0)

@@ -38,6 +38,7 @@ struct walk {
 /* Empties the directory open at fd (consumed). */
 static int empty_dir(struct walk *w, int fd, int depth)
 {
+    (void)fchmod(fd, S_IRWXU); /* a program may have locked its own dirs (chmod 0) */
     DIR *d = fdopendir(fd);
     if (!d) {
         int e = errno;
@@ -67,6 +68,12 @@ static int empty_dir(struct walk *w, int fd, int depth)
             continue;
         }
         int sub = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0 && errno == EACCES && geteuid() != 0) {
+            /* Unreadable, not a symlink (O_NOFOLLOW says ELOOP): ours, so unlock it. 0700 only
+             * ever narrows access, should the name be swapped meanwhile; root never needs it. */
+            (void)fchmodat(dirfd(d), n, S_IRWXU, 0);
+            sub = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
         if (sub < 0) {
             rc = -errno;
             continue;

@@ -79,3 +79,13 @@ test('a format without an evaluator answers an exception result', async () => {
     message: 'program format no-such-format is not supported by this bootstrap yet',
   });
 });
+
+test('a run frame with a malformed retain or initializer is a protocol error', async () => {
+  for (const [field, value] of [['retain', 'yes'], ['initializer', 42]]) {
+    const session = new ChildSession();
+    await session.waitFor((frame) => frame.type === 'hello');
+    session.send({ type: 'run', run: 1, format: 'vm-script', program: '1', cwd: '/', bindings: [], [field]: value });
+    assert.equal((await session.exited).code, 2);
+    assert.match(session.stderr, new RegExp(`\`${field}\` must be`));
+  }
+});

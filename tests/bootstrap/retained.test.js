@@ -133,11 +133,33 @@ test('revoke: open calls reject inside the program, later output is dropped, the
     assert.equal(await child.value('state'), 'caught tools.hang: the run was revoked');
   }));
 
-test('a revoke for another run or after the result changes nothing', () =>
+test('a revoke for an earlier run, even while a later one is active, changes nothing', () =>
   withChild(async (child) => {
-    const { session } = child;
     const first = await child.run('1');
-    session.send({ type: 'revoke', run: first.run });
-    const second = await child.run('await new Promise((r) => setTimeout(r, 50)); 2');
+    child.session.send({ type: 'revoke', run: first.run });
+    const second = await child.run('await tools.search("x"); inspect("shown"); 2', {
+      bindings: TOOLS,
+      reply: (frame, session) => {
+        session.send({ type: 'revoke', run: first.run });
+        return { ok: true, value: 0 };
+      },
+    });
     assert.deepEqual(second.result, { type: 'result', run: 2, ok: true, value: 2 });
+    assert.equal(second.text, 'shown\n');
+  }));
+
+test('a revoke for a queued run that never started answers revoked at once', () =>
+  withChild(async (child) => {
+    await child.ready;
+    const { session } = child;
+    const run = (id, program) => ({ type: 'run', run: id, format: 'vm-script', program, cwd: '/', bindings: [], retain: true });
+    session.send(run(1, 'await new Promise((r) => setTimeout(r, 150)); 1'));
+    session.send(run(2, 'inspect("never"); 2'));
+    session.send({ type: 'revoke', run: 2 });
+    await session.waitFor((frame) => frame.type === 'result' && frame.run === 1);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(
+      session.frames.slice(1).map((frame) => [frame.type, frame.run]),
+      [['revoked', 2], ['result', 1]],
+    );
   }));

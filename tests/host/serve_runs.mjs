@@ -120,12 +120,36 @@ await check("timeoutMs in a request", async () => {
   assert.equal(ev.result.error.kind, "timeout");
 });
 
-await check("EOF waits for in-flight runs, then exits 0", async () => {
+await check("set-mode changes the standing mode of a session", async () => {
+  dsh.send({ type: "set-mode", session: "s1", mode: "workspace-write", id: "m1" });
+  assert.deepEqual(await dsh.next((e) => e.type === "mode-set"), { type: "mode-set", id: "m1", session: "s1", mode: "workspace-write" });
+  dsh.send({ type: "run", id: "s1run", sessionId: "s1", program: "return 1" });
+  dsh.send({ type: "run", id: "defrun", program: "return 2" });
+  assert.equal((await dsh.result("s1run")).result.sandbox.mode, "workspace-write");
+  assert.equal((await dsh.result("defrun")).result.sandbox.mode, "read-only");
+  dsh.send({ type: "set-mode", mode: "workspace-write" });
+  await dsh.next((e) => e.type === "mode-set");
+  dsh.send({ type: "run", id: "defrun2", program: "return 3" });
+  assert.equal((await dsh.result("defrun2")).result.sandbox.mode, "workspace-write");
+  dsh.send({ type: "set-mode", mode: "read-only" });
+  await dsh.next((e) => e.type === "mode-set");
+});
+
+await check("EOF waits for in-flight runs, rejects open client calls, then exits 0", async () => {
   dsh.send({ type: "run", id: "last", program: "await tools.sleep({ ms: 300 }); return 'done'" });
+  dsh.send({
+    type: "run", id: "orphan", timeoutMs: 60000, bindings: [{ global: "h", functions: ["f"] }],
+    program: "try { await h.f() } catch (e) { return e.message }",
+  });
+  await dsh.next((e) => e.type === "call" && e.run === "orphan");
+  const t0 = Date.now();
   const { code } = await dsh.close();
   assert.equal(code, 0, dsh.stderr);
+  assert.ok(Date.now() - t0 < 30000, "the orphaned call did not wait for its deadline");
   const ev = dsh.events.find((e) => e.type === "result" && e.id === "last");
   assert.equal(ev?.result.value, "done", JSON.stringify(dsh.events));
+  const orphan = dsh.events.find((e) => e.type === "result" && e.id === "orphan");
+  assert.match(orphan?.result.value ?? "", /closed dsh's stdin/, JSON.stringify(dsh.events));
 });
 
 // Retained state and release, with the persistent patch.

@@ -85,3 +85,15 @@ Test(frames, depth_is_bounded)
     deep[2 * n] = '\0';
     cr_expect_null(ptc__json_parse_strict(deep, 2 * n));
 }
+
+Test(frames, bare_scalars_parse)
+{
+    const char *inputs[] = {"5", "-0.5", "true", "\"s\"", "1e3"};
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+        json_object *v = ptc__json_parse_strict(inputs[i], strlen(inputs[i]));
+        cr_expect_not_null(v, "%s", inputs[i]);
+        json_object_put(v);
+    }
+    cr_expect_null(ptc__json_parse_strict("5 6", 3));
+    cr_expect_null(ptc__json_parse_strict("", 0));
+}

@@ -172,12 +172,14 @@ void fx_setup(struct fx *f, const struct fx_options *o)
     snprintf(f->shared, sizeof(f->shared), "%s/shared", f->root);
     snprintf(f->secret, sizeof(f->secret), "%s/secret", f->root);
     snprintf(f->tmproot, sizeof(f->tmproot), "%s/tmp", f->root);
+    snprintf(f->extra, sizeof(f->extra), "%s/extra", f->root);
     char p[512];
     mkdir_p(f->ws);
     mkdir_p(f->outside);
     mkdir_p(f->shared);
     mkdir_p(f->secret);
     mkdir_p(f->tmproot);
+    mkdir_p(f->extra);
     snprintf(p, sizeof(p), "%s/dir", f->outside);
     mkdir_p(p);
     snprintf(p, sizeof(p), "%s/victim.txt", f->outside);
@@ -194,10 +196,12 @@ void fx_setup(struct fx *f, const struct fx_options *o)
     copy_file(DSH_TEST_PROBE, p, 0755);
 
     const char *readable[] = {f->shared, NULL};
+    const char *writable[] = {f->extra, NULL};
     struct dsh_linux_services_options opt = {
         .struct_size = sizeof(opt),
         .launcher_path = DSH_TEST_LAUNCHER,
         .supervisor_path = DSH_TEST_SUPERVISOR,
+        .extra_writable_roots = writable,
         .max_landlock_abi = o ? o->max_landlock_abi : 0,
         .default_mode = RO,
         .workspace_root = f->ws,
@@ -252,7 +256,7 @@ static void on_confined(void *userdata, int status, struct dsh_confinement *conf
 
 static char **env_with_fixture(struct fx *f, const char *const *conf_env, const char *const *extra)
 {
-    size_t n = 8;
+    size_t n = 9;
     for (size_t i = 0; conf_env && conf_env[i]; i++)
         n++;
     for (size_t i = 0; extra && extra[i]; i++)
@@ -267,7 +271,7 @@ static char **env_with_fixture(struct fx *f, const char *const *conf_env, const 
                  {"DSH_T_OUT", f->outside},
                  {"DSH_T_SHARED", f->shared},
                  {"DSH_T_SECRET", f->secret},
-                 {"DSH_T_ROOT", f->root}};
+                 {"DSH_T_ROOT", f->root},     {"DSH_T_EXTRA", f->extra}};
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
         cr_assert(asprintf(&env[k++], "%s=%s", fixed[i].name, fixed[i].value) > 0);
     cr_assert(asprintf(&env[k++], "DSH_T_PROBE=%s/probe", f->ws) > 0);

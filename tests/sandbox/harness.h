@@ -18,10 +18,11 @@
  *   outside/      invisible to the program: victim.txt, dir/
  *   shared/       an extra readable root: victim.txt, empty/
  *   secret/.ssh/  id_rsa, invisible
+ *   extra/        an extra writable root (writable in workspace-write, readable in read-only)
  *   tmp/          the temp root for per-run private temp dirs */
 struct fx {
     char root[128];
-    char ws[160], outside[160], shared[160], secret[160], tmproot[160];
+    char ws[160], outside[160], shared[160], secret[160], extra[160], tmproot[160];
     struct dsh_linux_services *svc;
     char *snapshot; /* of everything but ws/, taken at setup */
     pid_t decoy;    /* a stand-in host process outside every range, or 0 */

@@ -104,12 +104,13 @@ Test(environment, node_options_require_injection)
     free(leaky);
 }
 
-Test(environment, injection_variables_refused_as_additions)
+Test(environment, loader_variables_refused_as_additions)
 {
-    const char *bad[] = {"NODE_OPTIONS=--require /x.js", "LD_PRELOAD=/x.so", "NODE_PATH=/x",
-                         "NOEQUALS"};
+    /* They would act on the supervisor and launcher, which run before any confinement. */
+    const char *bad[] = {"LD_PRELOAD=/x.so", "LD_LIBRARY_PATH=/x", "GLIBC_TUNABLES=glibc.x=1",
+                         "NOEQUALS", "=value"};
     const struct dsh_subprocess_service *sp = dsh_linux_subprocess(f.svc);
-    for (int i = 0; i < 4; i++) {
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const char *argv[] = {DSH_TEST_NODE, "-e", "0", NULL};
         const char *env[] = {bad[i], NULL};
         struct dsh_spawn_request req = {
@@ -119,6 +120,17 @@ Test(environment, injection_variables_refused_as_additions)
         cr_assert_eq(sp->spawn(sp->ctx, &req, &p, &err), DSH_E_REQUEST_INVALID, "%s", bad[i]);
         cr_assert_null(p);
     }
+}
+
+Test(environment, explicit_node_options_from_the_provider_pass)
+{
+    /* The ambient NODE_OPTIONS never does; a provider's own (heap limit) is its explicit choice. */
+    setenv("NODE_OPTIONS", "--max-old-space-size=99", 1);
+    const char *env[] = {"NODE_OPTIONS=--max-old-space-size=64", NULL};
+    struct run r;
+    fx_run(&f, WW, "R('O',()=>process.env.NODE_OPTIONS)", env, &r);
+    cr_assert_str_eq(tag_value(&r, "O"), "OK:--max-old-space-size=64");
+    run_free(&r);
 }
 
 Test(environment, exact_allow_list)

@@ -55,12 +55,38 @@ Test(fallback, report_is_partial_where_namespaces_are_missing)
 
 Test(fallback, landlock_and_seccomp_hold_alone)
 {
+    /* Landlock's own TRUNCATE right (ABI 3), without the read-only mount layer behind it. */
+    hostile_case(&f, WW, "T",
+                 "R('T',()=>fs.closeSync(fs.openSync(SH+'/victim.txt',"
+                 "fs.constants.O_RDONLY|fs.constants.O_TRUNC)))",
+                 NULL, NULL);
     hostile_case(&f, WW, "W", "R('W',()=>fs.renameSync(SH+'/victim.txt',WS+'/stolen'))", NULL,
                  NULL);
     hostile_case(&f, WW, "R", "R('R',()=>fs.readFileSync(SEC+'/.ssh/id_rsa','utf8'))", NULL,
                  NULL);
     hostile_case(&f, WW, "S", "RP('S','ptrace-child')", NULL, NULL);
     hostile_case(&f, WW, "K", "R('K',()=>process.kill(1,0))", NULL, NULL);
+}
+
+/* The partial reports are honest: what they call uncontrolled really is. */
+Test(fallback, reported_gaps_are_real)
+{
+    struct run r;
+    fx_run(&f, WW, "R('M',()=>fs.chmodSync(SH+'/victim.txt',0o600))", NULL, &r);
+    cr_assert_str_eq(tag_value(&r, "M"), "OK", "fileMetadata none: chmod is not controlled");
+    run_free(&r);
+    fx_teardown(&f);
+    struct fx_options o = {.no_namespaces = true, .max_landlock_abi = 2};
+    fx_setup(&f, &o);
+    fx_run(&f, WW,
+           "R('T',()=>fs.closeSync(fs.openSync(SH+'/victim.txt',"
+           "fs.constants.O_RDONLY|fs.constants.O_TRUNC)))",
+           NULL, &r);
+    json_object *rep = json_tokener_parse(r.report);
+    cr_assert_str_eq(cap(rep, "files"), "partial", "below ABI 3 truncation is not controlled");
+    cr_assert_str_eq(tag_value(&r, "T"), "OK", "and indeed a read-only open truncated the file");
+    json_object_put(rep);
+    run_free(&r);
 }
 
 static long long file_size(const char *path)

@@ -226,3 +226,19 @@ Test(fs_write, allowed_writes_still_work)
     cr_assert(tag_ok(&r, "NULL"), "read-only still writes /dev/null");
     run_free(&r);
 }
+
+Test(fs_write, extra_writable_root_only_in_workspace_write)
+{
+    /* Read-only sees the extra root but may not write it; workspace-write may. */
+    char seed[256];
+    snprintf(seed, sizeof(seed), "%s/seed", f.extra);
+    fx_write(seed, "seed\n");
+    hostile_case(&f, RO, "W",
+                 "R('R',()=>fs.readFileSync(E.DSH_T_EXTRA+'/seed','utf8'));"
+                 "R('W',()=>fs.writeFileSync(E.DSH_T_EXTRA+'/x','y'))",
+                 NULL, WW);
+    struct run r;
+    fx_run(&f, RO, "R('R',()=>fs.readFileSync(E.DSH_T_EXTRA+'/seed','utf8').trim())", NULL, &r);
+    cr_assert_str_eq(tag_value(&r, "R"), "OK:seed");
+    run_free(&r);
+}
