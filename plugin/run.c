@@ -299,6 +299,13 @@ static int admit(struct ptc_run *run, struct dsh_error *err)
     return 0;
 }
 
+/* Upper bound of the run frame's size: the escaped spec plus the frame's own fields. */
+static size_t run_frame_estimate(const struct ptc_spec *spec)
+{
+    const char *text = json_object_to_json_string_ext(spec->root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    return strlen(text) + 256;
+}
+
 int ptc__run_start(struct dsh_instance *inst, const char *spec_json, size_t spec_len,
                    const struct dsh_run_callbacks *callbacks, dsh_run_id *ret_run, struct dsh_error *err)
 {
@@ -312,7 +319,7 @@ int ptc__run_start(struct dsh_instance *inst, const char *spec_json, size_t spec
         free(run);
         return rc;
     }
-    if (strlen(run->spec.program) + 65536 > (uint64_t)inst->config.max_message_bytes) {
+    if (run_frame_estimate(&run->spec) > (uint64_t)inst->config.max_message_bytes) {
         ptc__spec_destroy(&run->spec);
         free(run);
         return ptc__fail(err, DSH_E_LIMIT, "the program does not fit in maxMessageBytes");

@@ -111,7 +111,7 @@ test('grandchild processes are killed before the result is delivered', async () 
 test('a daemon that double-forks and setsids dies with the run', async () => {
   const { result, ws } = await runProgram(`
     const { spawnSync } = await import("node:child_process");
-    spawnSync("/bin/sh", ["-c", "(setsid sh -c 'while true; do echo x >> daemon.log; sleep 0.05; done' &) ; exit 0"]);
+    spawnSync("/bin/sh", ["-c", "(setsid sh -c 'while true; do echo x >> daemon.log; sleep 0.05; done' </dev/null >/dev/null 2>&1 &) ; exit 0"], { stdio: "ignore" });
     await new Promise(r => setTimeout(r, 300));
     return "forked"`);
   assert.equal(result.value, 'forked');
