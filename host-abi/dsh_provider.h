@@ -99,6 +99,15 @@ struct dsh_provider {
     /* Blocking convenience for simple hosts: waits up to timeout_ms (-1 = forever) for the fd to
      * become ready, then dispatches. Returns 0 or a negative status. */
     int (*wait)(struct dsh_instance *instance, int timeout_ms);
+    /* Registers a stored image file (host path, transfer none) as attachment_id for an active
+     * run: the provider reads its pixel size (PNG, JPEG), maps the path into the execution world
+     * and makes it an `Image` value the program can reach (`Image.get(attachment_id)`) and display
+     * with inspect(). Registrations live until the process ends or its owner is released.
+     * *ret_descriptor_json (transfer full, free_text; may be NULL): {attachmentId, path, width,
+     * height}. Spec field `images` registers images before the program starts. */
+    int (*registerImage)(struct dsh_instance *instance, dsh_run_id run, const char *attachment_id,
+                         const char *host_path, char **ret_descriptor_json, size_t *ret_len,
+                         struct dsh_error *ret_error);
 };
 
 /* The one exported symbol. Returns NULL when host_abi_major is not supported. */

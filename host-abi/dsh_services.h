@@ -141,6 +141,19 @@ struct dsh_logger {
     void (*log)(void *ctx, int level, const char *message); /* message: transfer none */
 };
 
+/* ---- runtime: a loaded PTC runtime lent to another provider ------------------------------------
+ * Lets a provider (e.g. the workflow engine) run programs through an already loaded runtime using
+ * only the public provider ABI: the provider table and its instance. The borrowing provider calls
+ * the runtime on the host thread and must integrate the runtime's get_fd() into its own loop (or
+ * let the host dispatch it). Both pointers are borrowed until the borrower's unload() returns. */
+struct dsh_provider;
+struct dsh_instance;
+struct dsh_runtime_service {
+    DSH_STRUCT_HEADER;
+    const struct dsh_provider *provider;
+    struct dsh_instance *instance;
+};
+
 /* The bundle handed to load(). Borrowed: the host keeps every service alive until unload()
  * returns. A NULL service means the host does not offer it. */
 struct dsh_services {
@@ -150,6 +163,8 @@ struct dsh_services {
     const struct dsh_sandbox_service *sandbox;
     const struct dsh_sandbox_policy_service *sandbox_policy;
     const struct dsh_logger *logger;
+    /* ---- appended in 1.0 ---- */
+    const struct dsh_runtime_service *runtime; /* NULL unless the host lends a runtime */
 };
 
 #ifdef __cplusplus

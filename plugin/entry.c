@@ -5,6 +5,7 @@
 #include "run.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,8 @@ static bool service_ok(const void *service, size_t min_size)
 static int load(const char *config_yaml, size_t config_len, const struct dsh_services *services,
                 struct dsh_instance **ret_instance, struct dsh_error *ret_error)
 {
-    if (!services || !ret_instance || services->struct_size < sizeof *services)
+    /* Hosts built before the `runtime` field was appended pass a shorter bundle. */
+    if (!services || !ret_instance || services->struct_size < offsetof(struct dsh_services, runtime))
         return ptc__fail(ret_error, -EINVAL, "load needs a services bundle and ret_instance");
     if (!service_ok(services->fs, sizeof *services->fs) ||
         !service_ok(services->subprocess, sizeof *services->subprocess) ||
@@ -291,6 +293,20 @@ static int describe(struct dsh_instance *inst, char **ret_json, size_t *ret_len,
     return 0;
 }
 
+static int register_image(struct dsh_instance *inst, dsh_run_id run, const char *attachment_id,
+                          const char *host_path, char **ret_descriptor_json, size_t *ret_len,
+                          struct dsh_error *ret_error)
+{
+    (void)run;
+    (void)attachment_id;
+    (void)host_path;
+    (void)ret_descriptor_json;
+    (void)ret_len;
+    if (!inst)
+        return ptc__fail(ret_error, -EINVAL, "no instance");
+    return ptc__fail(ret_error, DSH_E_UNSUPPORTED, "images are not supported by this build yet");
+}
+
 static void free_text(char *text)
 {
     free(text);
@@ -316,6 +332,7 @@ static const struct dsh_provider provider = {
     .unregisterEnvironmentInitializer = unregister_initializer,
     .free_text = free_text,
     .wait = wait_and_dispatch,
+    .registerImage = register_image,
 };
 
 __attribute__((visibility("default"))) const struct dsh_provider *dsh_provider_entry(uint32_t host_abi_major)

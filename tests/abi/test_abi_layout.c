@@ -25,7 +25,7 @@ Test(abi, error_details)
 
 Test(abi, provider_table_order)
 {
-    SIZE(dsh_provider, 136);
+    SIZE(dsh_provider, 144);
     OFF(dsh_provider, struct_size, 0);
     OFF(dsh_provider, abi_major, 4);
     OFF(dsh_provider, abi_minor, 6);
@@ -45,6 +45,7 @@ Test(abi, provider_table_order)
     OFF(dsh_provider, unregisterEnvironmentInitializer, 112);
     OFF(dsh_provider, free_text, 120);
     OFF(dsh_provider, wait, 128);
+    OFF(dsh_provider, registerImage, 136);
 }
 
 Test(abi, run_callbacks)
@@ -57,12 +58,16 @@ Test(abi, run_callbacks)
 
 Test(abi, services_bundle)
 {
-    SIZE(dsh_services, 48);
+    SIZE(dsh_services, 56);
     OFF(dsh_services, fs, 8);
     OFF(dsh_services, subprocess, 16);
     OFF(dsh_services, sandbox, 24);
     OFF(dsh_services, sandbox_policy, 32);
     OFF(dsh_services, logger, 40);
+    OFF(dsh_services, runtime, 48);
+    SIZE(dsh_runtime_service, 24);
+    OFF(dsh_runtime_service, provider, 8);
+    OFF(dsh_runtime_service, instance, 16);
 }
 
 Test(abi, fs_service)
