@@ -260,14 +260,64 @@ static int reply(struct dsh_instance *inst, dsh_run_id id, uint64_t call, bool o
     return ptc__run_reply(r, call, ok, text, len);
 }
 
+/* Model guidance per program format; every mode repeats the output rule. */
+#define OUTPUT_RULE "Use inspect(...values) to display output. Do not use console. "
+#define TOOLS_RULE                                                                                 \
+    "Call host tools with await, for example `const r = await tools.search({ query: \"x\" })`; a " \
+    "failed call throws an error whose member property names the function. Node APIs are "        \
+    "available under the session's file sandbox. "
+
 static const char per_call_instructions[] =
     "Write the program as the body of an async function in TypeScript (erasable type syntax only: "
     "no enum, namespace values or parameter properties). Top-level await and return work; the "
-    "returned value must be plain JSON. Call host tools with await, for example "
-    "`const r = await tools.search({ query: \"x\" })`; a failed call throws an error whose member "
-    "property names the function. Use inspect(...values) to display output. Do not use console. "
-    "Node APIs are available under the session's file sandbox. Every call runs in a fresh process: "
-    "no variables survive between calls.";
+    "returned value must be plain JSON. " TOOLS_RULE OUTPUT_RULE
+    "Every call runs in a fresh process: no variables survive between calls.";
+
+static const char script_instructions[] =
+    "Write the program as a Script in erasable TypeScript: top-level declarations and await work, "
+    "and the value of the final expression is awaited and returned as plain JSON. Top-level return "
+    "and static import/export are not supported; load modules with `await import(...)`. " TOOLS_RULE
+    OUTPUT_RULE "Every call runs in a fresh process: no variables survive between calls.";
+
+static const char retained_script_instructions[] =
+    "Write the program as a Script in erasable TypeScript: top-level declarations and await work, "
+    "and the value of the final expression is awaited and returned as plain JSON. Top-level return "
+    "and static import/export are not supported; load modules with `await import(...)`. " TOOLS_RULE
+    OUTPUT_RULE
+    "Top-level declarations, functions and objects survive between your calls until the "
+    "environment is released, the sandbox mode changes or the process fails; a missing variable "
+    "raises a ReferenceError, so recreate it. Await asynchronous work before the program ends.";
+
+static const char scoped_repl_instructions[] =
+    "Each call is a strict TypeScript script (erasable types) in a retained context. It starts "
+    "with copies of the top-level names left by earlier calls and may declare any of them again; "
+    "`var count = count + 1` adds to the earlier value. The last top-level expression is the "
+    "result; a Promise result is not awaited, so await it. Top-level return, eval, new Function, "
+    "require and static imports are not available; load modules with `await import(...)`. "
+    TOOLS_RULE "Always await tool calls: callbacks of a finished call cannot use tools later. "
+    OUTPUT_RULE "Variables are memory only: they are lost when the environment is released, the "
+    "sandbox mode changes or the process fails.";
+
+static const char repl_instructions[] =
+    "Each call is a Node REPL input in erasable TypeScript: non-strict; assigning to an undeclared "
+    "name creates a global kept between calls; redeclaring an existing let, const or class fails, "
+    "so assign to it or choose a new name. A leading `{ ... }` is a block; parenthesize an object "
+    "literal to return it. Top-level await works; top-level return does not. The value of the last "
+    "expression is the result. " TOOLS_RULE
+    "Always await tool calls: callbacks of a finished call cannot use tools later. " OUTPUT_RULE
+    "Variables are memory only: they are lost when the environment is released, the sandbox mode "
+    "changes or the process fails.";
+
+static const char *instructions_for(const struct dsh_instance *inst)
+{
+    if (strcmp(inst->program_format, "vm-script") == 0)
+        return inst->retains_state ? retained_script_instructions : script_instructions;
+    if (strcmp(inst->program_format, "scoped-repl") == 0)
+        return scoped_repl_instructions;
+    if (strcmp(inst->program_format, "repl") == 0)
+        return repl_instructions;
+    return per_call_instructions;
+}
 
 static int describe(struct dsh_instance *inst, char **ret_json, size_t *ret_len, struct dsh_error *ret_error)
 {
@@ -277,12 +327,12 @@ static int describe(struct dsh_instance *inst, char **ret_json, size_t *ret_len,
     json_object_object_add(d, "name", json_object_new_string(PTC_NAME));
     json_object_object_add(d, "version", json_object_new_string(PTC_VERSION));
     json_object_object_add(d, "executionMode", json_object_new_string(ptc_execution_mode_name(inst->config.execution_mode)));
-    json_object_object_add(d, "programFormat", json_object_new_string("async-function"));
-    json_object_object_add(d, "retainsState", json_object_new_boolean(0));
+    json_object_object_add(d, "programFormat", json_object_new_string(inst->program_format));
+    json_object_object_add(d, "retainsState", json_object_new_boolean(inst->retains_state));
     json_object_object_add(timeout, "defaultMs", json_object_new_int64(inst->config.timeout_ms));
     json_object_object_add(timeout, "maxMs", json_object_new_int64(inst->config.max_timeout_ms));
     json_object_object_add(d, "timeout", timeout);
-    json_object_object_add(d, "executionInstructions", json_object_new_string(per_call_instructions));
+    json_object_object_add(d, "executionInstructions", json_object_new_string(instructions_for(inst)));
     const char *text = json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     *ret_json = strdup(text);
     json_object_put(d);

@@ -272,6 +272,7 @@ void ptc__env_destroy(struct ptc_env *env)
     free(env->session_id);
     free(env->owner);
     free(env->failure);
+    ptc__images_clear(&env->images);
     free(env);
 }
 

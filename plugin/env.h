@@ -10,6 +10,7 @@
 #define PTC_ENV_H
 
 #include "internal.h"
+#include "images.h"
 
 struct ptc_run;
 struct ptc_env;
@@ -71,6 +72,7 @@ struct ptc_env {
     bool close_scheduled;
     bool closed;   /* quiescent and drained: freed once no run refers to it */
     unsigned refs; /* runs that still read it (their result needs the confinement) */
+    struct ptc_image *images; /* registered images: they live as long as the process */
 };
 
 /* Creates an environment and starts confining it (completion continues on the loop). */

@@ -178,6 +178,8 @@ struct dshh_options {
     const char *session_id;
     long long timeout_ms; /* -1 = unset, -2 = null (no deadline) */
     bool discard_completion;
+    const char **initializers; /* --initializer FILE, in order */
+    size_t ninitializers;
 };
 
 #endif /* DSHH_H */

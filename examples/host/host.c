@@ -267,6 +267,40 @@ static int load_provider(struct dshh_host *host, const struct dshh_profile *prof
     return 0;
 }
 
+/* --initializer FILE: environment initializers, registered before any run is admitted. */
+static int register_initializers(struct dshh_host *host, const struct dshh_options *opts)
+{
+    for (size_t i = 0; i < opts->ninitializers; i++) {
+        FILE *f = fopen(opts->initializers[i], "re");
+        char *text = NULL;
+        size_t len = 0;
+        if (f) {
+            FILE *mem = open_memstream(&text, &len);
+            char buf[8192];
+            size_t n;
+            while (mem && (n = fread(buf, 1, sizeof buf, f)) > 0)
+                fwrite(buf, 1, n, mem);
+            if (mem)
+                fclose(mem);
+            fclose(f);
+        }
+        if (!text) {
+            fprintf(stderr, "dsh: cannot read initializer %s: %s\n", opts->initializers[i], strerror(errno));
+            return -1;
+        }
+        struct dsh_error err = {0};
+        dsh_registration registration;
+        int rc = host->provider->registerEnvironmentInitializer(host->instance, text, len, &registration, &err);
+        free(text);
+        if (rc < 0) {
+            fprintf(stderr, "dsh: initializer %s was rejected (%s): %s\n", opts->initializers[i],
+                    dsh_error_name(rc) ? dsh_error_name(rc) : dsh_strerror(rc), err.message);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int dshh__host_open(struct dshh_host *host, const struct dshh_options *opts,
                     const struct dshh_profile *profile)
 {
@@ -282,7 +316,8 @@ int dshh__host_open(struct dshh_host *host, const struct dshh_options *opts,
         fprintf(stderr, "dsh: epoll: %s\n", strerror(-rc));
         return -1;
     }
-    if (mount_services(host, profile) || load_provider(host, profile))
+    if (mount_services(host, profile) || load_provider(host, profile) ||
+        register_initializers(host, opts))
         return -1;
     return 0;
 }

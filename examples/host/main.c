@@ -22,6 +22,8 @@ static void usage(FILE *out)
           "      (--program FILE.ts | -e CODE) [--json] [--cwd DIR] [--timeout-ms N|null]\n"
           "      [--state-owner OWNER] [--session ID] [--discard-completion]\n"
           "  dsh headless [--profile FILE] [--patch FILE]... [-v] --serve\n"
+          "      (headless also takes [--initializer FILE]...: environment initializers,\n"
+          "       persistent-in-memory only, registered right after the provider loads)\n"
           "  dsh headless [--profile FILE] [--patch FILE]...  (load, print describe(), unload)\n"
           "Exit status: 0 ok, 1 program failure (or invalid rows for config validate),\n"
           "2 usage or configuration error.\n"
@@ -42,6 +44,7 @@ enum {
     OPT_SESSION,
     OPT_DISCARD,
     OPT_VERSION,
+    OPT_INITIALIZER,
 };
 
 static int parse_options(int argc, char **argv, struct dshh_options *o, int *ret_first)
@@ -62,6 +65,7 @@ static int parse_options(int argc, char **argv, struct dshh_options *o, int *ret
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
+        {"initializer", required_argument, NULL, OPT_INITIALIZER},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -73,6 +77,9 @@ static int parse_options(int argc, char **argv, struct dshh_options *o, int *ret
             break;
         case OPT_PATCH:
             o->patches[o->npatches++] = optarg;
+            break;
+        case OPT_INITIALIZER:
+            o->initializers[o->ninitializers++] = optarg;
             break;
         case OPT_DUMP:
             o->dump_config = true;
@@ -214,10 +221,12 @@ int main(int argc, char **argv)
 {
     struct dshh_options opts = {.profile = DSH_DEFAULT_PROFILE, .timeout_ms = -1};
     opts.patches = calloc((size_t)argc, sizeof(*opts.patches));
+    opts.initializers = calloc((size_t)argc, sizeof(*opts.initializers));
     int first;
-    if (!opts.patches || parse_options(argc, argv, &opts, &first)) {
+    if (!opts.patches || !opts.initializers || parse_options(argc, argv, &opts, &first)) {
         usage(stderr);
         free(opts.patches);
+        free(opts.initializers);
         return DSHH_EXIT_USAGE;
     }
     int nwords = argc - first;
@@ -234,5 +243,6 @@ int main(int argc, char **argv)
         status = DSHH_EXIT_USAGE;
     }
     free(opts.patches);
+    free(opts.initializers);
     return status;
 }

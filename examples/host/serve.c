@@ -204,14 +204,15 @@ static bool check_bindings(json_object *bindings, const char *id)
 static void req_run(struct serve *srv, json_object *req, const char *id)
 {
     static const char *const allowed[] = {"type", "id", "program", "stateOwner", "timeoutMs", "cwd",
-                                          "discardCompletion", "sessionId", "bindings", NULL};
-    json_object *program, *owner, *cwd, *discard, *session, *bindings, *timeout;
+                                          "discardCompletion", "sessionId", "mode", "bindings", NULL};
+    json_object *program, *owner, *cwd, *discard, *session, *mode, *bindings, *timeout;
     if (!check_keys(req, allowed, id) ||
         !field(req, "program", json_type_string, true, &program, id) ||
         !field(req, "stateOwner", json_type_string, false, &owner, id) ||
         !field(req, "cwd", json_type_string, false, &cwd, id) ||
         !field(req, "discardCompletion", json_type_boolean, false, &discard, id) ||
         !field(req, "sessionId", json_type_string, false, &session, id) ||
+        !field(req, "mode", json_type_string, false, &mode, id) ||
         !field(req, "bindings", json_type_array, false, &bindings, id) ||
         (bindings && !check_bindings(bindings, id)))
         return;
@@ -236,6 +237,8 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
         json_object_object_add(r, "discardCompletion", json_object_get(discard));
     if (session)
         json_object_object_add(r, "sessionId", json_object_get(session));
+    if (mode) /* an approved one-time escalation for this run only */
+        json_object_object_add(r, "mode", json_object_get(mode));
     if (has_timeout)
         json_object_object_add(r, "timeoutMs", json_object_get(timeout));
     json_object *b = bindings ? json_object_get(bindings) : json_object_new_array();

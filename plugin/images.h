@@ -1,0 +1,44 @@
+/* Registered images: pixel sizes of stored PNG/JPEG files and the per-environment registry that
+ * the child's `image` frames are checked against (the child never supplies path or size). */
+#ifndef PTC_IMAGES_H
+#define PTC_IMAGES_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dsh_instance;
+struct dsh_error;
+
+struct ptc_image {
+    struct ptc_image *next;
+    char *attachment_id;
+    char *path; /* execution-world path */
+    uint32_t width, height;
+};
+
+/* Pixel size of a PNG (IHDR) or JPEG (first SOFn) file, with bounded reads. Returns 0,
+ * DSH_E_UNSUPPORTED (another format), DSH_E_REQUEST_INVALID (malformed) or a negative errno
+ * (open/read failure); why names the reason. */
+int ptc__image_size(const char *host_path, uint32_t *ret_width, uint32_t *ret_height, char *why,
+                    size_t why_len);
+
+/* Reads the size and maps host_path into the execution world: fills a new record (transfer full,
+ * free with ptc__image_free). */
+int ptc__image_load(struct dsh_instance *inst, const char *attachment_id, const char *host_path,
+                    struct ptc_image **ret_image, struct dsh_error *err);
+void ptc__image_free(struct ptc_image *image);
+/* Frees a whole registry list. */
+void ptc__images_clear(struct ptc_image **list);
+/* Inserts (or replaces the record with the same id); ownership taken. Returns the record. */
+struct ptc_image *ptc__images_put(struct ptc_image **list, struct ptc_image *image);
+const struct ptc_image *ptc__images_find(const struct ptc_image *list, const char *attachment_id);
+
+/* {"attachmentId","path","width","height"} (+ "type" when type is non-NULL). */
+json_object *ptc__image_descriptor(const struct ptc_image *image, const char *type);
+/* Checks a spec/request `images` value: [{attachmentId: non-empty string, path: absolute}]. */
+int ptc__images_check_shape(json_object *images, struct dsh_error *err);
+/* Loads every entry of a shape-checked `images` array (resolve: fail early on bad files). */
+int ptc__images_check_files(struct dsh_instance *inst, json_object *images, struct dsh_error *err);
+
+#endif
