@@ -11,6 +11,7 @@
 import { Bindings } from './bindings.js';
 import { selectEvaluator, UnsupportedFormatError } from './evaluators/index.js';
 import { formatThrown } from './exceptions.js';
+import { checkImageDescriptor, Image, registerImage } from './images.js';
 import { createInspect } from './inspect.js';
 import { buildResultFrame } from './result-frame.js';
 import { bindingKey, callerRun, getActiveRun, Run, runStorage, setActiveRun } from './run-state.js';
@@ -33,6 +34,13 @@ function checkRunFrame(frame) {
   if (frame.retain != null && typeof frame.retain !== 'boolean') return 'run frame `retain` must be a boolean';
   if (frame.initializer != null && typeof frame.initializer !== 'string') {
     return 'run frame `initializer` must be a string';
+  }
+  if (frame.images != null) {
+    if (!Array.isArray(frame.images)) return 'run frame `images` must be an array';
+    for (const image of frame.images) {
+      const problem = checkImageDescriptor(image);
+      if (problem !== null) return problem;
+    }
   }
   const bindings = frame.bindings ?? [];
   if (!Array.isArray(bindings)) return 'run frame `bindings` must be an array';
@@ -66,8 +74,9 @@ export class ChildLoop {
     this.#output = output;
     this.#bindings = new Bindings(writer, options);
     this.#onProtocolError = onProtocolError;
-    this.#inspect = createInspect((text) => output.emit(text));
+    this.#inspect = createInspect((text) => output.emit(text), (image) => output.emitImage(image));
     globalThis.inspect = this.#inspect;
+    globalThis.Image = Image;
   }
 
   handleFrame(frame) {
@@ -78,8 +87,20 @@ export class ChildLoop {
           this.#onProtocolError(problem);
           return;
         }
+        // Registered on arrival: they belong to the process, not to the run.
+        for (const image of frame.images ?? []) registerImage(image);
         this.#queue.push(frame);
         if (getActiveRun() === null) this.#startNext();
+        return;
+      }
+      case 'image-register': {
+        // Sent by the host before the reply that may hand the id to the program.
+        const problem = checkImageDescriptor(frame);
+        if (problem !== null) {
+          this.#onProtocolError(problem);
+          return;
+        }
+        registerImage(frame);
         return;
       }
       case 'reply':
@@ -132,6 +153,7 @@ export class ChildLoop {
     // Installed anew for every evaluation, so retained code always reaches this run's bindings.
     const globals = this.#bindings.globalsFor(bindings);
     globals.set('inspect', this.#inspect);
+    globals.set('Image', Image);
     for (const [name, value] of globals) globalThis[name] = value;
     const request = {
       cwd: frame.cwd,

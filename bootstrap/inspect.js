@@ -1,8 +1,13 @@
 // The program-visible `inspect(...values)`: strings print raw, everything else through
 // util.inspect without depth, array-length or string-length limits, so nothing the model asks
-// to see is elided. One call is one text group ending in a newline.
+// to see is elided (undefined properties, Errors and cycles stay visible). One call is one text
+// group ending in a newline. Registered Images the formatting reaches, directly or nested, render
+// as `[Image <id> <w>x<h>]` and split the group there: the text before it, then an `image` entry,
+// then the rest, all in argument order.
 
+import { randomBytes } from 'node:crypto';
 import util from 'node:util';
+import { collectImages, imageLabel } from './images.js';
 
 export const INSPECT_OPTIONS = Object.freeze({
   depth: Infinity,
@@ -15,17 +20,59 @@ export function renderValue(value) {
   return typeof value === 'string' ? value : util.inspect(value, INSPECT_OPTIONS);
 }
 
-// `emitText(text)` receives the rendered group. If formatting an argument throws, the arguments
-// rendered before it are still emitted, then the error propagates to the program.
-export function createInspect(emitText) {
+// Formats one argument into pieces: strings (text) and Images, in order. A per-call random
+// marker stands for each Image inside util.inspect's text, so program text cannot forge one.
+function renderPieces(value) {
+  if (typeof value === 'string') return [value];
+  const nonce = randomBytes(9).toString('base64url');
+  const images = [];
+  const text = collectImages((image) => {
+    images.push(image);
+    return `\uE000${nonce}:${images.length - 1}\uE001`;
+  }, () => util.inspect(value, INSPECT_OPTIONS));
+  if (images.length === 0) return [text];
+  const pieces = [];
+  const marker = new RegExp(`\uE000${nonce}:(\\d+)\uE001`, 'g');
+  let last = 0;
+  for (const match of text.matchAll(marker)) {
+    const image = images[Number(match[1])];
+    pieces.push(text.slice(last, match.index) + imageLabel(image), image);
+    last = match.index + match[0].length;
+  }
+  pieces.push(text.slice(last));
+  return pieces;
+}
+
+// `emitText(text)` receives text and `emitImage(image)` each Image, in order. If formatting an
+// argument throws, the arguments rendered before it are still emitted, then the error propagates.
+export function createInspect(emitText, emitImage = () => {}) {
   return function inspect(...values) {
-    const parts = [];
+    const pieces = [];
+    const flush = () => {
+      let text = '';
+      for (const piece of pieces) {
+        if (typeof piece === 'string') {
+          text += piece;
+          continue;
+        }
+        if (text !== '') emitText(text);
+        text = '';
+        emitImage(piece);
+      }
+      emitText(`${text}\n`);
+    };
     try {
-      for (const value of values) parts.push(renderValue(value));
+      values.forEach((value, i) => {
+        const rendered = renderPieces(value);
+        if (i > 0) pieces.push(' ');
+        pieces.push(...rendered);
+      });
     } catch (error) {
-      if (parts.length > 0) emitText(`${parts.join(' ')}\n`);
+      // The failing argument's separator is dropped with it.
+      if (pieces.at(-1) === ' ') pieces.pop();
+      if (pieces.length > 0) flush();
       throw error;
     }
-    emitText(`${parts.join(' ')}\n`);
+    flush();
   };
 }

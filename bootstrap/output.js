@@ -22,6 +22,15 @@ export class OutputCapture {
     this.#writer.sendText(run.id, text);
   }
 
+  // Sends an `image` frame for a registered Image on behalf of the calling run (dropped like
+  // text when no run may talk). The host describes it from its own registry.
+  emitImage(image) {
+    const run = talkingRun();
+    if (run === null) return;
+    const { attachmentId, path, width, height } = image;
+    this.#writer.send({ type: 'image', run: run.id, attachmentId, path, width, height });
+  }
+
   // Sends any half-decoded bytes still buffered for `run` before its result is sent.
   flush(run) {
     for (const decoder of this.#decoders.values()) {

@@ -347,14 +347,35 @@ static int register_image(struct dsh_instance *inst, dsh_run_id run, const char 
                           const char *host_path, char **ret_descriptor_json, size_t *ret_len,
                           struct dsh_error *ret_error)
 {
-    (void)run;
-    (void)attachment_id;
-    (void)host_path;
-    (void)ret_descriptor_json;
-    (void)ret_len;
-    if (!inst)
-        return ptc__fail(ret_error, -EINVAL, "no instance");
-    return ptc__fail(ret_error, DSH_E_UNSUPPORTED, "images are not supported by this build yet");
+    if (!inst || !attachment_id || !host_path)
+        return ptc__fail(ret_error, -EINVAL, "registerImage needs an instance, attachment_id and host_path");
+    struct ptc_run *r = ptc__run_find(inst, run);
+    /* Only a run whose program was submitted: the child must know it before the next reply. */
+    if (!r || r->outcome_selected || !r->env || !r->code_started)
+        return ptc__fail(ret_error, DSH_E_NOT_FOUND, "run %llu is not executing a program",
+                         (unsigned long long)run);
+    struct ptc_image *image = NULL;
+    int rc = ptc__image_load(inst, attachment_id, host_path, &image, ret_error);
+    if (rc != 0)
+        return rc;
+    json_object *d = ptc__image_descriptor(image, NULL);
+    rc = ptc__env_register_image(r->env, image);
+    if (rc < 0) {
+        json_object_put(d);
+        return ptc__fail(ret_error, rc == -E2BIG ? DSH_E_LIMIT : rc, "image-register could not be queued: %s",
+                         dsh_strerror(rc));
+    }
+    if (ret_descriptor_json) {
+        *ret_descriptor_json = strdup(json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        if (!*ret_descriptor_json) {
+            json_object_put(d);
+            return ptc__fail(ret_error, -ENOMEM, "out of memory");
+        }
+        if (ret_len)
+            *ret_len = strlen(*ret_descriptor_json);
+    }
+    json_object_put(d);
+    return 0;
 }
 
 static void free_text(char *text)

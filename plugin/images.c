@@ -2,6 +2,7 @@
  * into the execution world, and the per-environment registry. */
 #include "images.h"
 #include "internal.h"
+#include "env.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -248,4 +249,13 @@ int ptc__images_check_files(struct dsh_instance *inst, json_object *images, stru
         ptc__image_free(image);
     }
     return 0;
+}
+
+int ptc__env_register_image(struct ptc_env *env, struct ptc_image *image)
+{
+    ptc__images_put(&env->images, image);
+    json_object *frame = ptc__image_descriptor(image, "image-register");
+    int rc = ptc__env_send(env, frame);
+    json_object_put(frame);
+    return rc;
 }

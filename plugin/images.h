@@ -41,4 +41,10 @@ int ptc__images_check_shape(json_object *images, struct dsh_error *err);
 /* Loads every entry of a shape-checked `images` array (resolve: fail early on bad files). */
 int ptc__images_check_files(struct dsh_instance *inst, json_object *images, struct dsh_error *err);
 
+struct ptc_env;
+/* Records image in env's registry (ownership taken; a record with the same id is replaced) and
+ * queues {"type":"image-register",...} to the child, so frames queued later (a binding reply)
+ * reach the child after it. Returns 0 or the ptc__env_send status. */
+int ptc__env_register_image(struct ptc_env *env, struct ptc_image *image);
+
 #endif

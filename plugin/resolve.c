@@ -2,6 +2,7 @@
  * and spec.json. */
 #include "frames.h"
 #include "internal.h"
+#include "images.h"
 
 #include <errno.h>
 #include <math.h>
@@ -98,7 +99,7 @@ int ptc__resolve(struct dsh_instance *inst, const char *request_json, size_t req
         goto out;
     }
     static const char *const known[] = {"program", "cwd", "timeoutMs", "discardCompletion", "stateOwner",
-                                        "sessionId", "mode", "bindings", NULL};
+                                        "sessionId", "mode", "bindings", "images", NULL};
     json_object_object_foreach(request, key, val)
     {
         (void)val;
@@ -157,6 +158,12 @@ int ptc__resolve(struct dsh_instance *inst, const char *request_json, size_t req
     if ((rc = copy_optional(request, spec, "bindings", json_type_array, json_object_new_array(), err)) < 0)
         goto out;
     json_object_object_add(spec, "policy", json_object_get(policy));
+    /* images pass through; their files are read now so a bad file fails resolve, not the run. */
+    if (json_object_object_get_ex(request, "images", &v) && v) {
+        if ((rc = ptc__images_check_shape(v, err)) < 0 || (rc = ptc__images_check_files(inst, v, err)) < 0)
+            goto out;
+        json_object_object_add(spec, "images", json_object_get(v));
+    }
     /* Validate the result exactly as run() will, so resolve never hands out an unusable spec. */
     const char *text = json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     struct ptc_spec check;

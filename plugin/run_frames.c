@@ -7,14 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void send_or_fail(struct ptc_run *run, json_object *frame)
+static void send_failed(struct ptc_run *run, int rc)
 {
-    int rc = ptc__env_send(run->env, frame);
     if (rc == -E2BIG)
         ptc__run_select(run, "protocol", "queued control writes exceed maxMessageBytes (%lld bytes)",
                         (long long)run->inst->config.max_message_bytes);
     else if (rc < 0 && !run->outcome_selected)
         ptc__run_select(run, "worker-exit", "control write failed: %s", dsh_strerror(rc));
+}
+
+static void send_or_fail(struct ptc_run *run, json_object *frame)
+{
+    send_failed(run, ptc__env_send(run->env, frame));
 }
 
 void ptc__run_send_program(struct ptc_run *run)
@@ -36,6 +40,29 @@ void ptc__run_send_program(struct ptc_run *run)
             run->initializing = true;
         }
         free(initializer);
+    }
+    /* The spec's images are registered right before the program starts (image-register frames
+     * precede the run frame on the channel). resolve() already read them; a file that changed
+     * since fails the run before the program starts. */
+    json_object *images;
+    if (json_object_object_get_ex(run->spec.root, "images", &images)) {
+        for (size_t i = 0; i < json_object_array_length(images); i++) {
+            json_object *e = json_object_array_get_idx(images, i);
+            struct ptc_image *image = NULL;
+            struct dsh_error err = {0};
+            if (ptc__image_load(run->inst, json_object_get_string(json_object_object_get(e, "attachmentId")),
+                                json_object_get_string(json_object_object_get(e, "path")), &image, &err) != 0) {
+                ptc__run_select(run, "exception", "image registration failed: %s", err.message);
+                json_object_put(frame);
+                return;
+            }
+            int rc = ptc__env_register_image(env, image);
+            if (rc < 0) {
+                send_failed(run, rc);
+                json_object_put(frame);
+                return;
+            }
+        }
     }
     /* From here on a timeout reports "during execution". */
     run->code_started = true;
@@ -177,12 +204,20 @@ void ptc__run_on_frame(struct ptc_run *run, const struct ptc_frame *frame)
     case PTC_FRAME_TEXT:
         ptc__run_on_output(run, frame->text, frame->text_len);
         break;
-    case PTC_FRAME_IMAGE:
+    case PTC_FRAME_IMAGE: {
         if (run->phase == PTC_RUN_STOPPING)
             break;
-        if (ptc__ledger_image(&run->ledger, ptc__frame_image_entry(frame)) != 0)
+        /* Only images registered in this environment, described by the host's own record. */
+        const char *id = json_object_get_string(json_object_object_get(frame->root, "attachmentId"));
+        const struct ptc_image *image = ptc__images_find(run->env->images, id);
+        if (!image) {
+            ptc__run_select(run, "protocol", "image frame for an unregistered attachmentId");
+            break;
+        }
+        if (ptc__ledger_image(&run->ledger, ptc__image_descriptor(image, "image")) != 0)
             on_overflow(run);
         break;
+    }
     case PTC_FRAME_CALL:
         on_call(run, frame);
         break;

@@ -1,6 +1,7 @@
 /* Parsing of resolved specs. run() never invents defaults: every field must be present. */
 #include "frames.h"
 #include "internal.h"
+#include "images.h"
 
 #include <string.h>
 
@@ -98,7 +99,7 @@ int ptc__spec_parse(const char *json, size_t len, struct ptc_spec *ret_spec, str
     ret_spec->root = root;
     int rc = 0;
     static const char *const known[] = {"program", "cwd", "timeoutMs", "discardCompletion",
-                                        "stateOwner", "policy", "bindings", NULL};
+                                        "stateOwner", "policy", "bindings", "images", NULL};
     json_object_object_foreach(root, key, val)
     {
         (void)val;
@@ -156,6 +157,9 @@ int ptc__spec_parse(const char *json, size_t len, struct ptc_spec *ret_spec, str
         goto out;
     }
     rc = check_bindings(ret_spec->bindings, err);
+    /* Optional images registered when the run frame is sent (run_frames.c). */
+    if (rc == 0 && json_object_object_get_ex(root, "images", &v))
+        rc = ptc__images_check_shape(v, err);
 out:
     if (rc)
         ptc__spec_destroy(ret_spec);

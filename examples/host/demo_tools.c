@@ -3,6 +3,7 @@
  *   add({a, b})      -> a + b
  *   sleep({ms})      -> null after ms (a loop timer: the host keeps serving meanwhile)
  *   fail({message})  -> rejects with message
+ *   registerImage({path, attachmentId?}) -> attachmentId (demo_images.c)
  */
 #include "dshh.h"
 
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const dshh__demo_functions[] = {"echo", "add", "sleep", "fail", NULL};
+const char *const dshh__demo_functions[] = {"echo", "add", "sleep", "fail", "registerImage", NULL};
 
 struct dshh_demo_pending {
     struct dshh_demo_pending *next;
@@ -122,6 +123,8 @@ void dshh__demo_call(struct dshh_host *host, dsh_run_id run, uint64_t call, cons
         add(host, run, call, arg0);
     } else if (!strcmp(name, "sleep")) {
         sleep_(host, run, call, arg0, pending);
+    } else if (!strcmp(name, "registerImage")) {
+        dshh__demo_register_image(host, run, call, arg0);
     } else if (!strcmp(name, "fail")) {
         json_object *m;
         const char *message = "tools.fail was called";

@@ -73,6 +73,8 @@ struct dshh_options;
  * err. Returns the number of invalid rows, or -1 when the catalog cannot be read. */
 int dshh__validate_profile(const struct dshh_profile *profile, bool enabled_only, FILE *err);
 int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv);
+/* persistent_patch.c: `config persistent-patch`; format NULL = the row's effective format. */
+int dshh__cmd_persistent_patch(const struct dshh_profile *profile, const char *format, FILE *out, FILE *err);
 
 /* ---- loop.c: the single epoll loop ------------------------------------------------------------- */
 struct dshh_loop;
@@ -122,6 +124,10 @@ int dshh__provider_open(const char *path, const char *row_name, void **ret_dl,
 
 /* ---- demo_tools.c: the `tools` namespace ---------------------------------------------------------- */
 extern const char *const dshh__demo_functions[]; /* NULL-terminated */
+struct json_object;
+/* demo_images.c: tools.registerImage({path, attachmentId?}) -> attachmentId */
+void dshh__demo_register_image(struct dshh_host *host, dsh_run_id run, uint64_t call,
+                               struct json_object *arg);
 struct dshh_demo_pending;
 /* Answers a demo call (possibly later through a loop timer). *pending collects the run's timers
  * so dshh__demo_cancel() can drop them when the run ends. */
@@ -138,6 +144,9 @@ bool dshh__add_demo_bindings(struct json_object *bindings);
 int dshh__start_run(struct dshh_host *host, const char *request_json, size_t request_len,
                     const struct dsh_run_callbacks *callbacks, dsh_run_id *ret_run,
                     struct dsh_error *err);
+/* The resolved cwd of a recent run started through dshh__start_run (NULL when unknown): the
+ * demo tool registerImage resolves relative paths against it. */
+const char *dshh__run_cwd(dsh_run_id run);
 /* Writes all of buf to fd, retrying on EINTR/partial writes. */
 int dshh__write_all(int fd, const char *buf, size_t len);
 
@@ -180,6 +189,9 @@ struct dshh_options {
     bool discard_completion;
     const char **initializers; /* --initializer FILE, in order */
     size_t ninitializers;
+    const char *format;  /* config persistent-patch --format */
+    const char **images; /* --image ID=PATH, in order */
+    size_t nimages;
 };
 
 #endif /* DSHH_H */

@@ -22,7 +22,8 @@
 #endif
 
 static const char *const builtin_names[] = {DSHH_NAME_FS, DSHH_NAME_SUBPROCESS, DSHH_NAME_SANDBOX,
-                                            DSHH_NAME_POLICY, DSHH_NAME_DEMO, NULL};
+                                            DSHH_NAME_POLICY, DSHH_NAME_DEMO,
+                                            "dsh-workflow-ptc" /* workflow_cmd.c */, NULL};
 
 static bool is_builtin(const char *name)
 {

@@ -2,6 +2,7 @@
  * catalog, mounts the reference Linux services, dlopens the provider and runs programs.
  * See examples/host/README.md. */
 #include "dshh.h"
+#include "workflow.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,9 +19,10 @@ static void usage(FILE *out)
     fputs("usage:\n"
           "  dsh [--profile FILE] [--patch FILE]... --dump-config\n"
           "  dsh [--profile FILE] [--patch FILE]... config validate [FILE]\n"
+          "  dsh [--profile FILE] [--patch FILE]... config persistent-patch [--format F]\n"
           "  dsh headless [--profile FILE] [--patch FILE]... [-v]\n"
           "      (--program FILE.ts | -e CODE) [--json] [--cwd DIR] [--timeout-ms N|null]\n"
-          "      [--state-owner OWNER] [--session ID] [--discard-completion]\n"
+          "      [--state-owner OWNER] [--session ID] [--discard-completion] [--image ID=PATH]...\n"
           "  dsh headless [--profile FILE] [--patch FILE]... [-v] --serve\n"
           "      (headless also takes [--initializer FILE]...: environment initializers,\n"
           "       persistent-in-memory only, registered right after the provider loads)\n"
@@ -45,6 +47,8 @@ enum {
     OPT_DISCARD,
     OPT_VERSION,
     OPT_INITIALIZER,
+    OPT_IMAGE,
+    OPT_FORMAT,
 };
 
 static int parse_options(int argc, char **argv, struct dshh_options *o, int *ret_first)
@@ -66,6 +70,8 @@ static int parse_options(int argc, char **argv, struct dshh_options *o, int *ret
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {"initializer", required_argument, NULL, OPT_INITIALIZER},
+        {"image", required_argument, NULL, OPT_IMAGE},
+        {"format", required_argument, NULL, OPT_FORMAT},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -80,6 +86,16 @@ static int parse_options(int argc, char **argv, struct dshh_options *o, int *ret
             break;
         case OPT_INITIALIZER:
             o->initializers[o->ninitializers++] = optarg;
+            break;
+        case OPT_FORMAT:
+            o->format = optarg;
+            break;
+        case OPT_IMAGE:
+            if (!strchr(optarg, '=') || optarg[0] == '=') {
+                fprintf(stderr, "dsh: --image takes ID=PATH\n");
+                return -1;
+            }
+            o->images[o->nimages++] = optarg;
             break;
         case OPT_DUMP:
             o->dump_config = true;
@@ -148,7 +164,7 @@ static int check_headless(const struct dshh_options *o)
 {
     bool program = o->program_file || o->program_code;
     bool run_opts = o->json || o->cwd || o->timeout_ms != -1 || o->state_owner || o->session_id ||
-                    o->discard_completion;
+                    o->discard_completion || o->nimages;
     if (o->program_file && o->program_code) {
         fprintf(stderr, "dsh: --program and -e exclude each other\n");
         return -1;
@@ -158,7 +174,7 @@ static int check_headless(const struct dshh_options *o)
         return -1;
     }
     if (!program && run_opts) {
-        fprintf(stderr, "dsh: --json, --cwd, --timeout-ms, --state-owner, --session and "
+        fprintf(stderr, "dsh: --json, --cwd, --timeout-ms, --state-owner, --session, --image and "
                         "--discard-completion need --program or -e\n");
         return -1;
     }
@@ -219,14 +235,18 @@ out:
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "workflow")) /* own options: workflow_cmd.c */
+        return dshh__cmd_workflow(argc - 1, argv + 1);
     struct dshh_options opts = {.profile = DSH_DEFAULT_PROFILE, .timeout_ms = -1};
     opts.patches = calloc((size_t)argc, sizeof(*opts.patches));
     opts.initializers = calloc((size_t)argc, sizeof(*opts.initializers));
+    opts.images = calloc((size_t)argc, sizeof(*opts.images));
     int first;
-    if (!opts.patches || !opts.initializers || parse_options(argc, argv, &opts, &first)) {
+    if (!opts.patches || !opts.initializers || !opts.images || parse_options(argc, argv, &opts, &first)) {
         usage(stderr);
         free(opts.patches);
         free(opts.initializers);
+        free(opts.images);
         return DSHH_EXIT_USAGE;
     }
     int nwords = argc - first;
@@ -244,5 +264,6 @@ int main(int argc, char **argv)
     }
     free(opts.patches);
     free(opts.initializers);
+    free(opts.images);
     return status;
 }

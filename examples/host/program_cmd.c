@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -100,6 +102,24 @@ static char *build_request(const struct dshh_options *opts, const char *program,
         json_object_object_add(req, "sessionId", json_object_new_string(opts->session_id));
     if (opts->discard_completion)
         json_object_object_add(req, "discardCompletion", json_object_new_boolean(1));
+    if (opts->nimages) {
+        /* --image ID=PATH: a relative PATH is taken from dsh's own directory. */
+        json_object *images = json_object_new_array();
+        for (size_t i = 0; i < opts->nimages; i++) {
+            const char *eq = strchr(opts->images[i], '=');
+            char full[2 * PATH_MAX + 2], here[PATH_MAX];
+            if (eq[1] != '/' && getcwd(here, sizeof here))
+                snprintf(full, sizeof full, "%s/%s", here, eq + 1);
+            else
+                snprintf(full, sizeof full, "%s", eq + 1);
+            json_object *e = json_object_new_object();
+            json_object_object_add(e, "attachmentId",
+                                   json_object_new_string_len(opts->images[i], (int)(eq - opts->images[i])));
+            json_object_object_add(e, "path", json_object_new_string(full));
+            json_object_array_add(images, e);
+        }
+        json_object_object_add(req, "images", images);
+    }
     json_object *bindings = json_object_new_array();
     *ret_demo = demo && dshh__add_demo_bindings(bindings);
     json_object_object_add(req, "bindings", bindings);

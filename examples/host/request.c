@@ -27,6 +27,36 @@ bool dshh__add_demo_bindings(json_object *bindings)
     return true;
 }
 
+/* The last few runs' cwds: enough for the runs a host has in flight at once in tests. */
+#define CWD_RING 64
+static struct {
+    dsh_run_id run;
+    char *cwd;
+} cwd_ring[CWD_RING];
+static size_t cwd_next;
+
+static void remember_cwd(dsh_run_id run, const char *spec, size_t len)
+{
+    json_tokener *tok = json_tokener_new();
+    json_object *root = tok ? json_tokener_parse_ex(tok, spec, (int)len) : NULL, *cwd;
+    json_tokener_free(tok);
+    if (json_object_object_get_ex(root, "cwd", &cwd) && json_object_is_type(cwd, json_type_string)) {
+        free(cwd_ring[cwd_next].cwd);
+        cwd_ring[cwd_next].run = run;
+        cwd_ring[cwd_next].cwd = strdup(json_object_get_string(cwd));
+        cwd_next = (cwd_next + 1) % CWD_RING;
+    }
+    json_object_put(root);
+}
+
+const char *dshh__run_cwd(dsh_run_id run)
+{
+    for (size_t i = 0; i < CWD_RING; i++)
+        if (cwd_ring[i].cwd && cwd_ring[i].run == run)
+            return cwd_ring[i].cwd;
+    return NULL;
+}
+
 int dshh__start_run(struct dshh_host *host, const char *request_json, size_t request_len,
                     const struct dsh_run_callbacks *callbacks, dsh_run_id *ret_run,
                     struct dsh_error *err)
@@ -40,6 +70,8 @@ int dshh__start_run(struct dshh_host *host, const char *request_json, size_t req
     if (rc < 0)
         return err->code = rc;
     rc = host->provider->run(host->instance, spec, spec_len, callbacks, ret_run, err);
+    if (rc == 0)
+        remember_cwd(*ret_run, spec, spec_len);
     host->provider->free_text(spec);
     if (rc < 0)
         err->code = rc;

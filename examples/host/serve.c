@@ -204,8 +204,8 @@ static bool check_bindings(json_object *bindings, const char *id)
 static void req_run(struct serve *srv, json_object *req, const char *id)
 {
     static const char *const allowed[] = {"type", "id", "program", "stateOwner", "timeoutMs", "cwd",
-                                          "discardCompletion", "sessionId", "mode", "bindings", NULL};
-    json_object *program, *owner, *cwd, *discard, *session, *mode, *bindings, *timeout;
+                                          "discardCompletion", "sessionId", "mode", "bindings", "images", NULL};
+    json_object *program, *owner, *cwd, *discard, *session, *mode, *bindings, *timeout, *images;
     if (!check_keys(req, allowed, id) ||
         !field(req, "program", json_type_string, true, &program, id) ||
         !field(req, "stateOwner", json_type_string, false, &owner, id) ||
@@ -214,6 +214,7 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
         !field(req, "sessionId", json_type_string, false, &session, id) ||
         !field(req, "mode", json_type_string, false, &mode, id) ||
         !field(req, "bindings", json_type_array, false, &bindings, id) ||
+        !field(req, "images", json_type_array, false, &images, id) ||
         (bindings && !check_bindings(bindings, id)))
         return;
     /* timeoutMs: a number, or null for no deadline. */
@@ -241,6 +242,8 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
         json_object_object_add(r, "mode", json_object_get(mode));
     if (has_timeout)
         json_object_object_add(r, "timeoutMs", json_object_get(timeout));
+    if (images) /* [{attachmentId, path}]: the provider validates and reads them */
+        json_object_object_add(r, "images", json_object_get(images));
     json_object *b = bindings ? json_object_get(bindings) : json_object_new_array();
     struct srun *run = calloc(1, sizeof(*run));
     if (!run || !(run->id = strdup(id))) {

@@ -172,6 +172,9 @@ static int validate_file(const struct dsh_catalog *cat, const struct dshh_profil
 static void config_usage(FILE *out)
 {
     fputs("usage: dsh [--profile FILE] [--patch FILE]... config validate [FILE]\n"
+          "       dsh [--profile FILE] [--patch FILE]... config persistent-patch [--format F]\n"
+          "  persistent-patch prints the patch that retains execution state for program format F\n"
+          "  (async-function, vm-script, scoped-repl, repl; default: the ptc-runtime row's).\n"
           "  FILE: a profile or patch (a YAML list of rows); without FILE the composition\n"
           "  of --profile and --patch is validated. Exit 0 valid, 1 invalid, 2 usage.\n",
           out);
@@ -179,6 +182,19 @@ static void config_usage(FILE *out)
 
 int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv)
 {
+    if (argc == 1 && !strcmp(argv[0], "persistent-patch")) {
+        struct dshh_profile profile;
+        int status = dshh__profile_compose(&profile, opts->profile, (const char *const *)opts->patches,
+                                           opts->npatches, stderr)
+                         ? DSHH_EXIT_FAILURE
+                         : dshh__cmd_persistent_patch(&profile, opts->format, stdout, stderr);
+        dshh__profile_free(&profile);
+        return status;
+    }
+    if (opts->format) {
+        config_usage(stderr);
+        return DSHH_EXIT_USAGE;
+    }
     if (argc < 1 || strcmp(argv[0], "validate") != 0 || argc > 2) {
         config_usage(stderr);
         return DSHH_EXIT_USAGE;

@@ -10,7 +10,9 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const DSH = process.env.DSH_BIN ?? join(ROOT, process.env.DSH_BUILD_DIR ?? 'build', 'examples/host/dsh');
 
 const scratch = [];
+const servers = new Set();
 process.on('exit', () => {
+  for (const child of servers) child.kill('SIGKILL');
   for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -96,6 +98,11 @@ export class Serve {
     this.stderr = '';
     this.child.stderr.on('data', (d) => (this.stderr += d));
     this.closed = new Promise((r) => this.child.on('close', (status) => r(status)));
+    // A failed test must not keep the runner alive: the server dies with it (see 'exit' above).
+    servers.add(this.child);
+    this.child.on('exit', () => servers.delete(this.child));
+    this.child.unref();
+    for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr]) stream.unref?.();
     createInterface({ input: this.child.stdout }).on('line', (line) => {
       const event = JSON.parse(line);
       this.events.push(event);

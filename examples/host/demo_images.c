@@ -1,0 +1,51 @@
+/* tools.registerImage({path, attachmentId?}): registers a file the program wrote (relative to
+ * the run's cwd) through provider->registerImage and answers with its attachmentId, so the
+ * program can display it: inspect(Image.get(await tools.registerImage({path: "chart.png"}))).
+ * The provider queues the child's image-register frame before this reply, so Image.get sees it. */
+#include "dshh.h"
+
+#include <json-c/json.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+void dshh__demo_register_image(struct dshh_host *host, dsh_run_id run, uint64_t call, json_object *arg)
+{
+    static unsigned long long next_id = 1;
+    json_object *path, *id;
+    if (!json_object_is_type(arg, json_type_object) || !json_object_object_get_ex(arg, "path", &path) ||
+        !json_object_is_type(path, json_type_string) || json_object_get_string_len(path) == 0) {
+        const char *m = "tools.registerImage expects {path: string, attachmentId?: string}";
+        host->provider->reply(host->instance, run, call, false, m, strlen(m));
+        return;
+    }
+    char generated[64], full[2 * PATH_MAX + 2];
+    const char *attachment_id;
+    if (json_object_object_get_ex(arg, "attachmentId", &id) && json_object_is_type(id, json_type_string)) {
+        attachment_id = json_object_get_string(id);
+    } else {
+        snprintf(generated, sizeof generated, "img-%llu", next_id++);
+        attachment_id = generated;
+    }
+    const char *p = json_object_get_string(path), *cwd = dshh__run_cwd(run);
+    if (p[0] != '/' && cwd)
+        snprintf(full, sizeof full, "%s/%s", cwd, p);
+    else
+        snprintf(full, sizeof full, "%s", p);
+    struct dsh_error err = {0};
+    /* A provider built before the appendix has no registerImage slot. */
+    int rc = host->provider->struct_size < offsetof(struct dsh_provider, registerImage) + sizeof(void *)
+                 ? DSH_E_UNSUPPORTED
+                 : host->provider->registerImage(host->instance, run, attachment_id, full, NULL, NULL, &err);
+    if (rc < 0) {
+        char m[sizeof err.message + 64];
+        snprintf(m, sizeof m, "tools.registerImage: %s", *err.message ? err.message : dsh_strerror(rc));
+        host->provider->reply(host->instance, run, call, false, m, strlen(m));
+        return;
+    }
+    json_object *reply = json_object_new_string(attachment_id);
+    const char *text = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    host->provider->reply(host->instance, run, call, true, text, strlen(text));
+    json_object_put(reply);
+}

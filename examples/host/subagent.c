@@ -1,0 +1,288 @@
+/* The reference subagent provider "nested": a child's prompt is a TypeScript program run as a
+ * second run of the same runtime instance, with the host's demo tools, under the session's
+ * sandbox. Its value becomes the child's text (or structured output when a schema is given), a
+ * failed program a failed child. No model is needed, so workflows are real and testable. */
+#include "workflow.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct child {
+    struct dshh_subagents *owner;
+    dsh_subagent_id id;
+    dsh_run_id run;
+    bool running;     /* the nested run has not ended */
+    bool disposing;   /* dispose() came; on_disposed follows the result */
+    char *schema;     /* options.schema JSON text, or NULL */
+    struct dsh_subagent_callbacks cb;
+    struct dshh_demo_pending *pending;
+    struct child *next;
+};
+
+struct dshh_subagents {
+    struct dshh_host *host;
+    FILE *trace;
+    struct dsh_subagent_provider vtable;
+    dsh_subagent_id next_id;
+    struct child *children;
+};
+
+static void trace(struct dshh_subagents *s, const char *step, dsh_subagent_id id)
+{
+    if (s->trace) {
+        fprintf(s->trace, "{\"subagent\":\"%s\",\"child\":%llu}\n", step, (unsigned long long)id);
+        fflush(s->trace);
+    }
+}
+
+static struct child *find(struct dshh_subagents *s, dsh_subagent_id id)
+{
+    for (struct child *c = s->children; c; c = c->next)
+        if (c->id == id)
+            return c;
+    return NULL;
+}
+
+static void drop(struct child *c)
+{
+    for (struct child **l = &c->owner->children; *l; l = &(*l)->next)
+        if (*l == c) {
+            *l = c->next;
+            break;
+        }
+    free(c->schema);
+    free(c);
+}
+
+/* Deferred to the loop so the engine never sees on_disposed inside its own dispose() call. */
+static void disposed_later(void *arg)
+{
+    struct child *c = arg;
+    struct dsh_subagent_callbacks cb = c->cb;
+    dsh_subagent_id id = c->id;
+    trace(c->owner, "disposed", id);
+    drop(c);
+    cb.on_disposed(cb.userdata, id);
+}
+
+static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *global,
+                    const char *name, const char *args_json, size_t args_len)
+{
+    struct child *c = userdata;
+    if (!strcmp(global, DSHH_DEMO_GLOBAL)) {
+        dshh__demo_call(c->owner->host, run, call, name, args_json, args_len, &c->pending);
+        return;
+    }
+    const char *msg = "subagent: no binding with this name";
+    c->owner->host->provider->reply(c->owner->host->instance, run, call, false, msg, strlen(msg));
+}
+
+/* The JSON type name of v as a schema `type` would say it. */
+static bool matches_type(json_object *v, const char *type)
+{
+    switch (json_object_get_type(v)) {
+    case json_type_object: return !strcmp(type, "object");
+    case json_type_array: return !strcmp(type, "array");
+    case json_type_string: return !strcmp(type, "string");
+    case json_type_boolean: return !strcmp(type, "boolean");
+    case json_type_int: return !strcmp(type, "integer") || !strcmp(type, "number");
+    case json_type_double: return !strcmp(type, "number");
+    default: return !strcmp(type, "null");
+    }
+}
+
+/* Output JSON of a published child, or NULL with *why set when the value does not fit. */
+static char *output_of(struct child *c, json_object *result, const char **why)
+{
+    json_object *value = NULL, *out = json_object_new_object(), *output;
+    bool has_value = json_object_object_get_ex(result, "value", &value);
+    if (c->schema) {
+        json_object *schema = json_tokener_parse(c->schema), *type;
+        /* Structured output: the value itself; a schema's top-level type is checked. */
+        if (!has_value || (json_object_object_get_ex(schema, "type", &type) &&
+                           json_object_is_type(type, json_type_string) &&
+                           !matches_type(value, json_object_get_string(type)))) {
+            *why = "the child's value does not match the schema";
+            json_object_put(schema);
+            json_object_put(out);
+            return NULL;
+        }
+        json_object_put(schema);
+        json_object_object_add(out, "value", json_object_get(value));
+    } else if (has_value && json_object_is_type(value, json_type_string)) {
+        json_object_object_add(out, "text", json_object_get(value));
+    } else if (has_value) {
+        json_object_object_add(out, "text", json_object_new_string(json_object_to_json_string_ext(
+                                                value, JSON_C_TO_STRING_PLAIN)));
+    } else {
+        /* No value: the text the program printed. */
+        size_t n = 0;
+        char *text = calloc(1, 1);
+        if (json_object_object_get_ex(result, "output", &output))
+            for (size_t i = 0; text && i < json_object_array_length(output); i++) {
+                json_object *e = json_object_array_get_idx(output, i), *t;
+                if (!json_object_object_get_ex(e, "text", &t))
+                    continue;
+                size_t k = (size_t)json_object_get_string_len(t);
+                char *grown = realloc(text, n + k + 1);
+                if (!grown)
+                    break;
+                text = grown;
+                memcpy(text + n, json_object_get_string(t), k + 1);
+                n += k;
+            }
+        json_object_object_add(out, "text", json_object_new_string(text ? text : ""));
+        free(text);
+    }
+    char *s = strdup(json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN));
+    json_object_put(out);
+    return s;
+}
+
+static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
+{
+    (void)run;
+    (void)result_len;
+    struct child *c = userdata;
+    struct dshh_subagents *s = c->owner;
+    dshh__demo_cancel(s->host, &c->pending);
+    c->running = false;
+    json_object *result = json_tokener_parse(result_json), *ok, *err, *kind, *msg;
+    const char *why = NULL;
+    char *output = NULL;
+    if (json_object_object_get_ex(result, "ok", &ok) && json_object_get_boolean(ok))
+        output = output_of(c, result, &why);
+    char failure[1024];
+    if (!output && !why) {
+        json_object_object_get_ex(result, "error", &err);
+        json_object_object_get_ex(err, "kind", &kind);
+        json_object_object_get_ex(err, "message", &msg);
+        snprintf(failure, sizeof failure, "%s: %s", kind ? json_object_get_string(kind) : "error",
+                 msg ? json_object_get_string(msg) : "the child failed");
+        why = failure;
+    }
+    json_object_put(result);
+    bool disposing = c->disposing;
+    trace(s, output ? "published" : "failed", c->id);
+    /* Copy first: the engine disposes the child from inside on_result. */
+    struct dsh_subagent_callbacks cb = c->cb;
+    dsh_subagent_id id = c->id;
+    if (output)
+        cb.on_result(cb.userdata, id, 0, output, strlen(output));
+    else
+        cb.on_result(cb.userdata, id, -1, why, strlen(why));
+    free(output);
+    /* dispose() before the result: release now that the run is over. */
+    if (disposing && (c = find(s, id)))
+        dshh__loop_add_timer(s->host->loop, 0, disposed_later, c);
+}
+
+static int start(void *ctx, const char *prompt, size_t prompt_len, const char *options_json,
+                 size_t options_len, const struct dsh_subagent_callbacks *callbacks,
+                 dsh_subagent_id *ret_child, struct dsh_error *ret_error)
+{
+    struct dshh_subagents *s = ctx;
+    json_object *opts = json_tokener_parse(options_json), *v;
+    (void)options_len;
+    struct child *c = calloc(1, sizeof *c);
+    if (!c) {
+        json_object_put(opts);
+        return -ENOMEM;
+    }
+    c->owner = s;
+    c->cb = *callbacks;
+    if (json_object_object_get_ex(opts, "schema", &v))
+        c->schema = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+    json_object *req = json_object_new_object();
+    json_object_object_add(req, "program", json_object_new_string_len(prompt, (int)prompt_len));
+    if (json_object_object_get_ex(opts, "sessionId", &v))
+        json_object_object_add(req, "sessionId", json_object_get(v));
+    json_object *bindings = json_object_new_array();
+    if (s->host->demo_tools)
+        dshh__add_demo_bindings(bindings);
+    json_object_object_add(req, "bindings", bindings);
+    json_object_put(opts);
+    const char *text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+    struct dsh_run_callbacks rcb = {.struct_size = sizeof rcb, .on_call = on_call, .on_done = on_done,
+                                    .userdata = c};
+    int rc = dshh__start_run(s->host, text, strlen(text), &rcb, &c->run, ret_error);
+    json_object_put(req);
+    if (rc < 0) {
+        free(c->schema);
+        free(c);
+        return rc;
+    }
+    c->running = true;
+    c->id = ++s->next_id;
+    c->next = s->children;
+    s->children = c;
+    *ret_child = c->id;
+    trace(s, "started", c->id);
+    return 0;
+}
+
+static int cancel(void *ctx, dsh_subagent_id id, const char *reason)
+{
+    struct dshh_subagents *s = ctx;
+    struct child *c = find(s, id);
+    if (!c)
+        return DSH_E_NOT_FOUND;
+    if (c->running)
+        s->host->provider->cancel(s->host->instance, c->run, reason);
+    return 0;
+}
+
+static int dispose(void *ctx, dsh_subagent_id id)
+{
+    struct dshh_subagents *s = ctx;
+    struct child *c = find(s, id);
+    if (!c || c->disposing)
+        return DSH_E_NOT_FOUND;
+    c->disposing = true;
+    if (c->running) /* the result still comes; disposal follows it (on_done) */
+        return s->host->provider->cancel(s->host->instance, c->run, "the child was disposed");
+    return dshh__loop_add_timer(s->host->loop, 0, disposed_later, c) < 0 ? -1 : 0;
+}
+
+int dshh__subagents_new(struct dshh_host *host, FILE *trace_out, struct dshh_subagents **ret)
+{
+    struct dshh_subagents *s = calloc(1, sizeof *s);
+    if (!s)
+        return -1;
+    s->host = host;
+    s->trace = trace_out;
+    s->vtable = (struct dsh_subagent_provider){.struct_size = sizeof s->vtable,
+                                               .abi_major = DSH_ABI_MAJOR,
+                                               .abi_minor = DSH_ABI_MINOR,
+                                               .name = DSHH_SUBAGENT_NESTED,
+                                               .ctx = s,
+                                               .start = start,
+                                               .cancel = cancel,
+                                               .dispose = dispose};
+    *ret = s;
+    return 0;
+}
+
+const struct dsh_subagent_provider *dshh__subagents_vtable(struct dshh_subagents *s)
+{
+    return &s->vtable;
+}
+
+size_t dshh__subagents_live(const struct dshh_subagents *s)
+{
+    size_t n = 0;
+    for (const struct child *c = s->children; c; c = c->next)
+        n++;
+    return n;
+}
+
+void dshh__subagents_free(struct dshh_subagents *s)
+{
+    if (!s)
+        return;
+    while (s->children)
+        drop(s->children);
+    free(s);
+}

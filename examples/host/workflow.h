@@ -1,0 +1,26 @@
+/* dsh's workflow side (prefix dshh__): `dsh workflow run` and the reference subagent provider. */
+#ifndef DSHH_WORKFLOW_H
+#define DSHH_WORKFLOW_H
+
+#include "dshh.h"
+#include "dsh_workflow.h"
+
+#define DSHH_NAME_WORKFLOW "dsh-workflow-ptc"
+#define DSHH_SUBAGENT_NESTED "nested"
+
+/* ---- subagent.c: provider "nested" -- each child runs its prompt as a TypeScript program, a
+ * second run of the same runtime instance (confined like every PTC run) ---------------------- */
+struct dshh_subagents;
+/* trace: when non-NULL, one JSON line per child lifecycle step ({"subagent":"started"|
+ * "published"|"failed"|"disposed","child":N}) for tests and --json. */
+int dshh__subagents_new(struct dshh_host *host, FILE *trace, struct dshh_subagents **ret);
+const struct dsh_subagent_provider *dshh__subagents_vtable(struct dshh_subagents *s);
+/* Children still alive (not disposed). */
+size_t dshh__subagents_live(const struct dshh_subagents *s);
+void dshh__subagents_free(struct dshh_subagents *s);
+
+/* ---- workflow_cmd.c ------------------------------------------------------------------------- */
+/* `dsh workflow run SCRIPT.js [options]`; argv[0] is "workflow". */
+int dshh__cmd_workflow(int argc, char **argv);
+
+#endif

@@ -1,0 +1,383 @@
+/* `dsh workflow run SCRIPT.js [--args JSON] [--json] ...`: mounts the composition, lends the
+ * loaded runtime to the workflow engine (dsh-workflow-ptc.so) with the "nested" subagent
+ * provider, runs one workflow and prints progress as it happens. SIGINT/SIGTERM cancel it.
+ * Exit 0 completed, 1 error or cancelled, 2 usage, configuration or a rejected start. */
+#include "workflow.h"
+
+#include "dsh_config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#ifndef DSH_DEFAULT_WORKFLOW_PATH
+#error "meson passes DSH_DEFAULT_WORKFLOW_PATH (the built dsh-workflow-ptc.so)"
+#endif
+
+struct wf_cmd {
+    struct dshh_host *host;
+    const struct dsh_workflow_engine *engine;
+    struct dsh_workflow *wf;
+    dsh_workflow_run run;
+    bool json;
+    bool done;
+    int status;
+    int sigpipe[2];
+};
+
+static int signal_fd = -1; /* write end of the self-pipe, for the handler only */
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    if (write(signal_fd, "x", 1) < 0) {
+        /* nothing to do: the pipe is full, a cancel is already pending */
+    }
+    errno = saved;
+}
+
+static void on_sigpipe(void *arg, uint32_t events)
+{
+    (void)events;
+    struct wf_cmd *c = arg;
+    char buf[16];
+    while (read(c->sigpipe[0], buf, sizeof buf) > 0) {
+    }
+    if (!c->done)
+        c->engine->cancel(c->wf, c->run, "interrupted by a signal");
+}
+
+static void on_engine_fd(void *arg, uint32_t events)
+{
+    (void)events;
+    struct wf_cmd *c = arg;
+    c->engine->dispatch(c->wf);
+}
+
+static const char *str(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : "";
+}
+
+static void print_event(const char *json, size_t len)
+{
+    json_object *ev = json_tokener_parse(json), *v;
+    const char *type = str(ev, "type");
+    long long id = json_object_object_get_ex(ev, "agentId", &v) ? (long long)json_object_get_int64(v) : 0;
+    if (!strcmp(type, "start"))
+        printf("workflow: start%s%s\n", *str(json_object_object_get(ev, "meta"), "name") ? " " : "",
+               str(json_object_object_get(ev, "meta"), "name"));
+    else if (!strcmp(type, "phase"))
+        printf("== %s\n", str(ev, "title"));
+    else if (!strcmp(type, "log"))
+        printf("%s\n", str(ev, "message"));
+    else if (!strcmp(type, "agent-start"))
+        printf("-> agent #%lld %s\n", id, str(ev, "label"));
+    else if (!strcmp(type, "agent-end"))
+        printf("<- agent #%lld %s %s\n", id, str(ev, "label"),
+               json_object_get_boolean(json_object_object_get(ev, "ok")) ? "ok" : "failed");
+    else if (!strcmp(type, "end"))
+        printf("workflow: %s (%lld agents)\n", str(ev, "stopReason"),
+               (long long)json_object_get_int64(json_object_object_get(ev, "agentsStarted")));
+    else
+        printf("%.*s\n", (int)len, json);
+    fflush(stdout);
+    json_object_put(ev);
+}
+
+static void on_event(void *userdata, dsh_workflow_run run, const char *json, size_t len)
+{
+    (void)run;
+    struct wf_cmd *c = userdata;
+    if (c->json) { /* machine-readable progress: one event per line on stderr */
+        fprintf(stderr, "%.*s\n", (int)len, json);
+        fflush(stderr);
+    } else {
+        print_event(json, len);
+    }
+}
+
+static void on_done(void *userdata, dsh_workflow_run run, const char *json, size_t len)
+{
+    (void)run;
+    struct wf_cmd *c = userdata;
+    json_object *r = json_tokener_parse(json), *err;
+    bool completed = !strcmp(str(r, "stopReason"), "completed");
+    c->status = completed ? DSHH_EXIT_OK : DSHH_EXIT_FAILURE;
+    if (c->json) {
+        fflush(stdout);
+        dshh__write_all(STDOUT_FILENO, json, len);
+        dshh__write_all(STDOUT_FILENO, "\n", 1);
+    } else {
+        json_object *value = json_object_object_get(r, "value");
+        if (completed)
+            printf("%s\n", json_object_to_json_string_ext(value, JSON_C_TO_STRING_PLAIN));
+        fflush(stdout);
+        if (json_object_object_get_ex(r, "error", &err))
+            fprintf(stderr, "error (%s): %s\n", str(err, "code"), str(err, "message"));
+    }
+    json_object_put(r);
+    c->done = true;
+    dshh__loop_quit(c->host->loop);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return NULL;
+    size_t len = 0, cap = 4096, n;
+    char *buf = malloc(cap);
+    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (len + 1 == cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b)
+                free(buf);
+            buf = b;
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+struct wf_opts {
+    const char *args, *meta, *cwd, *session, *agent, *provider;
+    long long max_total; /* 0 = unset */
+};
+
+static char *build_request(const struct wf_opts *o, const char *script)
+{
+    json_object *req = json_object_new_object();
+    json_object_object_add(req, "script", json_object_new_string(script));
+    json_object *args = o->args ? json_tokener_parse(o->args) : NULL;
+    json_object *meta = o->meta ? json_tokener_parse(o->meta) : NULL;
+    if ((o->args && !args && strcmp(o->args, "null")) || (o->meta && !meta)) {
+        fprintf(stderr, "dsh: --args and --meta take JSON\n");
+        json_object_put(req);
+        return NULL;
+    }
+    json_object_object_add(req, "args", args);
+    if (meta)
+        json_object_object_add(req, "meta", meta);
+    if (o->cwd)
+        json_object_object_add(req, "cwd", json_object_new_string(o->cwd));
+    if (o->provider)
+        json_object_object_add(req, "provider", json_object_new_string(o->provider));
+    if (o->max_total)
+        json_object_object_add(req, "maxTotalAgents", json_object_new_int64(o->max_total));
+    json_object *agent = json_object_new_object();
+    json_object_object_add(agent, "id", json_object_new_string(o->agent ? o->agent : "dsh-cli"));
+    if (o->session)
+        json_object_object_add(agent, "sessionId", json_object_new_string(o->session));
+    json_object_object_add(req, "agent", agent);
+    char *text = strdup(json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
+    json_object_put(req);
+    return text;
+}
+
+/* The enabled dsh-workflow-ptc row's config as YAML text ("" = defaults) and its path. */
+static int workflow_row(const struct dshh_profile *p, char **ret_yaml, const char **ret_path)
+{
+    *ret_yaml = NULL;
+    *ret_path = DSH_DEFAULT_WORKFLOW_PATH;
+    for (size_t i = 0; i < p->nrows; i++) {
+        const struct dshh_row *row = &p->rows[i];
+        if (row->disabled || strcmp(row->name, DSHH_NAME_WORKFLOW))
+            continue;
+        if (row->path)
+            *ret_path = row->path;
+        size_t len;
+        yaml_document_t *doc = (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc;
+        if (row->config && dsh_yaml_node_emit(doc, row->config, ret_yaml, &len) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int run_workflow(struct wf_cmd *c, struct dshh_host *host, const struct dshh_profile *profile,
+                        const char *request)
+{
+    char *yaml = NULL;
+    const char *path;
+    struct dshh_subagents *subs = NULL;
+    void *dl = NULL;
+    int status = DSHH_EXIT_USAGE;
+    if (workflow_row(profile, &yaml, &path) < 0 || dshh__subagents_new(host, c->json ? stderr : NULL, &subs) < 0)
+        goto out;
+    dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    dsh_workflow_entry_fn entry = dl ? (dsh_workflow_entry_fn)dlsym(dl, "dsh_workflow_entry") : NULL;
+    if (!entry || !(c->engine = entry(DSH_ABI_MAJOR))) {
+        fprintf(stderr, "dsh: cannot load the workflow engine %s: %s\n", path, dl ? "no dsh_workflow_entry" : dlerror());
+        goto out;
+    }
+    /* The runtime is lent, not duplicated: the engine runs scripts through this instance. */
+    struct dsh_runtime_service rt = {.struct_size = sizeof rt, .abi_major = DSH_ABI_MAJOR,
+                                     .abi_minor = DSH_ABI_MINOR, .provider = host->provider,
+                                     .instance = host->instance};
+    struct dsh_services services = host->services;
+    services.struct_size = sizeof services;
+    services.runtime = &rt;
+    const struct dsh_subagent_provider *subagents[] = {dshh__subagents_vtable(subs), NULL};
+    struct dsh_error err = {0};
+    int rc = c->engine->load(yaml ? yaml : "", yaml ? strlen(yaml) : 0, &services, subagents, &c->wf, &err);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: %s cannot load (%s): %s\n", DSHH_NAME_WORKFLOW,
+                dsh_error_name(rc) ? dsh_error_name(rc) : "error", err.message);
+        c->wf = NULL;
+        goto out;
+    }
+    /* Both fds: the engine's deferred completions and (already watched) the runtime's. */
+    if (dshh__loop_add_fd(host->loop, c->engine->get_fd(c->wf), EPOLLIN, on_engine_fd, c) < 0 ||
+        dshh__loop_add_fd(host->loop, c->sigpipe[0], EPOLLIN, on_sigpipe, c) < 0)
+        goto out;
+    struct dsh_workflow_callbacks cb = {.struct_size = sizeof cb, .on_event = on_event,
+                                        .on_done = on_done, .userdata = c};
+    rc = c->engine->start(c->wf, request, strlen(request), &cb, &c->run, &err);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: the workflow was rejected (%s): %s\n",
+                dsh_error_name(rc) ? dsh_error_name(rc) : "error", err.message);
+        goto out;
+    }
+    rc = dshh__loop_run(host->loop);
+    status = c->done ? c->status : DSHH_EXIT_FAILURE;
+    if (rc < 0 && !c->done)
+        fprintf(stderr, "dsh: the event loop failed: %s\n", strerror(-rc));
+out:
+    if (c->wf) {
+        dshh__loop_remove_fd(host->loop, c->engine->get_fd(c->wf));
+        c->engine->unload(c->wf);
+    }
+    dshh__loop_remove_fd(host->loop, c->sigpipe[0]);
+    dshh__subagents_free(subs);
+    if (dl)
+        dlclose(dl);
+    free(yaml);
+    return status;
+}
+
+static void usage(FILE *out)
+{
+    fputs("usage: dsh workflow run SCRIPT.js [--args JSON] [--meta JSON] [--json]\n"
+          "         [--profile FILE] [--patch FILE]... [--cwd DIR] [--session ID] [--agent ID]\n"
+          "         [--provider NAME] [--max-total-agents N] [-v]\n"
+          "Progress is printed as it happens (with --json: one event JSON per line on stderr,\n"
+          "the result JSON on stdout). SIGINT/SIGTERM cancel the workflow.\n"
+          "Exit status: 0 completed, 1 error or cancelled, 2 usage or a rejected start.\n",
+          out);
+}
+
+static int parse(int argc, char **argv, struct dshh_options *o, struct wf_opts *w, const char **script)
+{
+    enum { O_ARGS = 256, O_META, O_JSON, O_PROFILE, O_PATCH, O_CWD, O_SESSION, O_AGENT, O_PROVIDER, O_MAX };
+    static const struct option longopts[] = {
+        {"args", required_argument, NULL, O_ARGS},         {"meta", required_argument, NULL, O_META},
+        {"json", no_argument, NULL, O_JSON},               {"profile", required_argument, NULL, O_PROFILE},
+        {"patch", required_argument, NULL, O_PATCH},       {"cwd", required_argument, NULL, O_CWD},
+        {"session", required_argument, NULL, O_SESSION},   {"agent", required_argument, NULL, O_AGENT},
+        {"provider", required_argument, NULL, O_PROVIDER}, {"max-total-agents", required_argument, NULL, O_MAX},
+        {"verbose", no_argument, NULL, 'v'},               {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int ch;
+    opterr = 0;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+        switch (ch) {
+        case O_ARGS: w->args = optarg; break;
+        case O_META: w->meta = optarg; break;
+        case O_JSON: o->json = true; break;
+        case O_PROFILE: o->profile = optarg; break;
+        case O_PATCH: o->patches[o->npatches++] = optarg; break;
+        case O_CWD: w->cwd = optarg; break;
+        case O_SESSION: w->session = optarg; break;
+        case O_AGENT: w->agent = optarg; break;
+        case O_PROVIDER: w->provider = optarg; break;
+        case O_MAX: {
+            char *end;
+            w->max_total = strtoll(optarg, &end, 10);
+            if (end == optarg || *end) {
+                fprintf(stderr, "dsh: --max-total-agents takes an integer\n");
+                return -1;
+            }
+            break;
+        }
+        case 'v': o->verbose = true; break;
+        case 'h': usage(stdout); return 1;
+        default: fprintf(stderr, "dsh: unknown or incomplete option %s\n", argv[optind - 1]); return -1;
+        }
+    }
+    if (argc - optind != 2 || strcmp(argv[optind], "run")) {
+        fprintf(stderr, "dsh: expected `workflow run SCRIPT.js`\n");
+        return -1;
+    }
+    *script = argv[optind + 1];
+    return 0;
+}
+
+int dshh__cmd_workflow(int argc, char **argv)
+{
+    struct dshh_options opts = {.profile = DSH_DEFAULT_PROFILE, .timeout_ms = -1};
+    struct wf_opts w = {0};
+    const char *script_path = NULL;
+    opts.patches = calloc((size_t)argc + 1, sizeof *opts.patches);
+    int p = opts.patches ? parse(argc, argv, &opts, &w, &script_path) : -1;
+    if (p) {
+        if (p < 0)
+            usage(stderr);
+        free(opts.patches);
+        return p < 0 ? DSHH_EXIT_USAGE : DSHH_EXIT_OK;
+    }
+    int status = DSHH_EXIT_USAGE;
+    char *script = read_text(script_path), *request = NULL;
+    struct dshh_profile profile;
+    bool composed = false;
+    if (!script) {
+        fprintf(stderr, "dsh: %s: %s\n", script_path, strerror(errno));
+        goto out;
+    }
+    if (!(request = build_request(&w, script)))
+        goto out;
+    composed = true;
+    if (dshh__profile_compose(&profile, opts.profile, (const char *const *)opts.patches, opts.npatches,
+                              stderr) || dshh__validate_profile(&profile, true, stderr) != 0)
+        goto out;
+    struct wf_cmd c = {.json = opts.json, .sigpipe = {-1, -1}};
+    if (pipe2(c.sigpipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        goto out;
+    signal_fd = c.sigpipe[1];
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    struct dshh_host host;
+    if (dshh__host_open(&host, &opts, &profile) == 0) {
+        c.host = &host;
+        status = run_workflow(&c, &host, &profile, request);
+    }
+    dshh__host_close(&host);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    close(c.sigpipe[0]);
+    close(c.sigpipe[1]);
+out:
+    if (composed)
+        dshh__profile_free(&profile);
+    free(script);
+    free(request);
+    free(opts.patches);
+    return status;
+}

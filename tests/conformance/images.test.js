@@ -1,0 +1,181 @@
+// Images: host-registered attachments as `Image` values, displayed through inspect() in argument
+// order with text, inside the shared maxOutputBytes budget.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { DSH, patchFile, runProgram, Serve, tempDir, text } from './harness.js';
+import { jpegBytes, pngBytes } from './image-fixtures.js';
+
+function workspace() {
+  const ws = tempDir('dsh-img-');
+  writeFileSync(join(ws, 'a.png'), pngBytes(3, 2));
+  writeFileSync(join(ws, 'b.jpg'), jpegBytes(640, 480));
+  writeFileSync(join(ws, 'c.txt'), 'not an image');
+  return ws;
+}
+
+const A1 = (ws) => ({ type: 'image', attachmentId: 'a1', path: join(ws, 'a.png'), width: 3, height: 2 });
+
+async function show(program, { runtime, mode } = {}) {
+  const ws = workspace();
+  const { result } = await runProgram(program, { ws, runtime, mode, args: ['--image', `a1=${join(ws, 'a.png')}`, '--image', `b1=${join(ws, 'b.jpg')}`] });
+  return { result, ws };
+}
+
+test('an image shown directly is an image entry between its label and the newline', async () => {
+  const { result, ws } = await show('inspect(Image.get("a1"))');
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.output, [{ type: 'text', text: '[Image a1 3x2]' }, A1(ws), { type: 'text', text: '\n' }]);
+});
+
+test('Image values: frozen, read from the file, JPEG too, unknown ids and construction', async () => {
+  const { result } = await show(`
+    const a = Image.get("a1"), b = Image.get("b1");
+    return { a: [a.attachmentId, a.width, a.height, Object.isFrozen(a), a instanceof Image],
+             b: [b.width, b.height], none: Image.get("zz") === undefined,
+             ctor: (() => { try { new (Image as any)(); return "made"; } catch (e) { return e.constructor.name; } })() }`);
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.value, { a: ['a1', 3, 2, true, true], b: [640, 480], none: true, ctor: 'TypeError' });
+});
+
+test('images nested in a Map entry, a Set value, an array and a Symbol property are emitted', async () => {
+  const { result, ws } = await show(`
+    const i = Image.get("a1");
+    inspect(new Map([["k", i]]), new Set([i]), [{ deep: { er: i } }], { [Symbol("s")]: i })`);
+  assert.equal(result.ok, true, JSON.stringify(result));
+  const images = result.output.filter((e) => e.type === 'image');
+  assert.equal(images.length, 4);
+  for (const image of images) assert.deepEqual(image, A1(ws));
+  assert.match(text(result), /Map\(1\) \{ 'k' => \[Image a1 3x2\] \}/);
+  assert.ok(text(result).endsWith('\n'));
+});
+
+test('custom inspection methods decide which nested images are visited', async () => {
+  const { result } = await show(`
+    const hidden = { img: Image.get("a1"), [Symbol.for("nodejs.util.inspect.custom")]() { return "hidden" } };
+    inspect(hidden)`);
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.output, [{ type: 'text', text: 'hidden\n' }]);
+});
+
+test('images and text follow argument order', async () => {
+  const { result, ws } = await show('inspect("before", Image.get("a1"), "middle", Image.get("b1"), "after")');
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.output, [
+    { type: 'text', text: 'before [Image a1 3x2]' },
+    A1(ws),
+    { type: 'text', text: ' middle [Image b1 640x480]' },
+    { type: 'image', attachmentId: 'b1', path: join(ws, 'b.jpg'), width: 640, height: 480 },
+    { type: 'text', text: ' after\n' },
+  ]);
+});
+
+test('an image that overflows maxOutputBytes fails the run and keeps the prefix', async () => {
+  const { result } = await show('inspect("x".repeat(40)); inspect(Image.get("a1")); inspect("never")', { runtime: { maxOutputBytes: 80 } });
+  assert.equal(result.ok, false);
+  assert.equal(result.error.kind, 'output-limit');
+  assert.ok(text(result).startsWith('x'.repeat(40)), JSON.stringify(result));
+  assert.equal(result.output.filter((e) => e.type === 'image').length, 0);
+  assert.doesNotMatch(text(result), /never/);
+});
+
+test('a program-created PNG registered through a host binding is displayed', async () => {
+  const ws = workspace();
+  const program = `
+    const fs = await import("node:fs");
+    fs.copyFileSync("a.png", "chart.png");
+    const id = await tools.registerImage({ path: "chart.png", attachmentId: "chart" });
+    inspect("chart:", Image.get(id));
+    return id`;
+  const { result } = await runProgram(program, { ws, mode: 'workspace-write' });
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.equal(result.value, 'chart');
+  assert.deepEqual(result.output[1], { type: 'image', attachmentId: 'chart', path: join(ws, 'chart.png'), width: 3, height: 2 });
+});
+
+test('registering a file that is not an image rejects inside the program', async () => {
+  const ws = workspace();
+  const { result } = await runProgram('try { await tools.registerImage({ path: "c.txt" }) } catch (e) { return e.message }', { ws });
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.match(result.value, /not a PNG or JPEG/);
+});
+
+test('an unsupported --image file rejects the run before it starts', async () => {
+  const ws = workspace();
+  const patch = patchFile({ ws });
+  const child = spawn(DSH, ['headless', '--patch', patch, '-e', 'inspect(1)', '--image', `t=${join(ws, 'c.txt')}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const status = await new Promise((r) => child.on('close', r));
+  assert.equal(status, 2);
+  assert.match(stderr, /unsupported.*not a PNG or JPEG/);
+});
+
+test('dsh prints images for a person as one line with the path', async () => {
+  const ws = workspace();
+  const patch = patchFile({ ws });
+  const child = spawn(DSH, ['headless', '--patch', patch, '-e', 'inspect("see", Image.get("a1"))', '--image', `a1=${join(ws, 'a.png')}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  assert.equal(await new Promise((r) => child.on('close', r)), 0);
+  assert.ok(stdout.includes(`[image a1 3x2 ${join(ws, 'a.png')}]\n`), stdout);
+});
+
+for (const [label, runtime] of [
+  ['vm-script', { executionMode: 'vm-script' }],
+  ['scoped REPL', { executionMode: 'persistent-in-memory' }],
+  ['Node REPL', { executionMode: 'persistent-in-memory', replScoped: false }],
+]) {
+  test(`images display in ${label}`, async () => {
+    const { result, ws } = await show('inspect([Image.get("a1")])', { runtime });
+    assert.equal(result.ok, true, JSON.stringify(result));
+    assert.deepEqual(result.output, [{ type: 'text', text: '[ [Image a1 3x2]' }, A1(ws), { type: 'text', text: ' ]\n' }]);
+  });
+}
+
+test('serve: run requests carry images, and registrations live as long as the retained process', async () => {
+  const ws = workspace();
+  const srv = new Serve({ ws, mode: 'workspace-write', runtime: { executionMode: 'vm-script', scriptPersistence: true } });
+  try {
+    const first = await srv.run('r1', 'inspect(Image.get("a1")); await tools.registerImage({ path: "a.png", attachmentId: "later" }); 1', {
+      stateOwner: 'o', images: [{ attachmentId: 'a1', path: join(ws, 'a.png') }],
+    });
+    assert.equal(first.ok, true, JSON.stringify(first));
+    assert.deepEqual(first.output[1], A1(ws));
+    const second = await srv.run('r2', 'inspect(Image.get("later"), Image.get("a1") !== undefined)', { stateOwner: 'o' });
+    assert.equal(second.ok, true, JSON.stringify(second));
+    assert.equal(second.output[1].attachmentId, 'later');
+    assert.equal(text(second), '[Image later 3x2] true\n');
+  } finally {
+    await srv.close();
+  }
+});
+
+const forge = (line) => `(await import("node:fs")).writeSync(3, ${JSON.stringify(line)}); await new Promise(r => setTimeout(r, 2000))`;
+
+test('an image frame for an unregistered attachmentId is a protocol failure', async () => {
+  const s = new Serve();
+  try {
+    const r = await s.run('bad', forge('{"type":"image","run":1,"attachmentId":"nope","path":"/etc/passwd","width":1,"height":1}\n'));
+    assert.equal(r.error.kind, 'protocol', JSON.stringify(r));
+    assert.match(r.error.message, /unregistered attachmentId/);
+  } finally {
+    await s.close();
+  }
+});
+
+test('the host describes a registered image from its own record, not the child\'s fields', async () => {
+  const ws = workspace();
+  const s = new Serve({ ws });
+  try {
+    const r = await s.run('forged', `(await import("node:fs")).writeSync(3, '{"type":"image","run":1,"attachmentId":"a1","path":"/etc/shadow","width":9999,"height":1}\\n'); 1`, {
+      images: [{ attachmentId: 'a1', path: join(ws, 'a.png') }],
+    });
+    assert.equal(r.ok, true, JSON.stringify(r));
+    assert.deepEqual(r.output, [A1(ws)]);
+  } finally {
+    await s.close();
+  }
+});
