@@ -35,9 +35,14 @@ async function flush() {
 
 // ---- cooperative caps (guest counters, not host quotas) ----
 const counters = { started: 0, active: 0, waiters: [] };
+// Cap violations carry code 'limit', which becomes the result's error.code.
+function limitError(message) {
+  const e = new RangeError(message);
+  e.code = 'limit';
+  return e;
+}
 function checkItems(fn, n) {
-  if (n > cfg.maxItemsPerCall)
-    throw new RangeError(`${fn}(): ${n} items exceed maxItemsPerCall (${cfg.maxItemsPerCall})`);
+  if (n > cfg.maxItemsPerCall) throw limitError(`${fn}(): ${n} items exceed maxItemsPerCall (${cfg.maxItemsPerCall})`);
 }
 async function acquire() {
   if (counters.active < cfg.maxConcurrentAgents) {
@@ -58,7 +63,7 @@ let currentPhase = null;
 async function agent(prompt, options = {}) {
   if (typeof prompt !== 'string') throw new TypeError('agent(prompt, options): prompt must be a string');
   if (counters.started >= cfg.maxTotalAgents)
-    throw new RangeError(`agent(): maxTotalAgents (${cfg.maxTotalAgents}) reached`);
+    throw limitError(`agent(): maxTotalAgents (${cfg.maxTotalAgents}) reached`);
   counters.started++;
   const o = options ?? {};
   const request = plain({
@@ -163,7 +168,8 @@ if (!envelope) {
       jsonOnly(value, 'result', new Set());
       envelope = { ok: true, value: plain(value) };
     } catch (e) {
-      envelope = { ok: false, code: e instanceof TypeError && /is not JSON$/.test(e.message) ? 'invalid-output' : 'exception', message: message(e) };
+      const code = e?.code === 'limit' ? 'limit' : e instanceof TypeError && /is not JSON$/.test(e.message) ? 'invalid-output' : 'exception';
+      envelope = { ok: false, code, message: message(e) };
     }
   }
 }

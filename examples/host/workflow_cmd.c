@@ -156,7 +156,7 @@ static char *read_text(const char *path)
 
 struct wf_opts {
     const char *args, *meta, *cwd, *session, *agent, *provider;
-    long long max_total; /* 0 = unset */
+    long long max_total; /* -1 = unset */
 };
 
 static char *build_request(const struct wf_opts *o, const char *script)
@@ -177,7 +177,7 @@ static char *build_request(const struct wf_opts *o, const char *script)
         json_object_object_add(req, "cwd", json_object_new_string(o->cwd));
     if (o->provider)
         json_object_object_add(req, "provider", json_object_new_string(o->provider));
-    if (o->max_total)
+    if (o->max_total != -1)
         json_object_object_add(req, "maxTotalAgents", json_object_new_int64(o->max_total));
     json_object *agent = json_object_new_object();
     json_object_object_add(agent, "id", json_object_new_string(o->agent ? o->agent : "dsh-cli"));
@@ -331,7 +331,7 @@ static int parse(int argc, char **argv, struct dshh_options *o, struct wf_opts *
 int dshh__cmd_workflow(int argc, char **argv)
 {
     struct dshh_options opts = {.profile = DSH_DEFAULT_PROFILE, .timeout_ms = -1};
-    struct wf_opts w = {0};
+    struct wf_opts w = {.max_total = -1};
     const char *script_path = NULL;
     opts.patches = calloc((size_t)argc + 1, sizeof *opts.patches);
     int p = opts.patches ? parse(argc, argv, &opts, &w, &script_path) : -1;
