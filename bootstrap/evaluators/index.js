@@ -31,16 +31,16 @@
 //                        context defines them on that context's global before each evaluation,
 //                        so retained functions call the current evaluation's bindings.
 
-import { createAsyncFunctionEvaluator } from './async-function.js';
-import { createReplEvaluator } from './repl.js';
-import { createScopedReplEvaluator } from './scoped-repl-evaluator.js';
-import { createVmScriptEvaluator } from './vm-script.js';
+import { createRequire } from 'node:module';
 
+// Evaluator modules load on first use (synchronous require of ESM): a per-call process never pays
+// for Acorn, node:repl or node:domain, which only the other formats need.
+const require = createRequire(import.meta.url);
 const FACTORIES = new Map([
-  ['async-function', createAsyncFunctionEvaluator],
-  ['vm-script', createVmScriptEvaluator],
-  ['scoped-repl', createScopedReplEvaluator],
-  ['repl', createReplEvaluator],
+  ['async-function', () => require('./async-function.js').createAsyncFunctionEvaluator()],
+  ['vm-script', () => require('./vm-script.js').createVmScriptEvaluator()],
+  ['scoped-repl', () => require('./scoped-repl-evaluator.js').createScopedReplEvaluator()],
+  ['repl', () => require('./repl.js').createReplEvaluator()],
 ]);
 
 export const PROGRAM_FORMATS = ['async-function', 'vm-script', 'scoped-repl', 'repl'];

@@ -143,6 +143,9 @@ export class Serve {
   }
 
   async close() {
+    // Keep the runner alive until the server has exited.
+    this.child.ref();
+    this.child.stdout.ref?.();
     this.child.stdin.end();
     return this.closed;
   }
