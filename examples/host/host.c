@@ -73,7 +73,7 @@ struct svc_values {
     int64_t confine_delay_ms; /* test-only fault injection */
     char *mode;
     char *workspace_root;
-    char *readable[3]; /* NULL-terminated */
+    char *readable[4]; /* NULL-terminated: bootstrap dir, bootstrapPath dir, carrier dir */
 };
 
 static void svc_values_free(struct svc_values *v)
@@ -86,8 +86,27 @@ static void svc_values_free(struct svc_values *v)
 }
 
 /* The execution world sees only the system, the workspace and what we list here, so the
- * provider's bootstrap must be listed: this build's bootstrap directory, and the directory of a
- * launch.bootstrapPath the provider row names. */
+ * provider's launch files must be listed: this build's bootstrap directory, the directory of a
+ * launch.bootstrapPath the provider row names, and the directory of an embedded carrier. */
+static int add_parent_dir(const struct dsh_catalog_provider *p, const struct dshh_row *row, const char *field,
+                          struct svc_values *v, size_t *n)
+{
+    if (!dsh_config_is_set(p, row_doc(row), row->config, field))
+        return 0;
+    char *path = NULL;
+    int rc = dsh_config_get_str(p, row_doc(row), row->config, field, &path);
+    if (rc < 0)
+        return rc;
+    char *slash = strrchr(path, '/');
+    if (!slash || slash == path) { /* relative names are searched on PATH; "/" is never listed */
+        free(path);
+        return 0;
+    }
+    *slash = '\0';
+    v->readable[(*n)++] = path;
+    return 0;
+}
+
 static int readable_roots(const struct dsh_catalog *cat, const struct dshh_profile *profile,
                           struct svc_values *v)
 {
@@ -97,17 +116,19 @@ static int readable_roots(const struct dsh_catalog *cat, const struct dshh_profi
     for (size_t i = 0; i < profile->nrows; i++) {
         const struct dshh_row *row = &profile->rows[i];
         const struct dsh_catalog_provider *p = dsh_catalog_find(cat, row->name);
-        if (row->disabled || strcmp(row->name, PTC_PROVIDER_NAME) != 0 || !p ||
-            !dsh_config_is_set(p, row_doc(row), row->config, "launch.bootstrapPath"))
+        if (row->disabled || strcmp(row->name, PTC_PROVIDER_NAME) != 0 || !p)
             continue;
-        char *path = NULL;
-        int rc = dsh_config_get_str(p, row_doc(row), row->config, "launch.bootstrapPath", &path);
+        int rc = add_parent_dir(p, row, "launch.bootstrapPath", v, &n);
+        if (rc == 0) {
+            char *kind = NULL;
+            if (dsh_config_is_set(p, row_doc(row), row->config, "launch.kind") &&
+                dsh_config_get_str(p, row_doc(row), row->config, "launch.kind", &kind) == 0 &&
+                strcmp(kind, "embedded") == 0)
+                rc = add_parent_dir(p, row, "launch.executable", v, &n);
+            free(kind);
+        }
         if (rc < 0)
             return rc;
-        char *slash = strrchr(path, '/');
-        if (slash && slash != path)
-            *slash = '\0';
-        v->readable[n++] = path;
         break;
     }
     return 0;

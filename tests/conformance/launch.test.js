@@ -1,0 +1,44 @@
+// Launch: the local carrier, an explicit node-script launch and an embedded carrier; the heap limit
+// reaches Node through argv or through a provider-created NODE_OPTIONS, never the ambient one.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { runProgram, ROOT, NODE } from './harness.js';
+
+const heapLimit = 'return Math.round((await import("node:v8")).getHeapStatistics().heap_size_limit / 1048576)';
+const carrier = join(ROOT, 'examples/carrier/dsh-node-carrier');
+
+test('the default local carrier applies maxOldGenerationSizeMb through argv', async () => {
+  const small = await runProgram(heapLimit, { runtime: { maxOldGenerationSizeMb: 64 } });
+  const large = await runProgram(heapLimit, { runtime: { maxOldGenerationSizeMb: 1024 } });
+  // heap_size_limit adds the young generation to the old-generation cap
+  assert.ok(large.result.value - small.result.value >= 900, `${small.result.value} vs ${large.result.value}`);
+});
+
+test('an explicit node-script launch runs the named bootstrap', async () => {
+  const { result } = await runProgram('return 40 + 2', {
+    runtime: { launch: { kind: 'node-script', executable: NODE, bootstrapPath: join(ROOT, 'bootstrap/process.js') } },
+  });
+  assert.equal(result.value, 42, JSON.stringify(result));
+});
+
+test('an embedded carrier gets the heap limit through NODE_OPTIONS and the program sees no env', async () => {
+  const { result } = await runProgram(`${heapLimit.replace('return ', 'const mb = ')}; return [mb, Object.keys(process.env).length]`, {
+    runtime: { maxOldGenerationSizeMb: 64, launch: { kind: 'embedded', executable: carrier } },
+    env: { ...process.env, NODE_OPTIONS: '--max-old-space-size=4096' },
+  });
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.ok(result.value[0] < 1000, `heap limit ${result.value[0]} MiB: the ambient NODE_OPTIONS leaked`);
+  assert.equal(result.value[1], 0);
+});
+
+test('a launch executable that does not exist fails the run, not the host', async () => {
+  let outcome;
+  try {
+    outcome = (await runProgram('return 1', { runtime: { launch: { kind: 'embedded', executable: '/nonexistent/carrier' } } })).result;
+  } catch (error) {
+    outcome = { rejected: String(error) }; // dsh refused the configuration (exit 2)
+  }
+  assert.ok(outcome.rejected?.includes('status 2') || ['worker-exit', 'sandbox-unavailable'].includes(outcome.error?.kind),
+            JSON.stringify(outcome));
+});
