@@ -71,6 +71,7 @@ struct svc_values {
     char **extra_roots;
     int64_t max_abi;
     int64_t confine_delay_ms; /* test-only fault injection */
+    int64_t fail_quiescence;  /* test-only fault injection */
     char *mode;
     char *workspace_root;
     char *readable[4]; /* NULL-terminated: bootstrap dir, bootstrapPath dir, carrier dir */
@@ -155,6 +156,11 @@ static int read_service_rows(const struct dshh_profile *profile, struct svc_valu
             rc = dsh_config_get_int(p, row_doc(row), row->config, "confineDelayMs",
                                     &v->confine_delay_ms);
     }
+    if (rc == 0 && (rc = enabled_row(profile, DSHH_NAME_SUBPROCESS, &row)) == 0 && row) {
+        const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_SUBPROCESS);
+        rc = dsh_config_get_int(p, row_doc(row), row->config, "failQuiescenceObservations",
+                                &v->fail_quiescence);
+    }
     if (rc == 0 && (rc = enabled_row(profile, DSHH_NAME_POLICY, &row)) == 0 && row) {
         const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_POLICY);
         rc = dsh_config_get_str(p, row_doc(row), row->config, "mode", &v->mode);
@@ -197,6 +203,7 @@ static int mount_services(struct dshh_host *host, const struct dshh_profile *pro
         .loop = host->loop,
         .logger = &host->logger,
         .extra_readable_roots = (const char *const *)v.readable,
+        .fail_quiescence_observations = (uint32_t)v.fail_quiescence,
     };
     struct dsh_error err = {0};
     int rc = dsh_linux_services_create(&o, &host->services_impl, &err);

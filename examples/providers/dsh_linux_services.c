@@ -110,6 +110,8 @@ static int configure(const struct dsh_linux_services_options *o, struct dshx__co
         HAS(o, max_processes) && o->max_processes ? o->max_processes : DSHX_DEFAULT_MAX_PROCESSES;
     c->max_landlock_abi = o->max_landlock_abi;
     c->confine_delay_ms = o->confine_delay_ms;
+    if (HAS(o, fail_quiescence_observations))
+        c->fail_quiescence_observations = o->fail_quiescence_observations;
     c->defer = o->defer;
     c->loop = o->loop;
     c->logger = o->logger;

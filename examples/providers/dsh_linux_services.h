@@ -39,6 +39,8 @@ struct dsh_linux_services_options {
     uint32_t max_processes;      /* bound on live processes per range (see README); 0 = 512 */
     bool disable_namespaces;     /* test-only: act as if PID/mount/network namespaces were
                                     unavailable (subreaper fallback, no read-only mount layer) */
+    uint32_t fail_quiescence_observations; /* test-only fault injection: the first N observations
+                                               after a termination report cleanup failure */
 };
 
 int dsh_linux_services_create(const struct dsh_linux_services_options *options,

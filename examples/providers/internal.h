@@ -40,6 +40,7 @@ struct dshx__config {
     int max_landlock_abi;
     uint32_t confine_delay_ms;
     uint32_t max_processes;
+    uint32_t fail_quiescence_observations; /* test-only fault injection */
     dsh_defer_fn defer;
     void *loop;
     const struct dsh_logger *logger;

@@ -21,6 +21,7 @@
 
 struct dshx__subprocess {
     const struct dshx__config *cfg;
+    uint32_t injected_failures; /* fault injection: observations failed so far */
 };
 
 static struct dshx__range *range_of(struct dsh_process *p)
@@ -84,10 +85,15 @@ static int terminate(void *ctx, struct dsh_process *process, uint32_t grace_ms)
 static int poll_quiescent(void *ctx, struct dsh_process *process,
                           struct dsh_exit_status *ret_status)
 {
-    (void)ctx;
+    struct dshx__subprocess *sp = ctx;
     if (!process)
         return DSH_E_REQUEST_INVALID;
     struct dshx__range *r = range_of(process);
+    /* Test-only fault injection: a terminated range whose quiescence cannot be observed. */
+    if (r->terminate_sent && sp->injected_failures < sp->cfg->fail_quiescence_observations) {
+        sp->injected_failures++;
+        return DSH_E_CLEANUP_FAILED;
+    }
     if (!r->reaped) {
         struct pollfd p = {.fd = r->pub.quiescence_fd, .events = POLLIN};
         if (poll(&p, 1, 0) <= 0)

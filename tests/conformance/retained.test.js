@@ -196,3 +196,30 @@ test('a one-time escalation is isolated from the standing environment', async ()
   assert.equal(back.sandbox.mode, 'read-only');
   await s.close();
 });
+
+test('idle raw output is discarded and never reaches a later result', async () => {
+  const s = new Serve({ runtime: SCRIPT });
+  await s.run('1', '(await import("node:child_process")).spawn("/bin/sh", ["-c", "sleep 0.3; echo idle-bytes"], { stdio: "inherit" }); 1', { stateOwner: 'o' });
+  await new Promise((r) => setTimeout(r, 800));
+  const r = await s.run('2', 'inspect("second"); 2', { stateOwner: 'o' });
+  assert.equal(text(r), 'second\n');
+  await s.close();
+});
+
+test('cleanup failure is worker-exit and blocks the owner until a release succeeds', async () => {
+  // Fault injection: the reference subprocess service fails the first quiescence observation.
+  const s = new Serve({ runtime: { ...SCRIPT, stopGraceMs: 200 }, rows: [{ id: 'subprocess', config: { failQuiescenceObservations: 1 } }] });
+  await s.run('1', 'var x = 1; 1', { stateOwner: 'o' });
+  const r = await s.run('2', 'for (;;) {}', { stateOwner: 'o', timeoutMs: 400 });
+  assert.equal(r.error.kind, 'worker-exit', JSON.stringify(r));
+  assert.match(r.error.message, /cleanup failed/);
+  s.send({ type: 'run', id: '3', program: '1', stateOwner: 'o' });
+  const blocked = await s.next((e) => e.id === '3');
+  assert.equal(blocked.type, 'error');
+  assert.match(blocked.message, /cleanup|owner-busy/);
+  s.send({ type: 'release', id: 'rel', stateOwner: 'o' });
+  await s.next((e) => e.type === 'released' && e.id === 'rel');
+  const after = await s.run('4', 'typeof x', { stateOwner: 'o' });
+  assert.equal(after.value, 'undefined');
+  await s.close();
+});
