@@ -153,6 +153,32 @@ for (const [name, runtime] of [['scoped REPL', SCOPED], ['Node REPL', NODE_REPL]
   });
 }
 
+for (const [name, runtime] of [['scoped REPL', SCOPED], ['Node REPL', NODE_REPL]]) {
+  test(`${name}: release clears, inconsistent reuse rejects, cwd resets`, async () => {
+    const s = new Serve({ runtime });
+    await s.run('1', 'var kept = 1; (await import("node:fs")).mkdirSync("d"); process.chdir("d")', { stateOwner: 'o' });
+    assert.equal((await s.run('2', 'process.cwd()', { stateOwner: 'o' })).value, s.ws);
+    s.send({ type: 'run', id: '3', program: 'kept', stateOwner: 'o', mode: 'read-only' });
+    const e = await s.next((ev) => ev.id === '3');
+    assert.equal(e.type, 'error');
+    s.send({ type: 'release', id: 'rel', stateOwner: 'o' });
+    await s.next((ev) => ev.type === 'released');
+    assert.equal((await s.run('4', 'typeof kept', { stateOwner: 'o' })).value, 'undefined');
+    await s.close();
+  });
+
+  test(`${name}: a one-time escalation cannot see or change the standing environment`, async () => {
+    const s = new Serve({ mode: 'read-only', runtime });
+    await s.run('1', 'var standing = "s"', { stateOwner: 'o' });
+    const esc = await s.run('2', 'var escalated = typeof standing; escalated', { mode: 'workspace-write' });
+    assert.equal(esc.value, 'undefined');
+    assert.equal(esc.sandbox.mode, 'workspace-write');
+    const back = await s.run('3', '[standing, typeof escalated]', { stateOwner: 'o' });
+    assert.deepEqual(back.value, ['s', 'undefined']);
+    await s.close();
+  });
+}
+
 test('initializer: runs once per new environment, shares output, keeps user locations', async () => {
   const init = initializerFile('var greeting = "hello";\ninspect("initialized");\nvar inits = (globalThis.inits ?? 0) + 1;\n');
   const s = new Serve({ runtime: SCOPED, args: ['--initializer', init] });
