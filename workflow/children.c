@@ -59,7 +59,7 @@ static void on_result(void *userdata, dsh_subagent_id id, int status, const char
         json_object_object_add(answer, "message", status == 0 ? json_object_new_string("malformed child output")
                                                               : json_object_new_string_len(text ? text : "", text ? (int)len : 0));
     }
-    wf__reply(run, child->call, json_object_to_json_string_ext(answer, JSON_C_TO_STRING_PLAIN));
+    wf__reply(run, child->call, json_object_to_json_string_ext(answer, WF_JSON));
     json_object_put(answer);
     child->dispose_sent = true;
     child->provider->dispose(child->provider->ctx, child->id); /* may free child */
@@ -70,7 +70,7 @@ static void refuse(struct wf_run *run, uint64_t call, const char *message)
     json_object *a = json_object_new_object();
     json_object_object_add(a, "ok", json_object_new_boolean(false));
     json_object_object_add(a, "message", json_object_new_string(message));
-    wf__reply(run, call, json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN));
+    wf__reply(run, call, json_object_to_json_string_ext(a, WF_JSON));
     json_object_put(a);
 }
 
@@ -107,7 +107,7 @@ void wf__agent_call(struct wf_run *run, uint64_t call, json_object *request)
     if (run->session_id)
         json_object_object_add(opts, "sessionId", json_object_new_string(run->session_id));
     json_object_object_add(opts, "workflowRun", json_object_new_int64((int64_t)run->id));
-    const char *opts_text = json_object_to_json_string_ext(opts, JSON_C_TO_STRING_PLAIN);
+    const char *opts_text = json_object_to_json_string_ext(opts, WF_JSON);
     child->run = run;
     child->provider = provider;
     child->call = call;

@@ -10,6 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Compact JSON text; '/' stays as is. */
+#define WF_JSON (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
 struct wf_config {
     int64_t max_concurrent_agents;
     int64_t max_total_agents;

@@ -8,6 +8,7 @@
 
 import path from 'node:path';
 import vm from 'node:vm';
+import { programImportOption } from '../imports/program-imports.js';
 import { formatCompileError, formatSyntaxError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
 
 export const PROGRAM_NAME = '[program]';
@@ -27,7 +28,8 @@ function compile(body, filename, source) {
     script = new vm.Script(`${SCRIPT_PREFIX}${body}${SCRIPT_SUFFIX}`, {
       filename,
       lineOffset: -1,
-      importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+      // A runner's ProgramImportHandler decides synchronously here (Node's loader without one).
+      importModuleDynamically: programImportOption({ filename, sync: true }),
     });
   } catch (error) {
     if (error instanceof SyntaxError) throw new ProgramSyntaxError(formatCompileError(error, { source, filename }));

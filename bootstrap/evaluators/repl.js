@@ -18,6 +18,8 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import { getProgramImportHandler } from '../imports/handler.js';
+import { inReplImportScope } from '../imports/repl-imports.js';
 import { callerRun } from '../run-state.js';
 import { formatCompileError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
 import { settledCompletion } from './repl-completion.js';
@@ -149,8 +151,10 @@ export function createReplEvaluator() {
         repl.begin(evaluation);
         // From the microtask queue through Reflect.apply, so only the REPL's own frames (no
         // bootstrap frame) sit under the program's frames in stacks it prints.
+        // With a runner's ProgramImportHandler, inside the REPL import scope so it sees the imports.
+        const evaluate = Reflect.apply.bind(undefined, repl.server.eval, repl.server, [code, repl.context, filename, onResult]);
         Promise.resolve()
-          .then(Reflect.apply.bind(undefined, repl.server.eval, repl.server, [code, repl.context, filename, onResult]))
+          .then(getProgramImportHandler() === null ? evaluate : () => inReplImportScope(evaluate))
           .then(undefined, (thrown) => evaluation.fail(thrown));
       });
     },

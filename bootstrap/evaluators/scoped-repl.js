@@ -18,6 +18,7 @@
 import { createRequire } from 'node:module';
 import vm from 'node:vm';
 import { formatCompileError, formatSyntaxError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
+import { programImportOption } from '../imports/program-imports.js';
 
 const require = createRequire(import.meta.url);
 
@@ -272,7 +273,8 @@ function compile(source, { filename, context }) {
   const script = new vm.Script(source, {
     filename,
     lineOffset: -HEADER_LINES,
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+    // Scoped REPL programs use the VM Script import handling (asynchronous decisions allowed).
+    importModuleDynamically: programImportOption({ filename, context }),
   });
   return script.runInContext(context, { displayErrors: false });
 }

@@ -13,6 +13,7 @@
 
 import path from 'node:path';
 import vm from 'node:vm';
+import { programImportOption } from '../imports/program-imports.js';
 import { formatCompileError, formatSyntaxError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
 import { lowerTopLevelAwait, unboxCompletion } from './vm-script-await.js';
 import { createScriptContext, installGlobals } from './vm-script-context.js';
@@ -31,7 +32,7 @@ function problemError(problem, code, source, filename) {
 }
 
 // Returns { script, lowered } or throws ProgramSyntaxError.
-function compile(code, source, filename) {
+function compile(code, source, filename, context) {
   let analysis;
   try {
     analysis = analyzeScript(code);
@@ -45,7 +46,8 @@ function compile(code, source, filename) {
     const script = new vm.Script(text, {
       filename,
       lineOffset: lowered ? -1 : 0,
-      importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+      // A runner's ProgramImportHandler may decide asynchronously (Node's loader without one).
+      importModuleDynamically: programImportOption({ filename, context }),
     });
     return { script, lowered };
   } catch (error) {
@@ -85,8 +87,8 @@ export function createVmScriptEvaluator() {
       process.chdir(cwd);
       const filename = path.join(process.cwd(), name);
       const code = stripProgramTypes(program, { prefix: '', suffix: '', filename, messages: STRIP_MESSAGES });
-      const { script, lowered } = compile(code, program, filename);
       const context = contextFor(run, retain);
+      const { script, lowered } = compile(code, program, filename, context);
       installGlobals(context, globals);
       // Program code runs from the microtask queue so no bootstrap frame sits under its frames;
       // the completion (a Promise or thenable included) is adopted, i.e. awaited, by then().

@@ -11,6 +11,7 @@
 struct watch {
     int fd;
     bool is_timer;
+    bool must_run; /* a service's deferred completion: runs even when the loop is freed first */
     bool dead; /* removed during this batch; freed after it */
     int64_t timer_id;
     dshh_fd_fn fd_fn;
@@ -67,6 +68,13 @@ void dshh__loop_free(struct dshh_loop *loop)
 {
     if (!loop)
         return;
+    /* Deferred service completions own their argument: run them so nothing leaks (the services
+     * are gone by now and only free what they had pending). */
+    for (struct watch *w = loop->watches; w; w = w->next)
+        if (w->must_run && !w->dead) {
+            w->dead = true;
+            w->timer_fn(w->arg);
+        }
     while (loop->watches)
         bury(loop, &loop->watches);
     free_graveyard(loop);
@@ -149,8 +157,14 @@ void dshh__loop_cancel_timer(struct dshh_loop *loop, int64_t id)
 
 int dshh__loop_defer(void *loop, uint32_t delay_ms, void (*fn)(void *arg), void *arg)
 {
-    int64_t id = dshh__loop_add_timer(loop, delay_ms, fn, arg);
-    return id < 0 ? (int)id : 0;
+    struct dshh_loop *l = loop;
+    int64_t id = dshh__loop_add_timer(l, delay_ms, fn, arg);
+    if (id < 0)
+        return (int)id;
+    for (struct watch *w = l->watches; w; w = w->next)
+        if (w->timer_id == id)
+            w->must_run = true;
+    return 0;
 }
 
 void dshh__loop_quit(struct dshh_loop *loop)

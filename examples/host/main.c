@@ -24,6 +24,7 @@ static void usage(FILE *out)
           "      (--program FILE.ts | -e CODE) [--json] [--cwd DIR] [--timeout-ms N|null]\n"
           "      [--state-owner OWNER] [--session ID] [--discard-completion] [--image ID=PATH]...\n"
           "  dsh headless [--profile FILE] [--patch FILE]... [-v] --serve\n"
+          "  dsh workflow run SCRIPT.js [--args JSON] [--json] ...  (dsh workflow --help)\n"
           "      (headless also takes [--initializer FILE]...: environment initializers,\n"
           "       persistent-in-memory only, registered right after the provider loads)\n"
           "  dsh headless [--profile FILE] [--patch FILE]...  (load, print describe(), unload)\n"

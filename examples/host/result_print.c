@@ -34,7 +34,7 @@ int dshh__print_result(const char *result_json, size_t len, FILE *out, FILE *err
         json_object_put(result);
         return DSHH_EXIT_FAILURE;
     }
-    bool at_line_start = true;
+    bool at_line_start = true, after_image = false;
     json_object *output, *v;
     if (json_object_object_get_ex(result, "output", &output) &&
         json_object_is_type(output, json_type_array)) {
@@ -43,10 +43,18 @@ int dshh__print_result(const char *result_json, size_t len, FILE *out, FILE *err
             const char *type = str_field(e, "type", "");
             if (!strcmp(type, "text") && json_object_object_get_ex(e, "text", &v)) {
                 size_t n = (size_t)json_object_get_string_len(v);
-                fwrite(json_object_get_string(v), 1, n, out);
+                const char *t = json_object_get_string(v);
+                /* The image line already ended the line that inspect() ends after an image. */
+                if (after_image && n && t[0] == '\n') {
+                    t++;
+                    n--;
+                }
+                after_image = false;
+                fwrite(t, 1, n, out);
                 if (n)
-                    at_line_start = json_object_get_string(v)[n - 1] == '\n';
+                    at_line_start = t[n - 1] == '\n';
             } else if (!strcmp(type, "image")) {
+                after_image = true;
                 /* Two-step: num_field returns json-c's per-object buffer, so one call each. */
                 if (!at_line_start)
                     fputc('\n', out);

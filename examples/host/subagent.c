@@ -15,6 +15,7 @@ struct child {
     dsh_run_id run;
     bool running;     /* the nested run has not ended */
     bool disposing;   /* dispose() came; on_disposed follows the result */
+    bool ignore_cancel; /* fault injection (model "fault:publish-after-cancel") */
     char *schema;     /* options.schema JSON text, or NULL */
     struct dsh_subagent_callbacks cb;
     struct dshh_demo_pending *pending;
@@ -56,8 +57,9 @@ static void drop(struct child *c)
     free(c);
 }
 
-/* Deferred to the loop so the engine never sees on_disposed inside its own dispose() call. */
-static void disposed_later(void *arg)
+/* Releases a finished child and reports on_disposed (possibly inside dispose(), which the ABI
+ * allows): no loop timer, so an engine that waits with the runtime's wait() still sees it. */
+static void release_child(void *arg)
 {
     struct child *c = arg;
     struct dsh_subagent_callbacks cb = c->cb;
@@ -115,7 +117,7 @@ static char *output_of(struct child *c, json_object *result, const char **why)
         json_object_object_add(out, "text", json_object_get(value));
     } else if (has_value) {
         json_object_object_add(out, "text", json_object_new_string(json_object_to_json_string_ext(
-                                                value, JSON_C_TO_STRING_PLAIN)));
+                                                value, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
     } else {
         /* No value: the text the program printed. */
         size_t n = 0;
@@ -136,7 +138,7 @@ static char *output_of(struct child *c, json_object *result, const char **why)
         json_object_object_add(out, "text", json_object_new_string(text ? text : ""));
         free(text);
     }
-    char *s = strdup(json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN));
+    char *s = strdup(json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(out);
     return s;
 }
@@ -176,7 +178,7 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
     free(output);
     /* dispose() before the result: release now that the run is over. */
     if (disposing && (c = find(s, id)))
-        dshh__loop_add_timer(s->host->loop, 0, disposed_later, c);
+        release_child(c);
 }
 
 static int start(void *ctx, const char *prompt, size_t prompt_len, const char *options_json,
@@ -193,8 +195,12 @@ static int start(void *ctx, const char *prompt, size_t prompt_len, const char *o
     }
     c->owner = s;
     c->cb = *callbacks;
+    /* Test-only fault injection: a child that ignores cancel() and publishes afterwards, so
+     * tests can check that the engine still awaits its result and disposal. */
+    c->ignore_cancel = json_object_object_get_ex(opts, "model", &v) &&
+                       !strcmp(json_object_get_string(v), "fault:publish-after-cancel");
     if (json_object_object_get_ex(opts, "schema", &v))
-        c->schema = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+        c->schema = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object *req = json_object_new_object();
     json_object_object_add(req, "program", json_object_new_string_len(prompt, (int)prompt_len));
     if (json_object_object_get_ex(opts, "sessionId", &v))
@@ -204,7 +210,7 @@ static int start(void *ctx, const char *prompt, size_t prompt_len, const char *o
         dshh__add_demo_bindings(bindings);
     json_object_object_add(req, "bindings", bindings);
     json_object_put(opts);
-    const char *text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+    const char *text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     struct dsh_run_callbacks rcb = {.struct_size = sizeof rcb, .on_call = on_call, .on_done = on_done,
                                     .userdata = c};
     int rc = dshh__start_run(s->host, text, strlen(text), &rcb, &c->run, ret_error);
@@ -229,7 +235,8 @@ static int cancel(void *ctx, dsh_subagent_id id, const char *reason)
     struct child *c = find(s, id);
     if (!c)
         return DSH_E_NOT_FOUND;
-    if (c->running)
+    trace(s, "cancel", id);
+    if (c->running && !c->ignore_cancel)
         s->host->provider->cancel(s->host->instance, c->run, reason);
     return 0;
 }
@@ -243,7 +250,8 @@ static int dispose(void *ctx, dsh_subagent_id id)
     c->disposing = true;
     if (c->running) /* the result still comes; disposal follows it (on_done) */
         return s->host->provider->cancel(s->host->instance, c->run, "the child was disposed");
-    return dshh__loop_add_timer(s->host->loop, 0, disposed_later, c) < 0 ? -1 : 0;
+    release_child(c);
+    return 0;
 }
 
 int dshh__subagents_new(struct dshh_host *host, FILE *trace_out, struct dshh_subagents **ret)

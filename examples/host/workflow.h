@@ -11,7 +11,7 @@
 /* ---- subagent.c: provider "nested" -- each child runs its prompt as a TypeScript program, a
  * second run of the same runtime instance (confined like every PTC run) ---------------------- */
 struct dshh_subagents;
-/* trace: when non-NULL, one JSON line per child lifecycle step ({"subagent":"started"|
+/* trace: when non-NULL, one JSON line per child lifecycle step ({"subagent":"started"|"cancel"|
  * "published"|"failed"|"disposed","child":N}) for tests and --json. */
 int dshh__subagents_new(struct dshh_host *host, FILE *trace, struct dshh_subagents **ret);
 const struct dsh_subagent_provider *dshh__subagents_vtable(struct dshh_subagents *s);

@@ -32,7 +32,7 @@ Test(catalog, providers_and_fields)
 {
 	static const char *const providers[] = {
 		PTC, "dsh-fs-local", "dsh-subprocess-local", "dsh-sandbox-linux",
-		"dsh-sandbox-policy", "dsh-demo-tools",
+		"dsh-sandbox-policy", "dsh-demo-tools", "dsh-workflow-ptc",
 	};
 	static const char *const ptc_fields[] = {
 		"executionMode", "scriptPersistence", "replScoped", "timeoutMs", "maxTimeoutMs",
@@ -43,8 +43,8 @@ Test(catalog, providers_and_fields)
 	struct dsh_catalog *cat;
 	char err[256];
 	cr_assert_eq(dsh_catalog_open(&cat, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(cat->n_providers, 6);
-	for (size_t i = 0; i < 6; i++)
+	cr_assert_eq(cat->n_providers, 7);
+	for (size_t i = 0; i < 7; i++)
 		cr_assert_not_null(dsh_catalog_find(cat, providers[i]), "%s", providers[i]);
 	cr_assert_null(dsh_catalog_find(cat, "dsh-nope"));
 	cr_assert_null(dsh_catalog_find(cat, NULL));
@@ -167,4 +167,27 @@ Test(catalog, rejects_syntax_errors_and_empty_text)
 	cr_assert(strncmp(err, "catalog.yaml:2:", 15) == 0, "%s", err);
 	cr_assert_eq(dsh_catalog_open_text("", 0, &cat, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "empty"), "%s", err);
+}
+
+/* The workflow engine's row: four integer caps with defaults and ranges. */
+Test(catalog, workflow_engine_fields)
+{
+	struct dsh_catalog *cat;
+	char err[256];
+	cr_assert_eq(dsh_catalog_open(&cat, err, sizeof(err)), 0, "%s", err);
+	const struct dsh_catalog_provider *p = dsh_catalog_find(cat, "dsh-workflow-ptc");
+	cr_assert_not_null(p);
+	cr_assert_eq(p->n_fields, 4);
+	static const struct { const char *key; int64_t def, min; } want[] = {
+		{"maxConcurrentAgents", 4, 1}, {"maxTotalAgents", 100, 1},
+		{"maxItemsPerCall", 1000, 1}, {"syncTimeoutMs", 5000, 1},
+	};
+	for (size_t i = 0; i < 4; i++) {
+		const struct dsh_catalog_field *f = dsh_catalog_field_find(p, want[i].key);
+		cr_assert_not_null(f, "%s", want[i].key);
+		cr_assert_eq(f->type, DSH_FIELD_INTEGER);
+		cr_assert_eq(f->def.value.integer, want[i].def, "%s default", want[i].key);
+		cr_assert(f->has_min && f->min == want[i].min && f->has_max, "%s range", want[i].key);
+	}
+	dsh_catalog_close(cat);
 }

@@ -47,6 +47,16 @@ Test(result_print, text_image_and_value_in_order)
     release(&p);
 }
 
+Test(result_print, the_newline_ending_an_inspected_image_is_not_doubled)
+{
+    /* inspect("see", image): text, the image entry, then the group's "\n". */
+    struct printed p = print("{\"ok\":true,\"output\":[{\"type\":\"text\",\"text\":\"see [Image a1 2x2]\"},"
+                             "{\"type\":\"image\",\"attachmentId\":\"a1\",\"path\":\"/w/a.png\",\"width\":2,\"height\":2},"
+                             "{\"type\":\"text\",\"text\":\"\\nnext\\n\"}]}");
+    cr_assert_str_eq(p.out, "see [Image a1 2x2]\n[image a1 2x2 /w/a.png]\nnext\n");
+    release(&p);
+}
+
 Test(result_print, value_starts_on_its_own_line)
 {
     struct printed p = print("{\"ok\":true,\"value\":\"v\",\"output\":[{\"type\":\"text\",\"text\":\"x\"}]}");

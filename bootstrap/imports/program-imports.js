@@ -1,0 +1,133 @@
+// Applies the ProgramImportHandler to a compilation's dynamic imports (the Script's
+// `importModuleDynamically`). Without a handler Node's default loader is used unchanged.
+//
+// default / redirect: the (replacement) specifier is imported by Node's loader relative to the
+// importing file, with the original attributes; the replacement does not reenter the handler.
+// module: a vm.SyntheticModule exposing the exports object's own enumerable string properties,
+// one module per exports object and context; names and values are captured once, and a capture
+// failure (a throwing getter) stays cached for that exports object.
+
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
+import { checkDecision, getProgramImportHandler, isThenable } from './handler.js';
+import { evaluateEntry, isVmEsm, namespaceModule, resolveFileUrl, vmEsmEntry } from './vm-esm.js';
+
+const nativeImporters = new Map(); // filename -> (specifier, options) => Promise<namespace>
+const MAIN = {}; // cache key of the main context
+const synthetic = new WeakMap(); // context -> WeakMap(exports -> { module } | { error })
+
+// An import() compiled under `filename`, so Node resolves relative to that file.
+function nativeImport(filename, specifier, attributes) {
+  let importer = nativeImporters.get(filename);
+  if (importer === undefined) {
+    importer = new vm.Script('(specifier, options) => import(specifier, options)', {
+      filename,
+      importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+    }).runInThisContext();
+    nativeImporters.set(filename, importer);
+  }
+  const hasAttributes = attributes != null && Object.keys(attributes).length > 0;
+  return importer(specifier, hasAttributes ? { with: attributes } : undefined);
+}
+
+function syntheticModule(exports, context) {
+  const key = context ?? MAIN;
+  let cache = synthetic.get(key);
+  if (cache === undefined) {
+    cache = new WeakMap();
+    synthetic.set(key, cache);
+  }
+  let entry = cache.get(exports);
+  if (entry === undefined) {
+    try {
+      const names = Object.keys(exports);
+      const values = names.map((name) => exports[name]);
+      const module = new vm.SyntheticModule(names, function init() {
+        names.forEach((name, i) => this.setExport(name, values[i]));
+      }, { identifier: 'ptc:import-handler-module', ...(context ? { context } : {}) });
+      // link() of a SyntheticModule may return undefined (Node 24): chain through a Promise.
+      entry = { module, ready: Promise.resolve().then(() => module.link(() => {})).then(() => module.evaluate()) };
+    } catch (error) {
+      entry = { error };
+    }
+    cache.set(exports, entry);
+  }
+  if (entry.error !== undefined) return Promise.reject(entry.error);
+  return entry.ready.then(() => entry.module);
+}
+
+function apply(decision, { filename, specifier, attributes, context }) {
+  if (decision.type === 'module') return syntheticModule(decision.exports, context);
+  return nativeImport(filename, decision.type === 'redirect' ? decision.specifier : specifier, attributes);
+}
+
+// VM Script and scoped REPL: one importer per context serving the program's import() calls and
+// the static and dynamic imports of VM-loaded ESM (vm-esm.js).
+const vmImporters = new WeakMap(); // context -> { dynamicFrom(filename), linker }
+
+function vmImporter(context) {
+  let importer = vmImporters.get(context);
+  if (importer !== undefined) return importer;
+  // Decides one request and returns the target: { module } (VM module entry or synthetic) or
+  // { namespace } (Node's loader).
+  async function decide(specifier, attributes, filename) {
+    const handler = getProgramImportHandler();
+    const request = Object.freeze({ specifier, attributes: Object.freeze({ ...attributes }), referrer: filename });
+    const decision = handler === null ? { type: 'default' } : checkDecision(await handler(request));
+    if (decision.type === 'module') return { module: await syntheticModule(decision.exports, context) };
+    const target = decision.type === 'redirect' ? decision.specifier : specifier;
+    const url = resolveFileUrl(target, filename);
+    if (url !== null && isVmEsm(url)) {
+      if (Object.keys(attributes ?? {}).length > 0) {
+        throw new TypeError(`import attributes are not supported for VM-loaded ESM (${target})`);
+      }
+      return { entry: vmEsmEntry(url, context, importer.dynamicFrom) };
+    }
+    return { namespace: await nativeImport(filename, target, attributes) };
+  }
+  importer = {
+    dynamicFrom: (filename) => async (specifier, attributes) => {
+      const target = await decide(specifier, attributes, filename);
+      if (target.entry) return evaluateEntry(target.entry, importer.linker);
+      return target.module ?? target.namespace;
+    },
+    // Static requests of VM-loaded modules: bound once per request by Node's linking.
+    linker: async (specifier, referencing, extra) => {
+      const target = await decide(specifier, extra?.attributes ?? {}, fileURLToPath(referencing.identifier));
+      if (target.entry) {
+        if (target.entry.error !== undefined) throw target.entry.error;
+        return target.entry.module;
+      }
+      return target.module ?? namespaceModule(target.namespace, context);
+    },
+  };
+  vmImporters.set(context, importer);
+  return importer;
+}
+
+// The `importModuleDynamically` option for a compilation named `filename`. `sync`: the handler
+// must decide synchronously (AsyncFunction). `context`: the vm context the Script runs in (VM
+// Script, scoped REPL), which enables VM-loaded ESM.
+export function programImportOption({ filename, sync = false, context } = {}) {
+  if (getProgramImportHandler() === null) return vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
+  if (!sync && context !== undefined) {
+    const dynamicImport = vmImporter(context).dynamicFrom(filename);
+    return (specifier, _referrer, attributes) => dynamicImport(specifier, attributes);
+  }
+  return function importModuleDynamically(specifier, _referrer, attributes) {
+    const handler = getProgramImportHandler();
+    const info = { filename, specifier, attributes, context };
+    if (handler === null) return nativeImport(filename, specifier, attributes);
+    const request = Object.freeze({ specifier, attributes: Object.freeze({ ...attributes }), referrer: filename });
+    if (sync) {
+      const decision = handler(request);
+      if (isThenable(decision)) {
+        throw new TypeError('this evaluator requires a synchronous import decision; the handler returned a Promise');
+      }
+      return apply(checkDecision(decision), info);
+    }
+    return Promise.resolve()
+      .then(() => handler(request))
+      .then((decision) => apply(checkDecision(decision), info));
+  };
+}

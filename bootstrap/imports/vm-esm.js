@@ -1,0 +1,103 @@
+// VM Script's own ESM loading (with a ProgramImportHandler only): file modules that Node would
+// load as ESM (`.mjs`, or `.js` under a package.json with "type": "module") are compiled as
+// vm.SourceTextModule in the Script's context, so their static imports, re-exports and later
+// dynamic imports consult the same (async-capable) handler. One cache per context, by resolved
+// URL; a module whose loading, linking or evaluation failed stays failed in that cache. Other
+// targets (node: builtins, bare package specifiers, CommonJS, JSON, ...) use Node's loader; a
+// static import of one gets a synthetic module whose exports are captured at evaluation.
+// Import attributes on VM-loaded ESM are rejected; source-phase imports are rejected by V8/Node
+// before the handler is called.
+
+import fs from 'node:fs';
+import module from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import vm from 'node:vm';
+
+const caches = new WeakMap(); // context -> Map(url -> Promise<vm.Module>)
+
+function isFileSpecifier(specifier) {
+  return /^(?:\.{1,2}\/|\/|file:)/.test(specifier);
+}
+
+// The file URL a file specifier names relative to the importing file, or null.
+export function resolveFileUrl(specifier, referrer) {
+  if (!isFileSpecifier(specifier)) return null;
+  return new URL(specifier, pathToFileURL(referrer)).href;
+}
+
+// Whether Node would load the file at url as ESM.
+export function isVmEsm(url) {
+  const file = fileURLToPath(url);
+  if (file.endsWith('.mjs')) return true;
+  if (!file.endsWith('.js')) return false;
+  const pkg = module.findPackageJSON(url);
+  if (pkg === undefined) return false;
+  try {
+    return JSON.parse(fs.readFileSync(pkg, 'utf8')).type === 'module';
+  } catch {
+    return false;
+  }
+}
+
+function cacheFor(context) {
+  let cache = caches.get(context);
+  if (cache === undefined) {
+    cache = new Map();
+    caches.set(context, cache);
+  }
+  return cache;
+}
+
+// A synthetic module of context exposing a namespace's exports (captured at evaluation).
+export function namespaceModule(namespace, context) {
+  const names = Object.keys(namespace);
+  return new vm.SyntheticModule(names, function init() {
+    for (const name of names) this.setExport(name, namespace[name]);
+  }, { context, identifier: 'ptc:native-namespace' });
+}
+
+// The cached entry { module } | { error } of the ESM file at url in context (compiled on first
+// use, not linked). `linker(specifier, referencingModule, extra)` serves every static request;
+// `dynamicFrom(filename)` gives the importer for a module's own import() calls.
+export function vmEsmEntry(url, context, dynamicFrom) {
+  const cache = cacheFor(context);
+  let entry = cache.get(url);
+  if (entry !== undefined) return entry;
+  const filename = fileURLToPath(url);
+  try {
+    const source = fs.readFileSync(filename, 'utf8');
+    const dynamicImport = dynamicFrom(filename);
+    entry = {
+      module: new vm.SourceTextModule(source, {
+        context,
+        identifier: url,
+        initializeImportMeta(meta) {
+          meta.url = url;
+          meta.filename = filename;
+          meta.dirname = path.dirname(filename);
+          meta.main = false;
+          meta.resolve = (specifier) => resolveFileUrl(specifier, filename) ?? specifier;
+        },
+        importModuleDynamically: (specifier, _referrer, attributes) => dynamicImport(specifier, attributes),
+      }),
+    };
+  } catch (error) {
+    entry = { error };
+  }
+  cache.set(url, entry);
+  return entry;
+}
+
+// Links (once) and evaluates an entry's module; failures stay with the module (Node keeps an
+// errored module errored), so a later import rejects the same way.
+export async function evaluateEntry(entry, linker) {
+  if (entry.error !== undefined) throw entry.error;
+  const { module } = entry;
+  if (module.status === 'unlinked') {
+    entry.linking = module.link(linker);
+  }
+  await entry.linking;
+  await module.evaluate();
+  return module;
+}

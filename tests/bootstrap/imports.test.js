@@ -1,0 +1,81 @@
+// ProgramImportHandler in the child: installed by a preload (`--import`) the way a runner would,
+// then applied to program imports per evaluator: synchronous-only in AsyncFunction and Node REPL,
+// asynchronous decisions in VM Script and the scoped REPL, request fields, no reentry for redirects, module
+// identity per exports object and Promise assimilation of a callable `then` export.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, realpathSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { BOOTSTRAP_DIR, runProgram } from './fake-host.js';
+
+const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'ptc-imports-')));
+writeFileSync(path.join(dir, 'data.json'), '{"n": 7}');
+writeFileSync(path.join(dir, 'target.mjs'), 'export const who = "target";');
+const preload = path.join(dir, 'preload.mjs');
+writeFileSync(preload, `
+import { setProgramImportHandler } from ${JSON.stringify(pathToFileURL(path.join(BOOTSTRAP_DIR, 'imports/handler.js')).href)};
+const shared = { value: 1 };
+const requests = [];
+globalThis.__requests = requests;
+setProgramImportHandler((request) => {
+  requests.push({ ...request, attributes: { ...request.attributes } });
+  switch (request.specifier) {
+    case 'async:mod': return Promise.resolve({ type: 'module', exports: { default: 'async' } });
+    case 'sync:shared': return { type: 'module', exports: shared };
+    case 'sync:fresh': return { type: 'module', exports: { value: 1 } };
+    case 'sync:then': return { type: 'module', exports: { then(resolve) { resolve(5); } } };
+    case 'redirect:me': return { type: 'redirect', specifier: './target.mjs' };
+    case 'bad:decision': return { type: 'nope' };
+    default: return { type: 'default' };
+  }
+});
+`);
+
+const run = (program, format) => runProgram(program, { format, cwd: dir, nodeArgs: ['--experimental-vm-modules', `--import=${pathToFileURL(preload).href}`] });
+
+const PROGRAM = `
+var out = [];
+var a = await import("sync:shared"), b = await import("sync:shared"), c = await import("sync:fresh"), d = await import("sync:fresh");
+out.push(a === b, c === d);
+out.push((await import("redirect:me")).who);
+out.push((await import("./data.json", { with: { type: "json" } })).default.n);
+try { await import("bad:decision") } catch (e) { out.push(e.message) }
+var reqs = globalThis.__requests;
+out.push(reqs.some((r) => r.specifier === "./target.mjs"));
+var json = reqs.find((r) => r.specifier === "./data.json");
+out.push(json.attributes.type, json.referrer);
+`;
+
+for (const format of ['async-function', 'vm-script', 'scoped-repl', 'repl']) {
+  test(`${format}: identity, redirect without reentry, attributes, referrer, invalid decisions`, async () => {
+    const { result, text } = await run(`${PROGRAM}\ninspect(JSON.stringify(out));`, format);
+    assert.equal(result.ok, true, JSON.stringify(result));
+    const out = JSON.parse(text);
+    // One exports object is one module; each fresh exports object is another module.
+    assert.deepEqual(out.slice(0, 2), [true, false]);
+    assert.deepEqual(out.slice(2, 4), ['target', 7]);
+    assert.match(out[4], /unknown import decision type: nope/);
+    // Node's REPL imports from <cwd>/repl; the other evaluators name the compilation.
+    assert.deepEqual(out.slice(5), [false, 'json', path.join(dir, format === 'repl' ? 'repl' : '[program]')]);
+  });
+}
+
+test('AsyncFunction and Node REPL reject a Promise decision; VM Script and the scoped REPL accept it', async () => {
+  const af = await run('try { await import("async:mod"); return "loaded" } catch (e) { return e.message }', 'async-function');
+  assert.match(af.result.value, /requires a synchronous import decision/);
+  const repl = await run('var m; try { await import("async:mod"); m = "loaded" } catch (e) { m = e.message }; m', 'repl');
+  assert.match(repl.result.value, /requires a synchronous import decision/);
+  for (const format of ['vm-script', 'scoped-repl']) {
+    const { result, text } = await run('inspect((await import("async:mod")).default)', format);
+    assert.equal(result.ok, true, JSON.stringify(result));
+    assert.equal(text, 'async\n');
+  }
+});
+
+test('a callable then export follows dynamic-import Promise assimilation', async () => {
+  const { result } = await run('return await import("sync:then")', 'async-function');
+  assert.equal(result.value, 5);
+});

@@ -1,0 +1,109 @@
+// Runner import handling: a runner-side ProgramImportHandler (here the reference module-map
+// runner, bootstrap/runners/module-map-runner.js, started through launch {kind: node-script})
+// decides program imports: default, redirect {specifier} and module {exports}, in every evaluator
+// that supports it; failing handlers reject the import, module capture failures stay cached.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { NODE, ROOT, runProgram, tempDir, text } from './harness.js';
+
+const RUNNER = join(ROOT, 'bootstrap/runners/module-map-runner.js');
+
+function setup(map) {
+  const runnerDir = tempDir('dsh-runner-');
+  writeFileSync(join(runnerDir, 'runner.mjs'), `import ${JSON.stringify(pathToFileURL(RUNNER).href)};\n`);
+  writeFileSync(join(runnerDir, 'module-map.json'), JSON.stringify(map));
+  writeFileSync(join(runnerDir, 'other.mjs'), 'export const who = "other"; export default "other-default";\n');
+  const ws = tempDir('dsh-ws-');
+  writeFileSync(join(ws, 'real.mjs'), 'export const who = "real"; export default "real-default";\n');
+  return { ws, launch: { kind: 'node-script', executable: NODE, bootstrapPath: join(runnerDir, 'runner.mjs') } };
+}
+
+const MAP = {
+  './wanted.mjs': './other.mjs',
+  'virtual:path': 'node:path',
+  'virtual:config': { exports: { default: { answer: 42 }, name: 'cfg', then: 'not callable' } },
+  'virtual:broken': { error: 'no module for you' },
+  'virtual:bad': { exports: { ok: 1 }, failingExport: 'boom' },
+};
+
+const PROGRAM = `
+var a = await import("./real.mjs");
+var b = await import("./wanted.mjs");
+var p = await import("virtual:path");
+var c = await import("virtual:config");
+var c2 = await import("virtual:config");
+var failures = [];
+try { await import("virtual:broken") } catch (e) { failures.push(e.message) }
+try { await import("virtual:bad") } catch (e) { failures.push(e.message) }
+try { await import("virtual:bad") } catch (e) { failures.push(e.message) }
+inspect(a.who, b.who, b.default, typeof p.join, c.default.answer, c.name, c === c2, Object.keys(c).sort().join(","));
+inspect(failures.join(" | "));
+`;
+
+const EXPECTED = 'real other other-default function 42 cfg true default,name,then\n' +
+  'no module for you | export boom of virtual:bad failed (capture 1) | export boom of virtual:bad failed (capture 1)\n';
+
+for (const [label, mode] of [
+  ['AsyncFunction', {}],
+  ['VM Script', { executionMode: 'vm-script' }],
+  ['retained VM Script', { executionMode: 'vm-script', scriptPersistence: true }],
+  ['scoped REPL', { executionMode: 'persistent-in-memory' }],
+  ['Node REPL', { executionMode: 'persistent-in-memory', replScoped: false }],
+]) {
+  test(`${label}: default, redirect, module, failing handler and cached module failure`, async () => {
+    const { ws, launch } = setup(MAP);
+    const { result } = await runProgram(PROGRAM, { ws, runtime: { ...mode, launch } });
+    assert.equal(result.ok, true, JSON.stringify(result));
+    assert.equal(text(result), EXPECTED);
+  });
+}
+
+test('without a map file the runner uses Node\'s loader unchanged', async () => {
+  const { ws, launch } = setup({});
+  const { result } = await runProgram('const a = await import("./real.mjs"); try { await import("./wanted.mjs") } catch (e) { return [a.who, e.code] }', { ws, runtime: { launch } });
+  assert.deepEqual(result.value, ['real', 'ERR_MODULE_NOT_FOUND']);
+});
+
+// VM Script (and the scoped REPL, which uses its import handling) loads explicit file ESM itself,
+// so the handler also decides the static and dynamic imports of those modules.
+const DEP = `
+import cfg from "virtual:config";
+import { who } from "./wanted.mjs";
+import path from "node:path";
+export { who };
+export const answer = cfg.answer;
+export const sep = path.sep;
+export const meta = [import.meta.url, import.meta.filename, import.meta.dirname, import.meta.main, import.meta.resolve("./x.mjs")];
+export async function later() { return (await import("virtual:config")).name; }
+`;
+
+for (const [label, mode] of [
+  ['VM Script', { executionMode: 'vm-script' }],
+  ['scoped REPL', { executionMode: 'persistent-in-memory' }],
+]) {
+  test(`${label}: static and dynamic imports of VM-loaded ESM consult the handler`, async () => {
+    const { ws, launch } = setup(MAP);
+    writeFileSync(join(ws, 'dep.mjs'), DEP);
+    writeFileSync(join(ws, 'bad-dep.mjs'), 'import "virtual:broken";\nexport const x = 1;\n');
+    writeFileSync(join(ws, 'pkg.json'), '{}');
+    const program = `
+var d = await import("./dep.mjs"), d2 = await import("./dep.mjs");
+var errors = [];
+try { await import("./bad-dep.mjs") } catch (e) { errors.push(e.message) }
+try { await import("./bad-dep.mjs") } catch (e) { errors.push(e.message) }
+try { await import("./dep.mjs", { with: { type: "json" } }) } catch (e) { errors.push(e.message) }
+inspect(d.who, d.answer, d.sep, d === d2, await d.later());
+inspect(JSON.stringify(d.meta));
+inspect(errors.join(" | "));
+`;
+    const { result } = await runProgram(program, { ws, runtime: { ...mode, launch } });
+    assert.equal(result.ok, true, JSON.stringify(result));
+    const file = join(ws, 'dep.mjs');
+    assert.equal(text(result), 'other 42 / true cfg\n' +
+      `${JSON.stringify([pathToFileURL(file).href, file, ws, false, pathToFileURL(join(ws, 'x.mjs')).href])}\n` +
+      'no module for you | no module for you | import attributes are not supported for VM-loaded ESM (./dep.mjs)\n');
+  });
+}

@@ -1,0 +1,101 @@
+// Workflow helpers and caps through the real `dsh workflow run`.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { agentOverlap, runWorkflow } from './harness.mjs';
+
+test('parallel fan-out honours maxConcurrentAgents: observed maximum equals the cap', async () => {
+  const script = `
+    phase('fan-out');
+    return await parallel(args.items.map((x) => () => agent('await tools.sleep({ms: 300}); return ' + x, {label: 'item-' + x})));`;
+  const r = await runWorkflow(script, { args: { items: [0, 1, 2, 3, 4, 5, 6, 7] }, rows: { workflow: { maxConcurrentAgents: 3 } } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.result, { value: ['0', '1', '2', '3', '4', '5', '6', '7'], stopReason: 'completed', agentsStarted: 8 });
+  assert.equal(agentOverlap(r.events, assert), 3);
+  assert.deepEqual(r.events.map((e) => e.type).filter((t) => t !== 'agent-start' && t !== 'agent-end'), ['start', 'phase', 'end']);
+  assert.ok(r.events.filter((e) => e.type === 'agent-start').every((e) => e.phase === 'fan-out'));
+});
+
+test('pipeline keeps item order and runs each item through its stages in order', async () => {
+  // Earlier items sleep longer, so completion order is the reverse of input order.
+  const script = `
+    return await pipeline(args.items,
+      async (x, item, i) => { const t = await agent('await tools.sleep({ms: ' + (400 - i * 100) + '}); return "a' + x + '"', {label: 's1-' + x}); log('s1 ' + x); return t; },
+      async (prev, item) => { log('s2 ' + item); return prev + '|b' + item; });`;
+  const r = await runWorkflow(script, { args: { items: [1, 2, 3, 4] }, rows: { workflow: { maxConcurrentAgents: 4 } } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.result.value, ['a1|b1', 'a2|b2', 'a3|b3', 'a4|b4']);
+  const logs = r.events.filter((e) => e.type === 'log').map((e) => e.message);
+  for (const x of [1, 2, 3, 4]) assert.ok(logs.indexOf(`s1 ${x}`) < logs.indexOf(`s2 ${x}`), `item ${x}: stage order`);
+  assert.ok(logs.indexOf('s1 4') < logs.indexOf('s1 1'), 'items run concurrently (the fastest finishes first)');
+});
+
+test('agent(): text, structured output with a schema, null when the child fails', async () => {
+  const script = `
+    const text = await agent('return "hello " + (2 + 3)', {label: 'text'});
+    const obj = await agent('return {n: 42, tags: ["a"]}', {label: 'obj', schema: {type: 'object'}});
+    const failed = await agent('throw new Error("child broke")', {label: 'fails'});
+    const mismatch = await agent('return "not an object"', {label: 'mismatch', schema: {type: 'object'}});
+    const timedOut = await agent('for (;;) {}', {label: 'spins'});
+    return {text, obj, failed, mismatch, timedOut, argsSeen: args};`;
+  const r = await runWorkflow(script, { args: { k: 'v' }, rows: { 'ptc-runtime': { timeoutMs: 1500 } } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.result.value, { text: 'hello 5', obj: { n: 42, tags: ['a'] }, failed: null, mismatch: null, timedOut: null, argsSeen: { k: 'v' } });
+  const ends = Object.fromEntries(r.events.filter((e) => e.type === 'agent-end').map((e) => [e.label, e.ok]));
+  assert.deepEqual(ends, { text: true, obj: true, fails: false, mismatch: false, spins: false });
+  agentOverlap(r.events, assert);
+});
+
+test('maxTotalAgents: the agent past the cap fails the workflow with code limit', async () => {
+  const script = `for (let i = 0; i < 5; i++) await agent('return ' + i); return 'unreachable';`;
+  const r = await runWorkflow(script, { extra: ['--max-total-agents', '3'] });
+  assert.equal(r.status, 1);
+  assert.equal(r.result.stopReason, 'error');
+  assert.equal(r.result.error.code, 'limit');
+  assert.match(r.result.error.message, /maxTotalAgents \(3\)/);
+  assert.equal(r.result.agentsStarted, 3);
+  assert.equal(r.result.value, null);
+  // The configured cap applies without a request value too.
+  const c = await runWorkflow(`await parallel([1, 2, 3].map(() => () => agent('return 1'))); return 1`, { rows: { workflow: { maxTotalAgents: 2 } } });
+  assert.equal(c.result.error.code, 'limit');
+});
+
+test('maxItemsPerCall: parallel and pipeline refuse more items', async () => {
+  const rows = { workflow: { maxItemsPerCall: 4 } };
+  const ok = await runWorkflow(`return await parallel([1, 2, 3, 4].map((x) => () => x * 2))`, { rows });
+  assert.deepEqual(ok.result.value, [2, 4, 6, 8]);
+  for (const call of ['parallel([1, 2, 3, 4, 5].map((x) => () => x))', 'pipeline([1, 2, 3, 4, 5], (x) => x)']) {
+    const r = await runWorkflow(`return await ${call}`, { rows });
+    assert.equal(r.result.stopReason, 'error', call);
+    assert.equal(r.result.error.code, 'limit');
+    assert.match(r.result.error.message, /5 items exceed maxItemsPerCall \(4\)/);
+  }
+});
+
+test('a 10 000-line log burst with maxPendingCalls 8 completes, every line in order', async () => {
+  const script = `phase('burst'); for (let i = 0; i < 10000; i++) log('line ' + i); return 'done';`;
+  const r = await runWorkflow(script, { rows: { 'ptc-runtime': { maxPendingCalls: 8 } } });
+  assert.equal(r.status, 0, r.stderr.slice(0, 2000));
+  assert.equal(r.result.value, 'done');
+  const logs = r.events.filter((e) => e.type === 'log');
+  assert.equal(logs.length, 10000);
+  logs.forEach((e, i) => assert.equal(e.message, `line ${i}`));
+  assert.equal(r.events.at(-1).type, 'end', 'the queue drained before the end event');
+});
+
+test('the script: syntax errors, the synchronous-slice timeout and JSON-only results', async () => {
+  const syntax = await runWorkflow('return (');
+  assert.equal(syntax.result.error.code, 'script-invalid');
+  assert.match(syntax.result.error.message, /SyntaxError/);
+  const spin = await runWorkflow('while (true) {}', { rows: { workflow: { syncTimeoutMs: 200 } } });
+  assert.equal(spin.result.error.code, 'sync-timeout');
+  for (const bad of ['return () => 1', 'return {x: NaN}', 'return new Map()', 'return 10n']) {
+    const r = await runWorkflow(bad);
+    assert.equal(r.result.stopReason, 'error', bad);
+    assert.match(r.result.error.code, /invalid-output|exception/, bad);
+  }
+  const thrown = await runWorkflow(`throw new Error('script broke')`);
+  assert.deepEqual(thrown.result.error, { code: 'exception', message: 'Error: script broke' });
+  const undef = await runWorkflow(`log('x')`);
+  assert.equal(undef.result.stopReason, 'completed');
+  assert.equal(undef.result.value, null);
+});
