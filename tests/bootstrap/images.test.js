@@ -88,3 +88,26 @@ test('a malformed image-register frame is a protocol error (exit 2)', async () =
   assert.equal(exit.code, 2);
   assert.match(session.stderr, /attachmentId/);
 });
+
+test('images inspected after a revoke are dropped like text', async () => {
+  const session = new ChildSession({
+    onFrame: (frame, child) => {
+      if (frame.type === 'call') child.send({ type: 'revoke', run: 1 });
+    },
+  });
+  try {
+    await session.waitFor((f) => f.type === 'hello');
+    session.send({ type: 'image-register', ...A });
+    session.send({
+      type: 'run', run: 1, format: 'async-function', cwd: process.cwd(), discardCompletion: false,
+      bindings: [{ global: 'tools', functions: ['wait'] }],
+      program: 'inspect(Image.get("a")); try { await tools.wait() } catch {} inspect("late", Image.get("a"))',
+    });
+    const terminal = await session.waitFor((f) => f.type === 'result' || f.type === 'revoked');
+    assert.equal(terminal.type, 'revoked');
+    const output = session.frames.filter((f) => f.type === 'text' || f.type === 'image');
+    assert.deepEqual(output, [text('[Image a 4x3]'), image(A), text('\n')]);
+  } finally {
+    await session.kill();
+  }
+});
