@@ -132,7 +132,8 @@ static void on_mode_change(void *userdata, const char *session_id, const char *n
             continue;
         env->invalidated = true;
         if (env->run && !env->run->outcome_selected)
-            ptc__run_select(env->run, "abort", "execution aborted: the session's sandbox mode changed to %s", new_mode);
+            ptc__run_select(env->run, "abort", "execution aborted %s: the session's sandbox mode changed to %s",
+                            env->run->code_started ? "during execution" : "before code started", new_mode);
         else
             ptc__env_terminate(env, NULL);
     }

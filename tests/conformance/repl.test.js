@@ -215,3 +215,18 @@ test('initializer: rejected outside persistent-in-memory', async () => {
   assert.equal(status, 2);
   assert.match(s.stderr, /wrong-mode/);
 });
+
+test('initializer: shares the first call\'s deadline and output budget', async () => {
+  const slow = initializerFile('inspect("init"); await new Promise((r) => setTimeout(r, 5000))');
+  const s = new Serve({ runtime: SCOPED, args: ['--initializer', slow] });
+  const timedOut = await s.run('1', '(await import("node:fs")).writeFileSync("user-ran", "x")', { stateOwner: 'o', timeoutMs: 600 });
+  assert.equal(timedOut.error.kind, 'timeout');
+  assert.equal(timedOut.retained.state, 'cleared');
+  await s.close();
+  const noisy = initializerFile('inspect("x".repeat(100))');
+  const t = new Serve({ runtime: { ...SCOPED, maxOutputBytes: 50 }, args: ['--initializer', noisy] });
+  const overflow = await t.run('1', '"user"', { stateOwner: 'o' });
+  assert.equal(overflow.error.kind, 'output-limit');
+  assert.equal(overflow.retained.state, 'cleared');
+  await t.close();
+});

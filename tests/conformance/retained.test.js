@@ -223,3 +223,17 @@ test('cleanup failure is worker-exit and blocks the owner until a release succee
   assert.equal(after.value, 'undefined');
   await s.close();
 });
+
+test('a mode change cancels a call that is still starting', async () => {
+  const s = new Serve({ runtime: SCRIPT, sandbox: { confineDelayMs: 1500 } });
+  s.send({ type: 'run', id: 'slow', program: '"started"', stateOwner: 'o' });
+  await new Promise((r) => setTimeout(r, 300));
+  s.send({ type: 'set-mode', mode: 'read-only' });
+  s.send({ type: 'set-mode', mode: 'workspace-write' });
+  const r = await s.result('slow');
+  assert.equal(r.error.kind, 'abort');
+  assert.match(r.error.message, /before code started.*mode/);
+  const next = await s.run('next', '"fresh"', { stateOwner: 'o' });
+  assert.equal(next.value, 'fresh');
+  await s.close();
+});
