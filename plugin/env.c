@@ -33,8 +33,9 @@ char *ptc__env_exit_description(const struct ptc_env *env)
     else if (env->quiescent && env->exit_status.signal)
         snprintf(status, sizeof status, " (signal %s)",
                  sigabbrev_np(env->exit_status.signal) ? sigabbrev_np(env->exit_status.signal) : "unknown");
-    const char *what = env->control_lost && !env->exit_status.exited ? "the control channel closed before the result"
-                                         : "the Node process exited before completing";
+    const char *what = !env->run                                       ? "the Node process exited"
+                       : env->control_lost && !env->exit_status.exited ? "the control channel closed before the result"
+                                                                       : "the Node process exited before completing";
     char *text = NULL;
     if (env->stderr_tail_len)
         (void)!asprintf(&text, "%s%s; stderr: %.*s", what, status, (int)env->stderr_tail_len, env->stderr_tail);
@@ -47,6 +48,9 @@ static void fail_env(struct ptc_env *env, const char *kind, const char *message)
 {
     if (env->run)
         ptc__run_on_env_failed(env->run, kind, message);
+    else if (env->owner) /* nobody gets a result for an idle failure: tell the host's logger */
+        ptc__log(env->inst, DSH_LOG_WARN, "retained environment of owner \"%s\" ended while idle (%s): %s",
+                 env->owner, kind, message);
     ptc__env_terminate(env, message);
 }
 

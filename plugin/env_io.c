@@ -18,6 +18,9 @@ static void env_protocol(struct ptc_env *env, const char *message)
 {
     if (env->run)
         ptc__run_on_env_failed(env->run, "protocol", message);
+    else if (env->owner)
+        ptc__log(env->inst, DSH_LOG_WARN, "retained environment of owner \"%s\" ended while idle (protocol): %s",
+                 env->owner, message);
     ptc__env_terminate(env, message);
 }
 
