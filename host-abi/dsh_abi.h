@@ -41,7 +41,8 @@ extern "C" {
     X(NOT_MAPPED, 13, "not-mapped", "the host path has no execution-world mapping")               \
     X(CLEANUP_FAILED, 14, "cleanup-failed", "the managed process range could not be cleaned up")  \
     X(LIMIT, 15, "limit", "a configured limit was exceeded")                                      \
-    X(PROTOCOL, 16, "protocol", "the peer violated the control protocol")
+    X(PROTOCOL, 16, "protocol", "the peer violated the control protocol")                         \
+    X(SCRIPT_INVALID, 17, "script-invalid", "the workflow script does not parse")
 
 enum dsh_status {
     DSH_OK = 0,

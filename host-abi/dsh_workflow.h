@@ -84,8 +84,11 @@ struct dsh_workflow_engine {
                 struct dsh_error *ret_error);
     /* request_json: {"script", "meta"?, "args"?, "provider"?, "maxTotalAgents"?, "agent"?:
      * {"id", "sessionId"?}, "cwd"?}. Rejects with DSH_E_REQUEST_INVALID (bad request or meta),
-     * DSH_E_NOT_FOUND (unknown provider), DSH_E_LIMIT (a cap out of range). On success on_done is
-     * called exactly once later; on error never. */
+     * DSH_E_NOT_FOUND (unknown provider), DSH_E_LIMIT (a cap out of range), DSH_E_SCRIPT_INVALID
+     * (the script does not compile). Blocking: the compile check is one short run of the lent
+     * runtime, pumped with its wait(), so callbacks of the runtime's other runs may be dispatched
+     * inside start() (never a workflow on_done). On success on_done is called exactly once later;
+     * on error never. */
     int (*start)(struct dsh_workflow *engine, const char *request_json, size_t request_len,
                  const struct dsh_workflow_callbacks *callbacks, dsh_workflow_run *ret_run,
                  struct dsh_error *ret_error);

@@ -79,6 +79,11 @@ int wf__config_parse(const char *yaml, size_t len, struct wf_config *ret, struct
  * (the runtime request JSON, transfer full). */
 int wf__request_build(struct dsh_workflow *engine, const char *json, size_t len, struct wf_run *run,
                       char **ret_request, struct dsh_error *err);
+/* check.c: compiles the script through one short run of the lent runtime, blocking (wait())
+ * until it ends; DSH_E_SCRIPT_INVALID with the SyntaxError when it does not parse. A check that
+ * cannot run is not an error here: the real run reports the runtime's failure. */
+int wf__check_script(struct dsh_workflow *engine, const char *script, const struct wf_run *run,
+                     const char *cwd, struct dsh_error *err);
 /* guest.js, embedded at build time. */
 const char *wf__guest_text(size_t *ret_len);
 

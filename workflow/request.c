@@ -195,6 +195,13 @@ int wf__request_build(struct dsh_workflow *engine, const char *json, size_t len,
     int rc = check_request(engine, req, run, &total, err);
     if (rc == -ENOMEM)
         wf__fail(err, rc, "out of memory");
+    json_object *script = NULL, *cwd = NULL;
+    json_object_object_get_ex(req, "script", &script);
+    json_object_object_get_ex(req, "cwd", &cwd);
+    /* Last, after the cheap checks: it costs one short runtime run. */
+    if (rc == 0)
+        rc = wf__check_script(engine, json_object_get_string(script), run,
+                              cwd ? json_object_get_string(cwd) : NULL, err);
     if (rc == 0) {
         *ret_request = runtime_request(engine, req, run, total);
         run->start_event = start_event(req, run);

@@ -1,10 +1,13 @@
-/* The reference subagent provider "nested": a child's prompt is a TypeScript program run as a
+/* The reference subagent providers. "nested": a child's prompt is a TypeScript program run as a
  * second run of the same runtime instance, with the host's demo tools, under the session's
- * sandbox. Its value becomes the child's text (or structured output when a schema is given), a
- * failed program a failed child. No model is needed, so workflows are real and testable. */
+ * sandbox. "command": the child runs a configured argv template with the prompt as one argument,
+ * from inside such a nested run (so it is confined the same way). Its value becomes the child's
+ * text (or structured output when a schema is given), a failed program a failed child. No model
+ * is needed, so workflows are real and testable. */
 #include "workflow.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,7 @@ struct dshh_subagents {
     struct dsh_subagent_provider vtable;
     dsh_subagent_id next_id;
     struct child *children;
+    char **command; /* "command": the argv template (NULL-terminated), else NULL */
 };
 
 static void trace(struct dshh_subagents *s, const char *step, dsh_subagent_id id)
@@ -181,6 +185,33 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
         release_child(c);
 }
 
+/* The nested program of a "command" child. The argv goes in as JSON data, each element exactly
+ * "{prompt}" replaced by the prompt: execFile passes it as one argument, never to a shell. */
+static char *command_program(struct dshh_subagents *s, const char *prompt, size_t prompt_len,
+                             bool schema)
+{
+    json_object *argv = json_object_new_array();
+    for (size_t i = 0; s->command[i]; i++)
+        json_object_array_add(argv, !strcmp(s->command[i], DSHH_PROMPT_PLACEHOLDER)
+                                        ? json_object_new_string_len(prompt, (int)prompt_len)
+                                        : json_object_new_string(s->command[i]));
+    const char *lit = json_object_to_json_string_ext(argv, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    static const char body[] =
+        "const { execFile } = await import('node:child_process');\n"
+        "const out = await new Promise((resolve, reject) => execFile(__argv[0], __argv.slice(1),\n"
+        "  { maxBuffer: 16 * 1024 * 1024 }, (e, stdout, stderr) => e\n"
+        "    ? reject(new Error(`${__argv[0]}: ${e.code === undefined || e.code === null ? 'signal ' + e.signal : 'exit ' + e.code}: ${String(stderr).slice(0, 2000)}`))\n"
+        "    : resolve(stdout)));\n"
+        "return __schema ? JSON.parse(out) : out;\n";
+    size_t len = strlen(lit) + sizeof body + 64;
+    char *program = malloc(len);
+    if (program)
+        snprintf(program, len, "const __argv = %s;\nconst __schema = %s;\n%s", lit,
+                 schema ? "true" : "false", body);
+    json_object_put(argv);
+    return program;
+}
+
 static int start(void *ctx, const char *prompt, size_t prompt_len, const char *options_json,
                  size_t options_len, const struct dsh_subagent_callbacks *callbacks,
                  dsh_subagent_id *ret_child, struct dsh_error *ret_error)
@@ -202,11 +233,17 @@ static int start(void *ctx, const char *prompt, size_t prompt_len, const char *o
     if (json_object_object_get_ex(opts, "schema", &v))
         c->schema = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object *req = json_object_new_object();
-    json_object_object_add(req, "program", json_object_new_string_len(prompt, (int)prompt_len));
+    if (s->command) {
+        char *program = command_program(s, prompt, prompt_len, c->schema != NULL);
+        json_object_object_add(req, "program", json_object_new_string(program ? program : "throw new Error('out of memory')"));
+        free(program);
+    } else {
+        json_object_object_add(req, "program", json_object_new_string_len(prompt, (int)prompt_len));
+    }
     if (json_object_object_get_ex(opts, "sessionId", &v))
         json_object_object_add(req, "sessionId", json_object_get(v));
     json_object *bindings = json_object_new_array();
-    if (s->host->demo_tools)
+    if (s->host->demo_tools && !s->command)
         dshh__add_demo_bindings(bindings);
     json_object_object_add(req, "bindings", bindings);
     json_object_put(opts);
@@ -254,6 +291,28 @@ static int dispose(void *ctx, dsh_subagent_id id)
     return 0;
 }
 
+int dshh__subagents_new_command(struct dshh_host *host, FILE *trace_out, const char *const *argv,
+                                struct dshh_subagents **ret)
+{
+    size_t n = 0;
+    while (argv[n])
+        n++;
+    if (n == 0 || dshh__subagents_new(host, trace_out, ret) < 0)
+        return -1;
+    struct dshh_subagents *s = *ret;
+    s->vtable.name = DSHH_SUBAGENT_COMMAND;
+    if (!(s->command = calloc(n + 1, sizeof *s->command)))
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        if (!(s->command[i] = strdup(argv[i])))
+            goto fail;
+    return 0;
+fail:
+    dshh__subagents_free(s);
+    *ret = NULL;
+    return -1;
+}
+
 int dshh__subagents_new(struct dshh_host *host, FILE *trace_out, struct dshh_subagents **ret)
 {
     struct dshh_subagents *s = calloc(1, sizeof *s);
@@ -292,5 +351,8 @@ void dshh__subagents_free(struct dshh_subagents *s)
         return;
     while (s->children)
         drop(s->children);
+    for (size_t i = 0; s->command && s->command[i]; i++)
+        free(s->command[i]);
+    free(s->command);
     free(s);
 }

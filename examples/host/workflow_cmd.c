@@ -1,6 +1,6 @@
 /* `dsh workflow run SCRIPT.js [--args JSON] [--json] ...`: mounts the composition, lends the
  * loaded runtime to the workflow engine (dsh-workflow-ptc.so) with the "nested" subagent
- * provider, runs one workflow and prints progress as it happens. SIGINT/SIGTERM cancel it.
+ * provider (and "command" when the row has a commandTemplate), runs one workflow and prints progress as it happens. SIGINT/SIGTERM cancel it.
  * Exit 0 completed, 1 error or cancelled, 2 usage, configuration or a rejected start. */
 #include "workflow.h"
 
@@ -189,11 +189,30 @@ static char *build_request(const struct wf_opts *o, const char *script)
     return text;
 }
 
-/* The enabled dsh-workflow-ptc row's config as YAML text ("" = defaults) and its path. */
-static int workflow_row(const struct dshh_profile *p, char **ret_yaml, const char **ret_path)
+/* commandTemplate of the row (validated as a list of strings by the catalog), or NULL when
+ * empty. The pointers are the profile's; the array is the caller's to free. */
+static const char **command_template(yaml_document_t *doc, yaml_node_t *config)
+{
+    yaml_node_t *seq = config ? dshh__yaml_get(doc, config, "commandTemplate") : NULL;
+    if (!seq || seq->type != YAML_SEQUENCE_NODE || seq->data.sequence.items.top == seq->data.sequence.items.start)
+        return NULL;
+    size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+    const char **argv = calloc(n + 1, sizeof *argv);
+    for (size_t i = 0; argv && i < n; i++) {
+        const char *text = dshh__yaml_scalar(yaml_document_get_node(doc, seq->data.sequence.items.start[i]));
+        argv[i] = text ? text : "";
+    }
+    return argv;
+}
+
+/* The enabled dsh-workflow-ptc row's config as YAML text ("" = defaults), its path and its
+ * commandTemplate (see command_template). */
+static int workflow_row(const struct dshh_profile *p, char **ret_yaml, const char **ret_path,
+                        const char ***ret_command)
 {
     *ret_yaml = NULL;
     *ret_path = DSH_DEFAULT_WORKFLOW_PATH;
+    *ret_command = NULL;
     for (size_t i = 0; i < p->nrows; i++) {
         const struct dshh_row *row = &p->rows[i];
         if (row->disabled || strcmp(row->name, DSHH_NAME_WORKFLOW))
@@ -204,6 +223,8 @@ static int workflow_row(const struct dshh_profile *p, char **ret_yaml, const cha
         yaml_document_t *doc = (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc;
         if (row->config && dsh_yaml_node_emit(doc, row->config, ret_yaml, &len) < 0)
             return -1;
+        free(*ret_command);
+        *ret_command = command_template(doc, row->config);
     }
     return 0;
 }
@@ -213,10 +234,13 @@ static int run_workflow(struct wf_cmd *c, struct dshh_host *host, const struct d
 {
     char *yaml = NULL;
     const char *path;
-    struct dshh_subagents *subs = NULL;
+    const char **command = NULL;
+    struct dshh_subagents *subs = NULL, *cmd_subs = NULL;
     void *dl = NULL;
     int status = DSHH_EXIT_USAGE;
-    if (workflow_row(profile, &yaml, &path) < 0 || dshh__subagents_new(host, c->json ? stderr : NULL, &subs) < 0)
+    FILE *trace = c->json ? stderr : NULL;
+    if (workflow_row(profile, &yaml, &path, &command) < 0 || dshh__subagents_new(host, trace, &subs) < 0 ||
+        (command && dshh__subagents_new_command(host, trace, command, &cmd_subs) < 0))
         goto out;
     dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     dsh_workflow_entry_fn entry = dl ? (dsh_workflow_entry_fn)dlsym(dl, "dsh_workflow_entry") : NULL;
@@ -231,7 +255,12 @@ static int run_workflow(struct wf_cmd *c, struct dshh_host *host, const struct d
     struct dsh_services services = host->services;
     services.struct_size = sizeof services;
     services.runtime = &rt;
-    const struct dsh_subagent_provider *subagents[] = {dshh__subagents_vtable(subs), NULL};
+    /* A configured commandTemplate makes "command" the default; "nested" stays selectable. */
+    const struct dsh_subagent_provider *subagents[3] = {NULL};
+    size_t k = 0;
+    if (cmd_subs)
+        subagents[k++] = dshh__subagents_vtable(cmd_subs);
+    subagents[k] = dshh__subagents_vtable(subs);
     struct dsh_error err = {0};
     int rc = c->engine->load(yaml ? yaml : "", yaml ? strlen(yaml) : 0, &services, subagents, &c->wf, &err);
     if (rc < 0) {
@@ -263,6 +292,8 @@ out:
     }
     dshh__loop_remove_fd(host->loop, c->sigpipe[0]);
     dshh__subagents_free(subs);
+    dshh__subagents_free(cmd_subs);
+    free(command);
     if (dl)
         dlclose(dl);
     free(yaml);

@@ -129,6 +129,8 @@ Test(abi, error_codes_frozen)
     cr_expect_eq(DSH_E_CONFIG_INVALID, -4097);
     cr_expect_eq(DSH_E_SANDBOX_UNAVAILABLE, -4107);
     cr_expect_eq(DSH_E_PROTOCOL, -4112);
+    cr_expect_eq(DSH_E_SCRIPT_INVALID, -4113);
+    cr_expect_str_eq(dsh_error_name(DSH_E_SCRIPT_INVALID), "script-invalid");
     int codes[] = {
 #define CODE(suffix, n, short_name, text) DSH_E_##suffix,
         DSH_ERROR_TABLE(CODE)

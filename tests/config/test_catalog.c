@@ -177,7 +177,7 @@ Test(catalog, workflow_engine_fields)
 	cr_assert_eq(dsh_catalog_open(&cat, err, sizeof(err)), 0, "%s", err);
 	const struct dsh_catalog_provider *p = dsh_catalog_find(cat, "dsh-workflow-ptc");
 	cr_assert_not_null(p);
-	cr_assert_eq(p->n_fields, 4);
+	cr_assert_eq(p->n_fields, 5);
 	static const struct { const char *key; int64_t def, min; } want[] = {
 		{"maxConcurrentAgents", 4, 1}, {"maxTotalAgents", 100, 1},
 		{"maxItemsPerCall", 1000, 1}, {"syncTimeoutMs", 5000, 1},
@@ -189,5 +189,10 @@ Test(catalog, workflow_engine_fields)
 		cr_assert_eq(f->def.value.integer, want[i].def, "%s default", want[i].key);
 		cr_assert(f->has_min && f->min == want[i].min && f->has_max, "%s range", want[i].key);
 	}
+	/* Read by the host: the argv template of the "command" subagent provider. */
+	const struct dsh_catalog_field *t = dsh_catalog_field_find(p, "commandTemplate");
+	cr_assert_not_null(t);
+	cr_assert_eq(t->type, DSH_FIELD_LIST);
+	cr_assert_eq(t->item_type, DSH_FIELD_STRING);
 	dsh_catalog_close(cat);
 }

@@ -83,9 +83,11 @@ test('a 10 000-line log burst with maxPendingCalls 8 completes, every line in or
 });
 
 test('the script: syntax errors, the synchronous-slice timeout and JSON-only results', async () => {
+  // A syntax error is rejected by start() (no result; see command.test.mjs).
   const syntax = await runWorkflow('return (');
-  assert.equal(syntax.result.error.code, 'script-invalid');
-  assert.match(syntax.result.error.message, /SyntaxError/);
+  assert.equal(syntax.status, 2);
+  assert.equal(syntax.result, null);
+  assert.match(syntax.stderr, /rejected \(script-invalid\): SyntaxError/);
   const spin = await runWorkflow('while (true) {}', { rows: { workflow: { syncTimeoutMs: 200 } } });
   assert.equal(spin.result.error.code, 'sync-timeout');
   for (const bad of ['return () => 1', 'return {x: NaN}', 'return new Map()', 'return 10n']) {

@@ -1,0 +1,80 @@
+// The "command" subagent provider (workflow row commandTemplate) and the syntax check at start,
+// through the real `dsh workflow run`.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { agentOverlap, DSH, runWorkflow, tempDir } from './harness.mjs';
+
+// The prompt reaches the shell as "$1", data only: the script text is the template's own.
+const SHELL_ECHO = ['/bin/sh', '-c', 'printf "%s" "$1"', 'sh', '{prompt}'];
+
+test('an unparsable script is rejected at start with script-invalid and no agent started', () => {
+  const ws = tempDir();
+  const file = join(tempDir(), 'w.js');
+  writeFileSync(file, `await agent('return 1', {label: 'never'});\nreturn 1 +;`);
+  const r = spawnSync(DSH, ['workflow', 'run', file, '--json'], { cwd: ws, encoding: 'utf8' });
+  assert.equal(r.status, 2, r.stderr);
+  assert.equal(r.stdout, '', 'no result for a rejected start');
+  assert.match(r.stderr, /rejected \(script-invalid\): SyntaxError/);
+  assert.ok(!r.stderr.includes('"subagent"'), 'no child was started');
+  assert.ok(!r.stderr.includes('"type":"start"'), 'no run, so no events');
+  // The same script made valid runs normally (the check does not reject good scripts).
+  writeFileSync(file, `const x = await agent('return 1', {label: 'ok'});\nreturn x + '!';`);
+  const good = spawnSync(DSH, ['workflow', 'run', file, '--json'], { cwd: ws, encoding: 'utf8' });
+  assert.equal(good.status, 0, good.stderr);
+  assert.deepEqual(JSON.parse(good.stdout), { value: '1!', stopReason: 'completed', agentsStarted: 1 });
+});
+
+test('a command-template workflow returns the command output (structured with a schema)', async () => {
+  const script = `
+    const text = await agent('hello world', {label: 'echo'});
+    const obj = await agent('{"n": 7}', {label: 'json', schema: {type: 'object'}});
+    const nested = await agent('return "from nested"', {label: 'n', provider: 'nested'});
+    return {text, obj, nested};`;
+  const r = await runWorkflow(script, { rows: { workflow: { commandTemplate: SHELL_ECHO } } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.result, { value: { text: 'hello world', obj: { n: 7 }, nested: 'from nested' }, stopReason: 'completed', agentsStarted: 3 });
+  assert.equal(r.events[0].provider, 'command', 'a configured template is the default provider');
+  const providers = r.events.filter((e) => e.type === 'agent-start').map((e) => e.provider);
+  assert.deepEqual(providers, ['command', 'command', 'nested']);
+  agentOverlap(r.events, assert);
+});
+
+test('a failing command fails its agent: null, agent-end ok false, the workflow completes', async () => {
+  const script = `
+    const failed = await agent('anything', {label: 'fails'});
+    const killed = await agent('x', {label: 'killed', provider: 'command'});
+    return {failed, killed};`;
+  const rows = { workflow: { commandTemplate: ['/bin/sh', '-c', 'echo oops >&2; exit 3', 'sh', '{prompt}'] } };
+  const r = await runWorkflow(script, { rows });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.result.value, { failed: null, killed: null });
+  const ends = r.events.filter((e) => e.type === 'agent-end').map((e) => e.ok);
+  assert.deepEqual(ends, [false, false]);
+  const missing = await runWorkflow(`return await agent('x')`, { rows: { workflow: { commandTemplate: ['/nonexistent/tool', '{prompt}'] } } });
+  assert.equal(missing.result.value, null);
+  assert.equal(missing.result.stopReason, 'completed');
+});
+
+test('a prompt with shell metacharacters is passed literally, as one argument', async () => {
+  const ws = tempDir('dsh-wf-ws-');
+  const prompt = `a $(touch ${ws}/pwned) \`touch ${ws}/pwned2\` ; touch ${ws}/pwned3 | cat > ${ws}/out * 'q' "d" \\ $HOME\nline2 {prompt}`;
+  const r = await runWorkflow(`return [await agent(args.p), await agent(args.p, {provider: 'command'})]`, {
+    ws,
+    args: { p: prompt },
+    rows: { workflow: { commandTemplate: SHELL_ECHO } },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.result.value, [prompt, prompt]);
+  assert.deepEqual(readdirSync(ws), [], 'nothing the prompt spelled was executed');
+  // No shell at all: argv straight to the program; {prompt} inside a larger element stays text.
+  const direct = await runWorkflow(`return [await agent(args.p)]`, {
+    ws,
+    args: { p: prompt },
+    rows: { workflow: { commandTemplate: ['/usr/bin/printf', '%s|%s', '{prompt}', 'x{prompt}'] } },
+  });
+  assert.deepEqual(direct.result.value, [`${prompt}|x{prompt}`]);
+  assert.ok(!existsSync(join(ws, 'pwned')));
+});
