@@ -155,6 +155,8 @@ export class ChildLoop {
     globals.set('inspect', this.#inspect);
     globals.set('Image', Image);
     for (const [name, value] of globals) globalThis[name] = value;
+    // Imports that settle after a retained evaluation ended reject (imports/ended.js).
+    run.retain = frame.retain === true;
     const request = {
       cwd: frame.cwd,
       run,

@@ -6,11 +6,13 @@
 // module: a vm.SyntheticModule exposing the exports object's own enumerable string properties,
 // one module per exports object and context; names and values are captured once, and a capture
 // failure (a throwing getter) stays cached for that exports object.
+// Every handled import goes through guardImport (ended.js): imports of ended evaluations.
 
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
+import { guardImport } from './ended.js';
 import { checkDecision, getProgramImportHandler, isThenable } from './handler.js';
-import { evaluateEntry, isVmEsm, namespaceModule, resolveFileUrl, vmEsmEntry } from './vm-esm.js';
+import { evaluateEntry, namespaceModule, vmEsmEntry, vmEsmUrl } from './vm-esm.js';
 
 const nativeImporters = new Map(); // filename -> (specifier, options) => Promise<namespace>
 const MAIN = {}; // cache key of the main context
@@ -76,8 +78,8 @@ function vmImporter(context) {
     const decision = handler === null ? { type: 'default' } : checkDecision(await handler(request));
     if (decision.type === 'module') return { module: await syntheticModule(decision.exports, context) };
     const target = decision.type === 'redirect' ? decision.specifier : specifier;
-    const url = resolveFileUrl(target, filename);
-    if (url !== null && isVmEsm(url)) {
+    const url = vmEsmUrl(target, filename);
+    if (url !== null) {
       if (Object.keys(attributes ?? {}).length > 0) {
         throw new TypeError(`import attributes are not supported for VM-loaded ESM (${target})`);
       }
@@ -86,14 +88,14 @@ function vmImporter(context) {
     return { namespace: await nativeImport(filename, target, attributes) };
   }
   importer = {
-    dynamicFrom: (filename) => async (specifier, attributes) => {
+    dynamicFrom: (filename) => (specifier, attributes) => guardImport(async () => {
       const target = await decide(specifier, attributes, filename);
       if (target.entry) return evaluateEntry(target.entry, importer.linker);
       return target.module ?? target.namespace;
-    },
+    }),
     // Static requests of VM-loaded modules: bound once per request by Node's linking.
     linker: async (specifier, referencing, extra) => {
-      const target = await decide(specifier, extra?.attributes ?? {}, fileURLToPath(referencing.identifier));
+      const target = await guardImport(() => decide(specifier, extra?.attributes ?? {}, fileURLToPath(referencing.identifier)));
       if (target.entry) {
         if (target.entry.error !== undefined) throw target.entry.error;
         return target.entry.module;
@@ -114,7 +116,7 @@ export function programImportOption({ filename, sync = false, context } = {}) {
     const dynamicImport = vmImporter(context).dynamicFrom(filename);
     return (specifier, _referrer, attributes) => dynamicImport(specifier, attributes);
   }
-  return function importModuleDynamically(specifier, _referrer, attributes) {
+  return (specifier, _referrer, attributes) => guardImport(() => {
     const handler = getProgramImportHandler();
     const info = { filename, specifier, attributes, context };
     if (handler === null) return nativeImport(filename, specifier, attributes);
@@ -126,8 +128,6 @@ export function programImportOption({ filename, sync = false, context } = {}) {
       }
       return apply(checkDecision(decision), info);
     }
-    return Promise.resolve()
-      .then(() => handler(request))
-      .then((decision) => apply(checkDecision(decision), info));
-  };
+    return Promise.resolve(handler(request)).then((decision) => apply(checkDecision(decision), info));
+  });
 }

@@ -12,9 +12,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { endedImportError } from './ended.js';
 import { checkDecision, getProgramImportHandler, isThenable } from './handler.js';
 
 const SCHEME = 'ptc-import-module:';
+// A module that never finishes evaluating: late imports of temporary evaluations (ended.js).
+const PENDING = 'ptc-import-pending:';
 const BRIDGE = Symbol.for('ptc.importBridge');
 const replScope = new AsyncLocalStorage();
 const ids = new WeakMap(); // exports -> id
@@ -53,6 +56,11 @@ function install() {
       if (handler === null || replScope.getStore() === undefined || typeof parent !== 'string' || !parent.endsWith('/repl')) {
         return nextResolve(specifier, context);
       }
+      // An import started after its evaluation ended; the hook is synchronous, so imports already
+      // resolving when the evaluation ends complete normally.
+      const ended = endedImportError();
+      if (ended === 'pending') return { url: PENDING, format: 'module', shortCircuit: true };
+      if (ended !== null) throw ended;
       const request = Object.freeze({
         specifier,
         attributes: Object.freeze({ ...context.importAttributes }),
@@ -66,6 +74,7 @@ function install() {
       return { url: moduleUrl(decision.exports), format: 'module', shortCircuit: true };
     },
     load(url, context, nextLoad) {
+      if (url === PENDING) return { format: 'module', source: 'await new Promise(() => {});', shortCircuit: true };
       if (!url.startsWith(SCHEME)) return nextLoad(url, context);
       return { format: 'module', source: moduleSource(Number(url.slice(SCHEME.length))), shortCircuit: true };
     },

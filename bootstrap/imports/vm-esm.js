@@ -1,9 +1,11 @@
 // VM Script's own ESM loading (with a ProgramImportHandler only): file modules that Node would
-// load as ESM (`.mjs`, or `.js` under a package.json with "type": "module") are compiled as
+// load as ESM (resolved by Node's ESM resolver, bare package specifiers included, to format
+// `module`: `.mjs`, or `.js` under a package.json with "type": "module") are compiled as
 // vm.SourceTextModule in the Script's context, so their static imports, re-exports and later
 // dynamic imports consult the same (async-capable) handler. One cache per context, by resolved
-// URL; a module whose loading, linking or evaluation failed stays failed in that cache. Other
-// targets (node: builtins, bare package specifiers, CommonJS, JSON, ...) use Node's loader; a
+// URL; a module whose loading, linking or evaluation failed stays failed in that cache, unless
+// the failure came from an import of an ended evaluation (ended.js). Other
+// targets (node: builtins, CommonJS, JSON, inferred ESM, ...) use Node's loader; a
 // static import of one gets a synthetic module whose exports are captured at evaluation.
 // Import attributes on VM-loaded ESM are rejected; source-phase imports are rejected by V8/Node
 // before the handler is called.
@@ -13,6 +15,7 @@ import module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import vm from 'node:vm';
+import { isEndedImportError } from './ended.js';
 
 const caches = new WeakMap(); // context -> Map(url -> Promise<vm.Module>)
 
@@ -26,18 +29,39 @@ export function resolveFileUrl(specifier, referrer) {
   return new URL(specifier, pathToFileURL(referrer)).href;
 }
 
-// Whether Node would load the file at url as ESM.
-export function isVmEsm(url) {
-  const file = fileURLToPath(url);
-  if (file.endsWith('.mjs')) return true;
-  if (!file.endsWith('.js')) return false;
-  const pkg = module.findPackageJSON(url);
-  if (pkg === undefined) return false;
+// Node's ESM resolution of a specifier from a file, with the runner's active conditions and
+// flags: import.meta.resolve() of a probe specifier that a synchronous resolve hook answers by
+// resolving the real specifier from the real parent (import.meta.resolve takes no parent).
+const PROBE = 'ptc-resolve-probe:';
+let probed = null; // the format the hook saw for the probe in progress
+
+function installProbe() {
+  if (probed !== null) return;
+  probed = {};
+  module.registerHooks({
+    resolve(specifier, context, nextResolve) {
+      if (!specifier.startsWith(PROBE)) return nextResolve(specifier, context);
+      const request = JSON.parse(decodeURIComponent(specifier.slice(PROBE.length)));
+      const result = nextResolve(request.specifier, { ...context, parentURL: request.parent });
+      probed.format = result.format;
+      return result;
+    },
+  });
+}
+
+// The URL of the file module Node would load as ESM (format `module`: `.mjs`, `.js` of a
+// "type": "module" package) for specifier imported from referrer, or null for other formats
+// and for failed resolutions (Node's loader then reports them).
+export function vmEsmUrl(specifier, referrer) {
+  installProbe();
+  probed.format = undefined;
+  let url;
   try {
-    return JSON.parse(fs.readFileSync(pkg, 'utf8')).type === 'module';
+    url = import.meta.resolve(PROBE + encodeURIComponent(JSON.stringify({ specifier, parent: pathToFileURL(referrer).href })));
   } catch {
-    return false;
+    return null;
   }
+  return probed.format === 'module' && url.startsWith('file:') ? url : null;
 }
 
 function cacheFor(context) {
@@ -63,7 +87,10 @@ export function namespaceModule(namespace, context) {
 export function vmEsmEntry(url, context, dynamicFrom) {
   const cache = cacheFor(context);
   let entry = cache.get(url);
-  if (entry !== undefined) return entry;
+  // A module that failed only because an earlier evaluation ended (its linking or evaluation
+  // met an ended import) is loaded afresh; evaluated modules and their own failures are kept.
+  const ended = entry?.module?.status === 'errored' && isEndedImportError(entry.module.error);
+  if (entry !== undefined && !ended) return entry;
   const filename = fileURLToPath(url);
   try {
     const source = fs.readFileSync(filename, 'utf8');

@@ -4,10 +4,10 @@
 // that supports it; failing handlers reject the import, module capture failures stay cached.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { NODE, ROOT, runProgram, tempDir, text } from './harness.js';
+import { NODE, ROOT, runProgram, Serve, tempDir, text } from './harness.js';
 
 const RUNNER = join(ROOT, 'bootstrap/runners/module-map-runner.js');
 
@@ -107,3 +107,43 @@ inspect(errors.join(" | "));
       'no module for you | no module for you | import attributes are not supported for VM-loaded ESM (./dep.mjs)\n');
   });
 }
+
+// A retained evaluation's imports started after it ended reject (a saved function called by a
+// later evaluation imports normally), and a VM-loaded module whose evaluation failed only because
+// of such an import is loaded afresh by the next evaluation.
+test('retained VM Script: late imports reject; modules failed by an ended evaluation reload', async () => {
+  const { ws, launch } = setup(MAP);
+  writeFileSync(join(ws, 'slow.mjs'), 'await new Promise((r) => setTimeout(r, 100));\nexport const name = (await import("virtual:config")).name;\n');
+  const s = new Serve({ ws, runtime: { executionMode: 'vm-script', scriptPersistence: true, launch } });
+  try {
+    const first = await s.run('1', `var settle = (p) => p.then((m) => m.name, (e) => e.message);
+var later = () => import("virtual:config");
+var slow = settle(import("./slow.mjs"));
+setTimeout(() => { globalThis.late = settle(import("virtual:config")); }, 50);
+1`, { stateOwner: 'o' });
+    assert.equal(first.ok, true, JSON.stringify(first));
+    await new Promise((r) => setTimeout(r, 400));
+    const second = await s.run('2', '[await late, await slow, (await later()).name, await settle(import("./slow.mjs"))]', { stateOwner: 'o' });
+    assert.deepEqual(second.value, ['import after the evaluation ended', 'import after the evaluation ended', 'cfg', 'cfg']);
+  } finally {
+    await s.close();
+  }
+});
+
+// Bare specifiers go through Node's ESM resolver: an ESM package is VM-loaded, so its static
+// import consults the handler; a CommonJS package stays with Node's loader.
+test('VM Script: a bare ESM package is VM-loaded; a CommonJS package uses Node\'s loader', async () => {
+  const { ws, launch } = setup(MAP);
+  for (const [name, pkg, file, source] of [
+    ['esm-pkg', '{"name":"esm-pkg","type":"module","exports":"./index.js"}', 'index.js', 'import cfg from "virtual:config"; export const answer = cfg.answer;'],
+    ['cjs-pkg', '{"name":"cjs-pkg","main":"main.js"}', 'main.js', 'module.exports = { kind: "cjs" };'],
+  ]) {
+    mkdirSync(join(ws, 'node_modules', name), { recursive: true });
+    writeFileSync(join(ws, 'node_modules', name, 'package.json'), pkg);
+    writeFileSync(join(ws, 'node_modules', name, file), source);
+  }
+  const program = 'inspect((await import("esm-pkg")).answer, (await import("cjs-pkg")).default.kind)';
+  const { result } = await runProgram(program, { ws, runtime: { executionMode: 'vm-script', launch } });
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.equal(text(result), '42 cjs\n');
+});
