@@ -37,6 +37,16 @@ int dsh_diagnostics_join(const struct dsh_diagnostics *diags, char **ret_text);
 
 /* ---- YAML text in and out ------------------------------------------- */
 
+/* A growing NUL-terminated text buffer and the libyaml output handler that
+ * appends to it (yaml_emitter_set_output(&e, dsh_text_buffer_write, &buf)).
+ * The caller frees buf.data. */
+struct dsh_text_buffer {
+	char *data;
+	size_t len;
+	size_t cap;
+};
+int dsh_text_buffer_write(void *data, unsigned char *bytes, size_t size);
+
 /* Loads exactly one YAML document. Empty text gives a document without a root
  * node (= an empty config). On -EINVAL ret_diags names the syntax error. Every
  * ret_diags below is initialized by the call (may be NULL); release it with

@@ -79,15 +79,9 @@ static int copy_node(struct copy *c, int src_index, int depth, int *ret_index)
 	return 0;
 }
 
-struct buffer {
-	char *data;
-	size_t len;
-	size_t cap;
-};
-
-static int write_handler(void *data, unsigned char *bytes, size_t size)
+int dsh_text_buffer_write(void *data, unsigned char *bytes, size_t size)
 {
-	struct buffer *b = data;
+	struct dsh_text_buffer *b = data;
 	if (b->len + size + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 256;
 		while (cap < b->len + size + 1)
@@ -123,12 +117,12 @@ int dsh_yaml_node_emit(yaml_document_t *doc, yaml_node_t *node, char **ret_text,
 	}
 
 	yaml_emitter_t emitter;
-	struct buffer b = {0};
+	struct dsh_text_buffer b = {0};
 	if (!yaml_emitter_initialize(&emitter)) {
 		yaml_document_delete(&out);
 		return -ENOMEM;
 	}
-	yaml_emitter_set_output(&emitter, write_handler, &b);
+	yaml_emitter_set_output(&emitter, dsh_text_buffer_write, &b);
 	yaml_emitter_set_unicode(&emitter, 1);
 	yaml_emitter_set_width(&emitter, -1); /* no folding: keep values on one line */
 	bool ok = yaml_emitter_open(&emitter) && yaml_emitter_dump(&emitter, &out) &&

@@ -4,6 +4,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/examples/setup.sh"
+# mktemp replaces the trailing Xs with a unique suffix
 workspace=$(mktemp -d "${TMPDIR:-/tmp}/dsh-quickstart-XXXXXX")
 echo "workspace: $workspace"
 cd "$workspace"

@@ -7,8 +7,10 @@
 #ifndef DSH_ABI_H
 #define DSH_ABI_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #ifdef __cplusplus
@@ -89,6 +91,21 @@ struct dsh_error {
     int32_t code;
     char message[DSH_ERROR_MESSAGE_MAX]; /* NUL-terminated UTF-8 */
 };
+
+/* Fills err (when not NULL) with code and a formatted message; returns code, so that
+ * `return dsh_error_setf(err, DSH_E_..., "...")` reports and fails in one step. */
+static inline __attribute__((format(printf, 3, 4))) int dsh_error_setf(struct dsh_error *err, int code,
+                                                                       const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
 
 /* Every versioned struct starts with this prefix so a reader can check what it was handed. */
 #define DSH_STRUCT_HEADER                                                                          \

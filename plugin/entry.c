@@ -11,18 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ptc__fail(struct dsh_error *err, int code, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->code = code;
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 void ptc__log(struct dsh_instance *inst, int level, const char *fmt, ...)
 {
     const struct dsh_logger *logger = inst->services.logger;

@@ -80,8 +80,7 @@ int ptc__run_cancel(struct ptc_run *run, const char *reason);
 int ptc__run_reply(struct ptc_run *run, uint64_t call, bool ok, const char *text, size_t len);
 
 /* error helper: fills err (may be NULL) and returns code */
-int ptc__fail(struct dsh_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+#define ptc__fail dsh_error_setf
 void ptc__log(struct dsh_instance *inst, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

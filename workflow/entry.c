@@ -11,18 +11,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-int wf__fail(struct dsh_error *err, int code, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->code = code;
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 void wf__wake(struct dsh_workflow *engine)
 {
     uint64_t one = 1;

@@ -66,9 +66,8 @@ struct dsh_workflow {
     struct wf_run *runs;
 };
 
-/* entry.c */
-int wf__fail(struct dsh_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* error helper: fills err (may be NULL) and returns code */
+#define wf__fail dsh_error_setf
 void wf__wake(struct dsh_workflow *engine);
 const struct dsh_subagent_provider *wf__find_provider(struct dsh_workflow *engine, const char *name);
 

@@ -1,5 +1,6 @@
 /* `dsh --dump-config`: the composed rows as a YAML list, each preceded by a comment naming the
  * layer it came from. The output is itself a valid profile. */
+#include "dsh_config.h"
 #include "dshh.h"
 
 #include <stdlib.h>
@@ -54,36 +55,14 @@ int dshh__yaml_emit_node(yaml_emitter_t *e, yaml_document_t *doc, yaml_node_t *n
     }
 }
 
-struct buf {
-    char *data;
-    size_t len, cap;
-};
-
-static int buf_write(void *data, unsigned char *bytes, size_t size)
-{
-    struct buf *b = data;
-    if (b->len + size + 1 > b->cap) {
-        size_t cap = (b->len + size + 1) * 2;
-        char *d = realloc(b->data, cap);
-        if (!d)
-            return 0;
-        b->data = d;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, bytes, size);
-    b->len += size;
-    b->data[b->len] = '\0';
-    return 1;
-}
-
 /* One row as a one-item block sequence; concatenated, the items form one list. */
-static int emit_row(const struct dshh_row *row, struct buf *out)
+static int emit_row(const struct dshh_row *row, struct dsh_text_buffer *out)
 {
     yaml_emitter_t e;
     yaml_event_t ev;
     if (!yaml_emitter_initialize(&e))
         return -1;
-    yaml_emitter_set_output(&e, buf_write, out);
+    yaml_emitter_set_output(&e, dsh_text_buffer_write, out);
     yaml_emitter_set_unicode(&e, 1);
     yaml_emitter_set_width(&e, -1);
     int rc = -1;
@@ -135,7 +114,7 @@ int dshh__dump_profile(const struct dshh_profile *profile, FILE *out)
     fputc('\n', out);
     for (size_t i = 0; i < profile->nrows; i++) {
         const struct dshh_row *row = &profile->rows[i];
-        struct buf b = {0};
+        struct dsh_text_buffer b = {0};
         if (emit_row(row, &b)) {
             free(b.data);
             return -1;

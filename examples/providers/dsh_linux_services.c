@@ -44,18 +44,6 @@ void dshx__log(const struct dshx__config *cfg, int level, const char *fmt, ...)
     cfg->logger->log(cfg->logger->ctx, level, msg);
 }
 
-int dshx__fail(struct dsh_error *ret_error, int code, const char *fmt, ...)
-{
-    if (ret_error) {
-        ret_error->code = code;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(ret_error->message, sizeof(ret_error->message), fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 /* The options struct grows by appending: read a field only when the caller's size covers it. */
 #define HAS(o, field)                                                                              \
     ((o)->struct_size >= offsetof(struct dsh_linux_services_options, field) + sizeof((o)->field))

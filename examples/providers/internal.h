@@ -50,8 +50,7 @@ struct dshx__config {
 bool dshx__mode_valid(const char *mode);
 void dshx__log(const struct dshx__config *cfg, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-int dshx__fail(struct dsh_error *ret_error, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+#define dshx__fail dsh_error_setf /* fills ret_error (may be NULL), returns code */
 
 /* ---- string vectors ---- */
 struct dshx__strv {

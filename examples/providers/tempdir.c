@@ -18,6 +18,7 @@
 int dshx__tempdir_create(const char *root, char **ret_path)
 {
     char *path = NULL;
+    /* mkdtemp fills in the trailing Xs */
     if (asprintf(&path, "%s/dsh-run-XXXXXX", root) < 0)
         return -ENOMEM;
     if (!mkdtemp(path)) { /* mode 0700 */
