@@ -40,6 +40,14 @@ export function formatSyntaxError(message, { source, filename, line, column, wid
   return `SyntaxError: ${message}\n    at ${filename}:${at.line}:${col}\n${at.text}\n${' '.repeat(col - 1)}${'^'.repeat(caretWidth)}`;
 }
 
+// Throws the ProgramSyntaxError for `message` at character `index` of `source` (caret `width`).
+export function rejectSourceAt(message, { source, filename, index, width }) {
+  const before = source.slice(0, index).split('\n');
+  const line = before.length;
+  const column = before[before.length - 1].length + 1;
+  throw new ProgramSyntaxError(formatSyntaxError(message, { source, filename, line, column, width }));
+}
+
 // Node's TypeScript errors carry a code-frame in `stack`: ":<line>", context lines, and a caret
 // line under the offending line. Returns { line, column, width } in wrapped-source coordinates.
 function locateStripError(error) {

@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { getProgramImportHandler } from '../imports/handler.js';
-import { inReplImportScope } from '../imports/repl-imports.js';
+import { inReplImportScope, withReplImporter } from '../imports/repl-imports.js';
 import { callerRun } from '../run-state.js';
 import { formatCompileError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
 import { settledCompletion } from './repl-completion.js';
@@ -119,8 +119,9 @@ export function createReplEvaluator() {
     evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, discardCompletion = false }) {
       process.chdir(cwd);
       const filename = path.join(process.cwd(), name);
-      const code = asStatements(stripProgramTypes(program, { prefix: STRIP_PREFIX, suffix: STRIP_SUFFIX, filename }));
+      let code = asStatements(stripProgramTypes(program, { prefix: STRIP_PREFIX, suffix: STRIP_SUFFIX, filename }));
       const repl = serverFor(run, retain);
+      if (getProgramImportHandler() !== null) code = withReplImporter(code, repl.context, { source: program, filename });
       repl.installGlobals(globals);
       return new Promise((resolve, reject) => {
         let done = false;

@@ -17,7 +17,7 @@
 
 import { createRequire } from 'node:module';
 import vm from 'node:vm';
-import { formatCompileError, formatSyntaxError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
+import { formatCompileError, formatSyntaxError, ProgramSyntaxError, rejectSourceAt, stripProgramTypes } from '../typescript.js';
 import { programImportOption } from '../imports/program-imports.js';
 
 const require = createRequire(import.meta.url);
@@ -43,22 +43,15 @@ function loadParser() {
   return parser;
 }
 
-function rejectSource(message, { source, filename, index, width }) {
-  const before = source.slice(0, index).split('\n');
-  const line = before.length;
-  const column = before[before.length - 1].length + 1;
-  throw new ProgramSyntaxError(formatSyntaxError(message, { source, filename, line, column, width }));
-}
-
 // `#!` only works at the very start of a Script, and `__$binding_` names the generated code.
 function checkReserved(source, filename) {
   if (source.startsWith('#!')) {
-    rejectSource('scoped REPL programs cannot start with #!', { source, filename, index: 0, width: 2 });
+    rejectSourceAt('scoped REPL programs cannot start with #!', { source, filename, index: 0, width: 2 });
   }
   const reserved = source.indexOf(RESERVED_PREFIX);
   if (reserved !== -1) {
     const message = `scoped REPL programs cannot contain ${RESERVED_PREFIX}`;
-    rejectSource(message, { source, filename, index: reserved, width: RESERVED_PREFIX.length });
+    rejectSourceAt(message, { source, filename, index: reserved, width: RESERVED_PREFIX.length });
   }
 }
 
@@ -178,7 +171,7 @@ export class ScopeChain {
     const scan = scanDeclarations(ast, { strict: this.#strict });
     if (scan.topLevelReturn !== null) {
       const index = scan.topLevelReturn.start;
-      rejectSource('Illegal return statement', { source: program, filename, index, width: 'return'.length });
+      rejectSourceAt('Illegal return statement', { source: program, filename, index, width: 'return'.length });
     }
 
     const earlier = this.names();

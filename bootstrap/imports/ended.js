@@ -38,13 +38,27 @@ export function endedImportError() {
   return error;
 }
 
+// `promise` (an import of `run`) with its outcome replaced when `run` ended before it settled.
+// The check runs when the import settles, so the program's own reactions see the replacement.
+function settledFor(run, promise) {
+  return promise.then(
+    (value) => (hasEnded(run) ? endedImport(run) : value),
+    (error) => {
+      if (hasEnded(run) && !isEndedImportError(error)) return endedImport(run);
+      throw error;
+    },
+  );
+}
+
+// For an import the calling evaluation has already started (Node REPL, repl-imports.js).
+export function settledForCaller(promise) {
+  return settledFor(callerRun(), promise);
+}
+
 // Runs start() (returning a Promise) for the calling evaluation, unless it already ended; the
 // outcome is replaced when the evaluation ended while the import was in progress.
 export function guardImport(start) {
   const run = callerRun();
   if (hasEnded(run)) return endedImport(run);
-  return Promise.resolve().then(start).then(
-    (value) => (hasEnded(run) ? endedImport(run) : value),
-    (error) => (hasEnded(run) && !isEndedImportError(error) ? endedImport(run) : Promise.reject(error)),
-  );
+  return settledFor(run, Promise.resolve().then(start));
 }

@@ -18,6 +18,7 @@ writeFileSync(path.join(dir, 'a.mjs'), 'import "./b.mjs"; export const a = "A";'
 writeFileSync(path.join(dir, 'b.mjs'), 'export const b = 1;');
 writeFileSync(path.join(dir, 'e.cjs'), 'module.exports = 1;');
 writeFileSync(path.join(dir, 'c.mjs'), 'export const c = {};');
+writeFileSync(path.join(dir, 'slow.mjs'), 'await new Promise((r) => setTimeout(r, 150));\nexport const x = "slow";');
 writeFileSync(path.join(dir, 'd.mjs'), 'await new Promise((r) => setTimeout(r, 100));\nexport const d = (await import("./c.mjs")).c;');
 const preload = path.join(dir, 'preload.mjs');
 // The first decision for ./b.mjs arrives late, after the evaluation that asked for it ended.
@@ -64,10 +65,12 @@ ${save}1`, { settleMs: 300 });
     }));
 }
 
-for (const format of ['vm-script', 'repl']) test(`${format}: a temporary evaluation's late import stays pending`, async () => {
+for (const format of ['vm-script', 'repl']) test(`${format}: a temporary evaluation's late imports stay pending`, async () => {
   const marker = path.join(dir, `late-import-${format}`);
+  const slowMarker = path.join(dir, `late-slow-import-${format}`);
   const timer = path.join(dir, `late-timer-${format}`);
   const program = `var fs = await import("node:fs");
+import("./slow.mjs").then(() => fs.writeFileSync(${JSON.stringify(slowMarker)}, "loaded"), (e) => fs.writeFileSync(${JSON.stringify(slowMarker)}, e.message));
 setTimeout(() => {
   import("sync:mod").then(() => fs.writeFileSync(${JSON.stringify(marker)}, "loaded"), (e) => fs.writeFileSync(${JSON.stringify(marker)}, e.message));
   setTimeout(() => fs.writeFileSync(${JSON.stringify(timer)}, "ran"), 100);
@@ -76,7 +79,8 @@ setTimeout(() => {
   const { result } = await runProgram(program, { format, cwd: dir, nodeArgs, settleMs: 400 });
   assert.equal(result.ok, true, JSON.stringify(result));
   assert.equal(existsSync(timer), true, 'the process kept running');
-  assert.equal(existsSync(marker), false, 'the late import neither loaded nor rejected');
+  assert.equal(existsSync(marker), false, 'the import started late neither loaded nor rejected');
+  assert.equal(existsSync(slowMarker), false, 'the import resolving late neither loaded nor rejected');
 });
 
 test('vm-script: modules failed by an ended evaluation reload; evaluated modules keep identity', () =>
@@ -95,14 +99,19 @@ globalThis.c = await import("./c.mjs");
     assert.equal(await child.value('(await import("./c.mjs")) === c'), true);
   }));
 
-test('repl: a retained evaluation\'s imports started late reject; saved functions import normally', () =>
+// Node REPL decisions are synchronous: its import resolving late loads a module that evaluates
+// slowly. Once loaded, the module imports normally in later evaluations.
+test('repl: a retained evaluation\'s late imports reject; saved functions import normally', () =>
   withChild('repl', async (child) => {
     await child.value(`globalThis.settle = ${SETTLE};
 globalThis.later = () => import("sync:mod");
+globalThis.resolvedLate = settle(import("./slow.mjs"));
 setTimeout(() => { globalThis.startedLate = settle(import("sync:mod")); }, 50);
 1`, { settleMs: 300 });
     assert.equal(await child.value('await globalThis.startedLate'), ENDED);
+    assert.equal(await child.value('await globalThis.resolvedLate'), ENDED);
     assert.equal(await child.value('(await globalThis.later()).x'), 'mod');
+    assert.equal(await child.value('(await import("./slow.mjs")).x'), 'slow');
   }));
 
 // Bare specifiers: Node's ESM resolver with the runner's conditions picks the file; format

@@ -5,7 +5,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, realpathSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -78,4 +78,37 @@ test('AsyncFunction and Node REPL reject a Promise decision; VM Script and the s
 test('a callable then export follows dynamic-import Promise assimilation', async () => {
   const { result } = await run('return await import("sync:then")', 'async-function');
   assert.equal(result.value, 5);
+});
+
+test('repl: a callable then export makes the import a non-module value, which rejects', async () => {
+  const { result } = await run('var m; try { m = await import("sync:then") } catch (e) { m = e.message }; m', 'repl');
+  assert.equal(result.value, 'Provided module is not an instance of Module');
+});
+
+// With a handler, Node REPL input calls an importer in place of each `import(` (same length).
+test('repl: imports through the importer keep locations, context Promises and the first directory', async () => {
+  mkdirSync(path.join(dir, 'sub'), { recursive: true });
+  writeFileSync(path.join(dir, 'sub', 'target.mjs'), 'export const who = "sub";');
+  const throwing = 'var s; try { import("./target.mjs"); null.x } catch (e) { s = e.stack.split("\\n")[1] }; s';
+  const stack = await run(throwing, 'repl');
+  // V8 reports the column of the property read from null.
+  assert.equal(stack.result.value, `    at ${path.join(dir, '[program]')}:1:${throwing.indexOf('null.x') + 6}`);
+  const realm = await run('import("./target.mjs") instanceof Promise', 'repl');
+  assert.equal(realm.result.value, true);
+  // Text that only looks like an import stays as written.
+  const text = await run('"import(\'./x\')" + /* import( */ `${"import"}(`', 'repl');
+  assert.equal(text.result.value, "import('./x')import(");
+  // Relative to the directory of the evaluation that compiled the import, as in Node's REPL.
+  const saved = await run('var f = () => import("./target.mjs"); process.chdir("sub"); (await f()).who + " " + (await import("./target.mjs")).who', 'repl');
+  assert.equal(saved.result.value, 'target target');
+});
+
+test('repl: names starting with the importer prefix are rejected with their location', async () => {
+  const { result } = await run('var ok = 1;\nfunction f(__$i00) { return import("x") }', 'repl');
+  assert.equal(result.ok, false);
+  assert.match(result.error.message, /names starting with __\$i are reserved/);
+  assert.match(result.error.message, /\[program\]:2:12\n/);
+  // Property names never resolve to the importer and stay allowed.
+  const property = await run('({ __$i00: 1 }).__$i00', 'repl');
+  assert.equal(property.result.value, 1);
 });

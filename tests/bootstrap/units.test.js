@@ -1,5 +1,5 @@
 // In-process unit tests of the pure bootstrap modules: lossless JSON, frame reading, text frame
-// splitting and result-frame limits.
+// splitting, result-frame limits and the Node REPL import rewrite.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +11,7 @@ import { FrameReader } from '../../bootstrap/frame-reader.js';
 import { FrameWriter, FrameTooLargeError } from '../../bootstrap/frame-writer.js';
 import { buildResultFrame } from '../../bootstrap/result-frame.js';
 import { parseOptions } from '../../bootstrap/options.js';
+import { rewriteDynamicImports } from '../../bootstrap/imports/repl-import-rewrite.js';
 
 function lossy(value) {
   try {
@@ -136,4 +137,16 @@ test('bootstrap options need positive integers and known flags', () => {
   });
   assert.throws(() => parseOptions(['--max-message-bytes=0']), /positive integer/);
   assert.throws(() => parseOptions(['--other=1']), /unknown bootstrap argument/);
+});
+
+test('REPL import rewrite replaces only the keyword of dynamic import expressions', () => {
+  const rewrite = (code) => rewriteDynamicImports(code, { importer: '__$i0a', source: code, filename: '[program]' });
+  const code = 'var m = await import /* c */ ("a");\nclass K { [import("k")]() { return import(`t`, { with: {} }) } }\n"import(x)"; // import(y)';
+  const rewritten = rewrite(code);
+  assert.equal(rewritten, code.replace('import /*', '__$i0a /*').replace('[import(', '[__$i0a(').replace('return import(', 'return __$i0a('));
+  assert.equal(rewritten.length, code.length);
+  // Nothing to rewrite, or input acorn cannot parse: unchanged (V8 reports syntax errors).
+  assert.equal(rewrite('1 + 2'), '1 + 2');
+  assert.equal(rewrite('import( ; import("x")'), 'import( ; import("x")');
+  assert.throws(() => rewrite('let {a: __$iZZ} = {}'), /names starting with __\$i are reserved[^]*\[program\]:1:9/);
 });

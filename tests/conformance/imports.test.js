@@ -130,6 +130,27 @@ setTimeout(() => { globalThis.late = settle(import("virtual:config")); }, 50);
   }
 });
 
+// Node REPL: its handler decides synchronously, so the import resolving late is a module that
+// evaluates slowly; it rejects for the ended evaluation and imports normally afterwards.
+test('Node REPL: imports started or resolving after the evaluation ended reject', async () => {
+  const { ws, launch } = setup(MAP);
+  writeFileSync(join(ws, 'slow.mjs'), 'await new Promise((r) => setTimeout(r, 100));\nexport const name = "slow";\n');
+  const s = new Serve({ ws, runtime: { executionMode: 'persistent-in-memory', replScoped: false, launch } });
+  try {
+    const first = await s.run('1', `var settle = (p) => p.then((m) => m.name, (e) => e.message);
+var later = () => import("virtual:config");
+var slow = settle(import("./slow.mjs"));
+setTimeout(() => { late = settle(import("virtual:config")); }, 50);
+1`, { stateOwner: 'o' });
+    assert.equal(first.ok, true, JSON.stringify(first));
+    await new Promise((r) => setTimeout(r, 400));
+    const second = await s.run('2', '[await late, await slow, (await later()).name, await settle(import("./slow.mjs"))]', { stateOwner: 'o' });
+    assert.deepEqual(second.value, ['import after the evaluation ended', 'import after the evaluation ended', 'cfg', 'slow']);
+  } finally {
+    await s.close();
+  }
+});
+
 // Bare specifiers go through Node's ESM resolver: an ESM package is VM-loaded, so its static
 // import consults the handler; a CommonJS package stays with Node's loader.
 test('VM Script: a bare ESM package is VM-loaded; a CommonJS package uses Node\'s loader', async () => {
