@@ -108,48 +108,34 @@ inspect(errors.join(" | "));
   });
 }
 
-// A retained evaluation's imports started after it ended reject (a saved function called by a
-// later evaluation imports normally), and a VM-loaded module whose evaluation failed only because
-// of such an import is loaded afresh by the next evaluation.
-test('retained VM Script: late imports reject; modules failed by an ended evaluation reload', async () => {
-  const { ws, launch } = setup(MAP);
-  writeFileSync(join(ws, 'slow.mjs'), 'await new Promise((r) => setTimeout(r, 100));\nexport const name = (await import("virtual:config")).name;\n');
-  const s = new Serve({ ws, runtime: { executionMode: 'vm-script', scriptPersistence: true, launch } });
-  try {
-    const first = await s.run('1', `var settle = (p) => p.then((m) => m.name, (e) => e.message);
+// A retained evaluation's imports started after it ended, or resolving when it ends, reject (a
+// saved function called by a later evaluation imports normally). In VM Script a VM-loaded module
+// whose evaluation failed only because of such an import is loaded afresh by the next evaluation.
+// Node REPL decisions are synchronous: its import resolving late is a module evaluating slowly.
+for (const [label, runtime, slowName, slowValue] of [
+  ['retained VM Script', { executionMode: 'vm-script', scriptPersistence: true }, '(await import("virtual:config")).name', 'cfg'],
+  ['Node REPL', { executionMode: 'persistent-in-memory', replScoped: false }, '"slow"', 'slow'],
+]) {
+  test(`${label}: imports started or resolving after the evaluation ended reject`, async () => {
+    const { ws, launch } = setup(MAP);
+    writeFileSync(join(ws, 'slow.mjs'), `await new Promise((r) => setTimeout(r, 100));\nexport const name = ${slowName};\n`);
+    const s = new Serve({ ws, runtime: { ...runtime, launch } });
+    try {
+      const first = await s.run('1', `var settle = (p) => p.then((m) => m.name, (e) => e.message);
 var later = () => import("virtual:config");
 var slow = settle(import("./slow.mjs"));
 setTimeout(() => { globalThis.late = settle(import("virtual:config")); }, 50);
 1`, { stateOwner: 'o' });
-    assert.equal(first.ok, true, JSON.stringify(first));
-    await new Promise((r) => setTimeout(r, 400));
-    const second = await s.run('2', '[await late, await slow, (await later()).name, await settle(import("./slow.mjs"))]', { stateOwner: 'o' });
-    assert.deepEqual(second.value, ['import after the evaluation ended', 'import after the evaluation ended', 'cfg', 'cfg']);
-  } finally {
-    await s.close();
-  }
-});
-
-// Node REPL: its handler decides synchronously, so the import resolving late is a module that
-// evaluates slowly; it rejects for the ended evaluation and imports normally afterwards.
-test('Node REPL: imports started or resolving after the evaluation ended reject', async () => {
-  const { ws, launch } = setup(MAP);
-  writeFileSync(join(ws, 'slow.mjs'), 'await new Promise((r) => setTimeout(r, 100));\nexport const name = "slow";\n');
-  const s = new Serve({ ws, runtime: { executionMode: 'persistent-in-memory', replScoped: false, launch } });
-  try {
-    const first = await s.run('1', `var settle = (p) => p.then((m) => m.name, (e) => e.message);
-var later = () => import("virtual:config");
-var slow = settle(import("./slow.mjs"));
-setTimeout(() => { late = settle(import("virtual:config")); }, 50);
-1`, { stateOwner: 'o' });
-    assert.equal(first.ok, true, JSON.stringify(first));
-    await new Promise((r) => setTimeout(r, 400));
-    const second = await s.run('2', '[await late, await slow, (await later()).name, await settle(import("./slow.mjs"))]', { stateOwner: 'o' });
-    assert.deepEqual(second.value, ['import after the evaluation ended', 'import after the evaluation ended', 'cfg', 'slow']);
-  } finally {
-    await s.close();
-  }
-});
+      assert.equal(first.ok, true, JSON.stringify(first));
+      await new Promise((r) => setTimeout(r, 400));
+      const second = await s.run('2', '[await late, await slow, (await later()).name, await settle(import("./slow.mjs"))]', { stateOwner: 'o' });
+      const ended = 'import after the evaluation ended';
+      assert.deepEqual(second.value, [ended, ended, 'cfg', slowValue]);
+    } finally {
+      await s.close();
+    }
+  });
+}
 
 // Bare specifiers go through Node's ESM resolver: an ESM package is VM-loaded, so its static
 // import consults the handler; a CommonJS package stays with Node's loader.
