@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import util from 'node:util';
-import { INSPECT_OPTIONS } from './inspect.js';
+import { formatValue } from './inspect.js';
 
 export const UNRENDERABLE_EXCEPTION = 'exception value could not be rendered';
 
@@ -53,7 +53,7 @@ export function formatThrown(value) {
     if (value !== null && (typeof value === 'object' || typeof value === 'function') && isError(value)) {
       return renderError(value);
     }
-    return `Uncaught ${util.inspect(value, INSPECT_OPTIONS)}`;
+    return `Uncaught ${formatValue(value)}`;
   } catch {
     return UNRENDERABLE_EXCEPTION;
   }

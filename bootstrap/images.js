@@ -49,7 +49,8 @@ export function checkImageDescriptor(d) {
   return null;
 }
 
-// Registers (or replaces) an image; returns the new frozen instance.
+// Registers an image; returns the new frozen instance. The host registers an attachment id once
+// per process (a repeated registration of the same file is not sent again).
 export function registerImage({ attachmentId, path, width, height }) {
   minting = true;
   let image;

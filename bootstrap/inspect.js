@@ -5,19 +5,30 @@
 // as `[Image <id> <w>x<h>]` and split the group there: the text before it, then an `image` entry,
 // then the rest, all in argument order.
 
+import buffer from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import util from 'node:util';
 import { collectImages, imageLabel } from './images.js';
 
-export const INSPECT_OPTIONS = Object.freeze({
+// Pinned, so util.inspect.defaultOptions set by a program cannot elide values or hide Images.
+const INSPECT_OPTIONS = Object.freeze({
   depth: Infinity,
   maxArrayLength: Infinity,
   maxStringLength: Infinity,
+  customInspect: true,
   colors: false,
 });
 
-export function renderValue(value) {
-  return typeof value === 'string' ? value : util.inspect(value, INSPECT_OPTIONS);
+// util.inspect without limits. Buffers preview only buffer.INSPECT_MAX_BYTES bytes (50 unless
+// changed), a limit outside the options, lifted while formatting.
+export function formatValue(value) {
+  const saved = buffer.INSPECT_MAX_BYTES;
+  buffer.INSPECT_MAX_BYTES = Infinity;
+  try {
+    return util.inspect(value, INSPECT_OPTIONS);
+  } finally {
+    buffer.INSPECT_MAX_BYTES = saved;
+  }
 }
 
 // Formats one argument into pieces: strings (text) and Images, in order. A per-call random
@@ -29,7 +40,7 @@ function renderPieces(value) {
   const text = collectImages((image) => {
     images.push(image);
     return `\uE000${nonce}:${images.length - 1}\uE001`;
-  }, () => util.inspect(value, INSPECT_OPTIONS));
+  }, () => formatValue(value));
   if (images.length === 0) return [text];
   const pieces = [];
   const marker = new RegExp(`\uE000${nonce}:(\\d+)\uE001`, 'g');

@@ -347,9 +347,11 @@ static int register_image(struct dsh_instance *inst, dsh_run_id run, const char 
     if (rc != 0)
         return rc;
     json_object *d = ptc__image_descriptor(image, NULL);
-    rc = ptc__env_register_image(r->env, image);
+    rc = ptc__env_register_image(r->env, image, ret_error);
     if (rc < 0) {
         json_object_put(d);
+        if (rc == DSH_E_REQUEST_INVALID)
+            return rc;
         return ptc__fail(ret_error, rc == -E2BIG ? DSH_E_LIMIT : rc, "image-register could not be queued: %s",
                          dsh_strerror(rc));
     }

@@ -6,7 +6,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,19 +182,22 @@ int ptc__image_load(struct dsh_instance *inst, const char *attachment_id, const 
     return 0;
 }
 
-struct ptc_image *ptc__images_put(struct ptc_image **list, struct ptc_image *image)
+int ptc__images_add(struct ptc_image **list, struct ptc_image *image, struct dsh_error *err)
 {
-    for (struct ptc_image **p = list; *p; p = &(*p)->next)
-        if (strcmp((*p)->attachment_id, image->attachment_id) == 0) {
-            struct ptc_image *old = *p;
-            image->next = old->next;
-            *p = image;
-            ptc__image_free(old);
-            return image;
-        }
-    image->next = *list;
-    *list = image;
-    return image;
+    const struct ptc_image *known = ptc__images_find(*list, image->attachment_id);
+    if (!known) {
+        image->next = *list;
+        *list = image;
+        return 0;
+    }
+    bool same = strcmp(known->path, image->path) == 0 && known->width == image->width && known->height == image->height;
+    if (!same)
+        ptc__fail(err, DSH_E_REQUEST_INVALID,
+                  "attachment id \"%s\" is already registered for %s (%" PRIu32 "x%" PRIu32 "), not %s (%" PRIu32 "x%" PRIu32 ")",
+                  known->attachment_id, known->path, known->width, known->height, image->path, image->width,
+                  image->height);
+    ptc__image_free(image);
+    return same ? 1 : DSH_E_REQUEST_INVALID;
 }
 
 const struct ptc_image *ptc__images_find(const struct ptc_image *list, const char *attachment_id)
@@ -251,11 +256,12 @@ int ptc__images_check_files(struct dsh_instance *inst, json_object *images, stru
     return 0;
 }
 
-int ptc__env_register_image(struct ptc_env *env, struct ptc_image *image)
+int ptc__env_register_image(struct ptc_env *env, struct ptc_image *image, struct dsh_error *err)
 {
-    ptc__images_put(&env->images, image);
     json_object *frame = ptc__image_descriptor(image, "image-register");
-    int rc = ptc__env_send(env, frame);
+    int rc = ptc__images_add(&env->images, image, err);
+    if (rc == 0)
+        rc = ptc__env_send(env, frame);
     json_object_put(frame);
-    return rc;
+    return rc < 0 ? rc : 0;
 }

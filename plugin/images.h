@@ -30,8 +30,10 @@ int ptc__image_load(struct dsh_instance *inst, const char *attachment_id, const 
 void ptc__image_free(struct ptc_image *image);
 /* Frees a whole registry list. */
 void ptc__images_clear(struct ptc_image **list);
-/* Inserts (or replaces the record with the same id); ownership taken. Returns the record. */
-struct ptc_image *ptc__images_put(struct ptc_image **list, struct ptc_image *image);
+/* Adds image to the registry (ownership taken). An id keeps its first record, since Images the
+ * program holds carry its metadata: the same file again (world path and size) returns 1, another
+ * file DSH_E_REQUEST_INVALID (err names both); either way image is freed. 0: added. */
+int ptc__images_add(struct ptc_image **list, struct ptc_image *image, struct dsh_error *err);
 const struct ptc_image *ptc__images_find(const struct ptc_image *list, const char *attachment_id);
 
 /* {"attachmentId","path","width","height"} (+ "type" when type is non-NULL). */
@@ -42,9 +44,10 @@ int ptc__images_check_shape(json_object *images, struct dsh_error *err);
 int ptc__images_check_files(struct dsh_instance *inst, json_object *images, struct dsh_error *err);
 
 struct ptc_env;
-/* Records image in env's registry (ownership taken; a record with the same id is replaced) and
+/* Records image in env's registry (ownership taken; see ptc__images_add) and, when it is new,
  * queues {"type":"image-register",...} to the child, so frames queued later (a binding reply)
- * reach the child after it. Returns 0 or the ptc__env_send status. */
-int ptc__env_register_image(struct ptc_env *env, struct ptc_image *image);
+ * reach the child after it. Returns 0, DSH_E_REQUEST_INVALID (err filled) for another file under
+ * a registered id, or the ptc__env_send status when the frame cannot be queued. */
+int ptc__env_register_image(struct ptc_env *env, struct ptc_image *image, struct dsh_error *err);
 
 #endif

@@ -136,7 +136,7 @@ static void close_after_outcome(struct ptc_run *run)
         return;
     }
     bool stop = run->kind && (strcmp(run->kind, "timeout") == 0 || strcmp(run->kind, "abort") == 0);
-    if (settled_by_program(run) && !run->initializing) {
+    if ((settled_by_program(run) && !run->initializing) || run->refused_before_program) {
         keep_environment(run);
     } else if (stop && run->code_started && !run->initializing && env->state == PTC_ENV_BUSY) {
         send_revoke(run);

@@ -30,6 +30,7 @@ struct ptc_run {
     uint64_t wire_id;  /* this run's id on the environment's control channel */
     bool code_started; /* the program was submitted to the ready process */
     bool initializing; /* the environment initializer is running */
+    bool refused_before_program; /* the host refused the run before sending its program */
     bool retained;     /* runs in an owner's retained environment */
 
     struct ptc_open_call *calls;

@@ -43,22 +43,28 @@ void ptc__run_send_program(struct ptc_run *run)
     }
     /* The spec's images are registered right before the program starts (image-register frames
      * precede the run frame on the channel). resolve() already read them; a file that changed
-     * since fails the run before the program starts. */
+     * since, or another file under an attachment id the environment holds, refuses the run before
+     * its program is sent, so a retained environment stays as it was. */
     json_object *images;
     if (json_object_object_get_ex(run->spec.root, "images", &images)) {
         for (size_t i = 0; i < json_object_array_length(images); i++) {
             json_object *e = json_object_array_get_idx(images, i);
             struct ptc_image *image = NULL;
             struct dsh_error err = {0};
-            if (ptc__image_load(run->inst, json_object_get_string(json_object_object_get(e, "attachmentId")),
-                                json_object_get_string(json_object_object_get(e, "path")), &image, &err) != 0) {
-                ptc__run_select(run, "exception", "image registration failed: %s", err.message);
-                json_object_put(frame);
-                return;
+            int rc = ptc__image_load(run->inst, json_object_get_string(json_object_object_get(e, "attachmentId")),
+                                     json_object_get_string(json_object_object_get(e, "path")), &image, &err);
+            if (rc == 0) {
+                rc = ptc__env_register_image(env, image, &err);
+                if (rc < 0 && rc != DSH_E_REQUEST_INVALID) { /* the channel failed */
+                    send_failed(run, rc);
+                    json_object_put(frame);
+                    return;
+                }
             }
-            int rc = ptc__env_register_image(env, image);
-            if (rc < 0) {
-                send_failed(run, rc);
+            if (rc != 0) {
+                run->initializing = false;
+                run->refused_before_program = true;
+                ptc__run_select(run, "exception", "image registration failed: %s", err.message);
                 json_object_put(frame);
                 return;
             }

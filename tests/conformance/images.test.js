@@ -52,6 +52,19 @@ test('images nested in a Map entry, a Set value, an array and a Symbol property 
   assert.ok(text(result).endsWith('\n'));
 });
 
+test('images as a Map key, an Error property and cause, and a class field are emitted in place', async () => {
+  const { result, ws } = await show(`
+    const i = Image.get("a1");
+    class Holder { field = i }
+    inspect(new Map([[i, "v"]]), Object.assign(new Error("e", { cause: i }), { shot: i }), new Holder())`);
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.equal(result.output.filter((e) => e.type === 'image').length, 4);
+  assert.deepEqual(result.output.slice(0, 2), [{ type: 'text', text: 'Map(1) { [Image a1 3x2]' }, A1(ws)]);
+  assert.ok(result.output[2].text.startsWith(" => 'v' } Error: e"), result.output[2].text);
+  assert.match(text(result), /shot: \[Image a1 3x2\][^]*\[cause\]: \[Image a1 3x2\]/);
+  assert.match(text(result), /Holder \{ field: \[Image a1 3x2\] \}/);
+});
+
 test('custom inspection methods decide which nested images are visited', async () => {
   const { result } = await show(`
     const hidden = { img: Image.get("a1"), [Symbol.for("nodejs.util.inspect.custom")]() { return "hidden" } };
@@ -95,6 +108,28 @@ test('a program-created PNG registered through a host binding is displayed', asy
   assert.deepEqual(result.output[1], { type: 'image', attachmentId: 'chart', path: join(ws, 'chart.png'), width: 3, height: 2 });
 });
 
+test('Image.path names a file the program can read in the execution world', async () => {
+  const { result, ws } = await show('const i = Image.get("a1"); return [i.path, (await import("node:fs")).readFileSync(i.path).length]');
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.value, [join(ws, 'a.png'), pngBytes(3, 2).length]);
+});
+
+// An Image the program holds keeps its host record: the same file again is the same Image, and
+// another file under that attachment id is refused.
+test('re-registering an attachment id keeps the Images the program holds', async () => {
+  const { result, ws } = await show(`
+    const old = Image.get("a1");
+    const again = await tools.registerImage({ path: "a.png", attachmentId: "a1" });
+    let refused = "";
+    try { await tools.registerImage({ path: "b.jpg", attachmentId: "a1" }) } catch (e) { refused = e.message }
+    inspect(old);
+    return [again, Image.get("a1") === old, refused]`);
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.value.slice(0, 2), ['a1', true]);
+  assert.match(result.value[2], /attachment id "a1" is already registered for .*a\.png \(3x2\), not .*b\.jpg \(640x480\)/);
+  assert.deepEqual(result.output, [{ type: 'text', text: '[Image a1 3x2]' }, A1(ws), { type: 'text', text: '\n' }]);
+});
+
 test('registering a file that is not an image rejects inside the program', async () => {
   const ws = workspace();
   const { result } = await runProgram('try { await tools.registerImage({ path: "c.txt" }) } catch (e) { return e.message }', { ws });
@@ -111,6 +146,18 @@ test('an unsupported --image file rejects the run before it starts', async () =>
   const status = await new Promise((r) => child.on('close', r));
   assert.equal(status, 2);
   assert.match(stderr, /unsupported.*not a PNG or JPEG/);
+});
+
+test('an image file the execution world cannot see rejects the run before it starts', async () => {
+  const ws = workspace();
+  const outside = tempDir('dsh-img-outside-');
+  writeFileSync(join(outside, 'x.png'), pngBytes(3, 2));
+  const patch = patchFile({ ws });
+  const child = spawn(DSH, ['headless', '--patch', patch, '-e', 'inspect(1)', '--image', `x=${join(outside, 'x.png')}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  assert.equal(await new Promise((r) => child.on('close', r)), 2);
+  assert.match(stderr, /not-mapped.*cannot see/);
 });
 
 test('dsh prints images for a person as one line with the path', async () => {
@@ -148,6 +195,28 @@ test('serve: run requests carry images, and registrations live as long as the re
     assert.equal(second.ok, true, JSON.stringify(second));
     assert.equal(second.output[1].attachmentId, 'later');
     assert.equal(text(second), '[Image later 3x2] true\n');
+  } finally {
+    await srv.close();
+  }
+});
+
+// Refused before its program is sent, the run leaves the retained environment as it was.
+test('serve: a retained environment keeps an attachment id\'s first file across runs', async () => {
+  const ws = workspace();
+  const srv = new Serve({ ws, runtime: { executionMode: 'vm-script', scriptPersistence: true } });
+  const a1 = [{ attachmentId: 'a1', path: join(ws, 'a.png') }];
+  try {
+    const first = await srv.run('r1', 'var held = Image.get("a1"); 1', { stateOwner: 'o', images: a1 });
+    assert.equal(first.ok, true, JSON.stringify(first));
+    const again = await srv.run('r2', 'Image.get("a1") === held', { stateOwner: 'o', images: a1 });
+    assert.equal(again.value, true, JSON.stringify(again));
+    const other = await srv.run('r3', '1', { stateOwner: 'o', images: [{ attachmentId: 'a1', path: join(ws, 'b.jpg') }] });
+    assert.equal(other.error?.kind, 'exception', JSON.stringify(other));
+    assert.match(other.error.message, /image registration failed: attachment id "a1" is already registered/);
+    assert.equal(other.retained.state, 'preserved');
+    const after = await srv.run('r4', 'inspect(held); Image.get("a1") === held', { stateOwner: 'o' });
+    assert.equal(after.value, true, JSON.stringify(after));
+    assert.deepEqual(after.output[1], A1(ws));
   } finally {
     await srv.close();
   }

@@ -44,6 +44,19 @@ for (const [mode, runtime] of Object.entries(MODES)) {
     assert.match(t, /299/);
   });
 
+  // Buffers have their own preview limit (buffer.INSPECT_MAX_BYTES); the program's defaults for
+  // util.inspect neither bring limits back nor turn off the custom inspection Images rely on.
+  test(`${mode}: whole Buffers, and util.inspect defaults set by the program do not apply`, async () => {
+    const t = await out(`var util = await import("node:util");
+      util.inspect.defaultOptions.depth = 0; util.inspect.defaultOptions.maxArrayLength = 1;
+      util.inspect.defaultOptions.customInspect = false;
+      inspect(Buffer.alloc(60, 0xab), { a: { b: { c: [1, 2, 3] } } }, { [Symbol.for("nodejs.util.inspect.custom")]: () => "custom" });`);
+    assert.equal(t.match(/ab/g).length, 60);
+    assert.doesNotMatch(t, /more bytes|more items|\[Object\]/);
+    assert.match(t, /c: \[ 1, 2, 3 \]/);
+    assert.match(t, /custom\n$/);
+  });
+
   test(`${mode}: undefined properties, Errors and cycles stay visible`, async () => {
     const t = await out('var a: any = { u: undefined }; a.self = a; inspect(a, new TypeError("bad"));');
     assert.match(t, /u: undefined/);

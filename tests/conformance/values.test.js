@@ -67,3 +67,18 @@ test('discardCompletion omits the value without serializing it', async () => {
   assert.equal(r2.ok, true);
   await s.close();
 });
+
+test('a discarded completion does not count against maxOutputBytes', async () => {
+  const { Serve } = await import('./harness.js');
+  const s = new Serve({ runtime: { maxOutputBytes: 16 } });
+  try {
+    const program = 'inspect("12345"); return "x".repeat(100)';
+    const kept = await s.run('k', program);
+    assert.equal(kept.error?.kind, 'output-limit', JSON.stringify(kept));
+    const discarded = await s.run('d', program, { discardCompletion: true });
+    assert.equal(discarded.ok, true, JSON.stringify(discarded));
+    assert.equal(text(discarded), '12345\n');
+  } finally {
+    await s.close();
+  }
+});

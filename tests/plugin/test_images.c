@@ -105,18 +105,23 @@ static struct ptc_image *record(const char *id, uint32_t w)
     return image;
 }
 
-Test(images, registry_replaces_by_id_and_describes_from_its_record)
+Test(images, registry_keeps_the_first_record_of_an_id_and_describes_from_it)
 {
     struct ptc_image *list = NULL;
-    ptc__images_put(&list, record("a", 1));
-    ptc__images_put(&list, record("b", 2));
-    ptc__images_put(&list, record("a", 3));
-    cr_expect_eq(ptc__images_find(list, "a")->width, 3);
+    struct dsh_error err = {0};
+    cr_expect_eq(ptc__images_add(&list, record("a", 1), &err), 0);
+    cr_expect_eq(ptc__images_add(&list, record("b", 2), &err), 0);
+    /* The same file again is the same Image; another file under a held id is refused. */
+    cr_expect_eq(ptc__images_add(&list, record("a", 1), &err), 1);
+    cr_expect_eq(ptc__images_add(&list, record("a", 3), &err), DSH_E_REQUEST_INVALID);
+    cr_expect(strstr(err.message, "attachment id \"a\" is already registered for /w/x.png (1x1), not /w/x.png (3x1)"),
+              "%s", err.message);
+    cr_expect_eq(ptc__images_find(list, "a")->width, 1);
     cr_expect_eq(ptc__images_find(list, "b")->width, 2);
     cr_expect_null(ptc__images_find(list, "c"));
     json_object *d = ptc__image_descriptor(ptc__images_find(list, "a"), "image");
     cr_expect_str_eq(json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-                     "{\"type\":\"image\",\"attachmentId\":\"a\",\"path\":\"/w/x.png\",\"width\":3,\"height\":1}");
+                     "{\"type\":\"image\",\"attachmentId\":\"a\",\"path\":\"/w/x.png\",\"width\":1,\"height\":1}");
     json_object_put(d);
     ptc__images_clear(&list);
     cr_expect_null(list);
