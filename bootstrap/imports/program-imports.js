@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 import { guardImport } from './ended.js';
 import { checkDecision, getProgramImportHandler, isThenable } from './handler.js';
-import { evaluateEntry, namespaceModule, vmEsmEntry, vmEsmUrl } from './vm-esm.js';
+import { evaluateEntry, namespaceModule, sourcePhaseError, vmEsmEntry, vmEsmUrl } from './vm-esm.js';
 
 const nativeImporters = new Map(); // filename -> (specifier, options) => Promise<namespace>
 const MAIN = {}; // cache key of the main context
@@ -114,7 +114,8 @@ export function programImportOption({ filename, sync = false, context } = {}) {
   if (getProgramImportHandler() === null) return vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
   if (!sync && context !== undefined) {
     const dynamicImport = vmImporter(context).dynamicFrom(filename);
-    return (specifier, _referrer, attributes) => dynamicImport(specifier, attributes);
+    return (specifier, _referrer, attributes, phase) =>
+      phase === 'source' ? Promise.reject(sourcePhaseError(specifier)) : dynamicImport(specifier, attributes);
   }
   return (specifier, _referrer, attributes) => guardImport(() => {
     const handler = getProgramImportHandler();

@@ -7,8 +7,8 @@
 // the failure came from an import of an ended evaluation (ended.js). Other
 // targets (node: builtins, CommonJS, JSON, inferred ESM, ...) use Node's loader; a
 // static import of one gets a synthetic module whose exports are captured at evaluation.
-// Import attributes on VM-loaded ESM are rejected; source-phase imports are rejected by V8/Node
-// before the handler is called.
+// Import attributes on VM-loaded ESM are rejected, and so are source-phase imports, before the
+// handler is called.
 
 import fs from 'node:fs';
 import module from 'node:module';
@@ -18,16 +18,6 @@ import vm from 'node:vm';
 import { isEndedImportError } from './ended.js';
 
 const caches = new WeakMap(); // context -> Map(url -> Promise<vm.Module>)
-
-function isFileSpecifier(specifier) {
-  return /^(?:\.{1,2}\/|\/|file:)/.test(specifier);
-}
-
-// The file URL a file specifier names relative to the importing file, or null.
-export function resolveFileUrl(specifier, referrer) {
-  if (!isFileSpecifier(specifier)) return null;
-  return new URL(specifier, pathToFileURL(referrer)).href;
-}
 
 // Node's ESM resolution of a specifier from a file, with the runner's active conditions and
 // flags: import.meta.resolve() of a probe specifier that a synchronous resolve hook answers by
@@ -49,19 +39,30 @@ function installProbe() {
   });
 }
 
+// Node's ESM resolution of specifier imported from referrer (a path): its URL and format.
+// Throws Node's resolution error.
+function nodeResolve(specifier, referrer) {
+  installProbe();
+  probed.format = undefined;
+  const url = import.meta.resolve(PROBE + encodeURIComponent(JSON.stringify({ specifier, parent: pathToFileURL(referrer).href })));
+  return { url, format: probed.format };
+}
+
 // The URL of the file module Node would load as ESM (format `module`: `.mjs`, `.js` of a
 // "type": "module" package) for specifier imported from referrer, or null for other formats
 // and for failed resolutions (Node's loader then reports them).
 export function vmEsmUrl(specifier, referrer) {
-  installProbe();
-  probed.format = undefined;
-  let url;
+  let resolved;
   try {
-    url = import.meta.resolve(PROBE + encodeURIComponent(JSON.stringify({ specifier, parent: pathToFileURL(referrer).href })));
+    resolved = nodeResolve(specifier, referrer);
   } catch {
     return null;
   }
-  return probed.format === 'module' && url.startsWith('file:') ? url : null;
+  return resolved.format === 'module' && resolved.url.startsWith('file:') ? resolved.url : null;
+}
+
+export function sourcePhaseError(specifier) {
+  return new SyntaxError(`source-phase imports are not supported by VM Script import handling (${specifier})`);
 }
 
 function cacheFor(context) {
@@ -104,11 +105,14 @@ export function vmEsmEntry(url, context, dynamicFrom) {
           meta.filename = filename;
           meta.dirname = path.dirname(filename);
           meta.main = false;
-          meta.resolve = (specifier) => resolveFileUrl(specifier, filename) ?? specifier;
+          meta.resolve = (specifier) => nodeResolve(specifier, filename).url;
         },
-        importModuleDynamically: (specifier, _referrer, attributes) => dynamicImport(specifier, attributes),
+        importModuleDynamically: (specifier, _referrer, attributes, phase) =>
+          phase === 'source' ? Promise.reject(sourcePhaseError(specifier)) : dynamicImport(specifier, attributes),
       }),
     };
+    const sourcePhase = entry.module.moduleRequests.find((request) => request.phase === 'source');
+    if (sourcePhase !== undefined) entry = { error: sourcePhaseError(sourcePhase.specifier) };
   } catch (error) {
     entry = { error };
   }

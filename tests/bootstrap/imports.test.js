@@ -112,3 +112,34 @@ test('repl: names starting with the importer prefix are rejected with their loca
   const property = await run('({ __$i00: 1 }).__$i00', 'repl');
   assert.equal(property.result.value, 1);
 });
+
+// VM Script import handling rejects source-phase imports before asking the handler: the
+// program's `import.source()` and a static `import source` of a VM-loaded module.
+for (const format of ['vm-script', 'scoped-repl']) {
+  test(`${format}: source-phase imports reject before the handler is asked`, async () => {
+    writeFileSync(path.join(dir, 'source-target.mjs'), 'export const t = 1;');
+    writeFileSync(path.join(dir, 'source-static.mjs'), 'import source s from "./source-target.mjs"; export const x = 1;');
+    const settle = (code) => `${code}.then(() => "loaded", (e) => e.message)`;
+    // Acorn (the scoped REPL's parser) does not know `import.source`: only the static case there.
+    const dynamic = format === 'vm-script' ? settle('import.source("./source-target.mjs")') : 'Promise.resolve("n/a")';
+    // The scoped REPL does not await a Promise completion: the program awaits it.
+    const { result, text } = await run(`${format === 'scoped-repl' ? 'await ' : ''}Promise.all([${dynamic}, ${settle('import("./source-static.mjs")')}]).then((out) =>
+      inspect(JSON.stringify([...out, globalThis.__requests.filter((r) => r.specifier === "./source-target.mjs").length])))`, format);
+    assert.equal(result.ok, true, JSON.stringify(result));
+    const [fromProgram, fromModule, asked] = JSON.parse(text);
+    if (format === 'vm-script') assert.match(fromProgram, /source-phase imports are not supported.*\.\/source-target\.mjs/);
+    assert.match(fromModule, /source-phase imports are not supported.*\.\/source-target\.mjs/);
+    assert.equal(asked, 0);
+  });
+}
+
+test('vm-script: import.meta.resolve of a VM-loaded module resolves bare specifiers like Node', async () => {
+  const pkg = path.join(dir, 'node_modules', 'meta-pkg');
+  mkdirSync(pkg, { recursive: true });
+  writeFileSync(path.join(pkg, 'package.json'), '{"name":"meta-pkg","type":"module","exports":"./main.js"}');
+  writeFileSync(path.join(pkg, 'main.js'), 'export default 1;');
+  writeFileSync(path.join(dir, 'meta-resolve.mjs'), 'export const r = [import.meta.resolve("meta-pkg"), import.meta.resolve("./x.mjs"), import.meta.resolve("node:fs")];');
+  const { result, text } = await run('inspect(JSON.stringify((await import("./meta-resolve.mjs")).r))', 'vm-script');
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(JSON.parse(text), [pathToFileURL(path.join(pkg, 'main.js')).href, pathToFileURL(path.join(dir, 'x.mjs')).href, 'node:fs']);
+});
