@@ -5,10 +5,13 @@
 // and whose dynamic imports use Node's default loader: relative `import()` then resolves from
 // cwd, and stack frames read "<cwd>/[program]:<line>:<column>" with the program's own lines.
 // Nothing is passed as a parameter, so the body may declare `process`, `require`, ... itself.
+// A runner's ProgramImportHandler decides synchronously through module hooks (hooked-imports.js),
+// which need no VM startup flag.
 
 import path from 'node:path';
 import vm from 'node:vm';
-import { programImportOption } from '../imports/program-imports.js';
+import { getProgramImportHandler } from '../imports/handler.js';
+import { inHookedImportScope, withImporter } from '../imports/hooked-imports.js';
 import { formatCompileError, formatSyntaxError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
 
 export const PROGRAM_NAME = '[program]';
@@ -28,8 +31,7 @@ function compile(body, filename, source) {
     script = new vm.Script(`${SCRIPT_PREFIX}${body}${SCRIPT_SUFFIX}`, {
       filename,
       lineOffset: -1,
-      // A runner's ProgramImportHandler decides synchronously here (Node's loader without one).
-      importModuleDynamically: programImportOption({ filename, sync: true }),
+      importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
     });
   } catch (error) {
     if (error instanceof SyntaxError) throw new ProgramSyntaxError(formatCompileError(error, { source, filename }));
@@ -52,12 +54,17 @@ export function createAsyncFunctionEvaluator() {
     async evaluate({ program, cwd }) {
       process.chdir(cwd);
       const filename = path.join(process.cwd(), PROGRAM_NAME);
-      const body = stripProgramTypes(program, { prefix: STRIP_PREFIX, suffix: STRIP_SUFFIX, filename });
+      let body = stripProgramTypes(program, { prefix: STRIP_PREFIX, suffix: STRIP_SUFFIX, filename });
+      if (getProgramImportHandler() !== null) {
+        const wrap = { prefix: STRIP_PREFIX, suffix: STRIP_SUFFIX };
+        body = withImporter(body, { referrer: filename, wrap, source: program, filename });
+      }
       const programFunction = compile(body, filename, program);
       // Called from the microtask queue through Reflect.apply (which adds no stack frame and
       // drops the reaction's argument), so no bootstrap frame sits under the program's frames
-      // in stacks the program prints, and `arguments` is empty.
-      return Promise.resolve().then(Reflect.apply.bind(undefined, programFunction, undefined, []));
+      // in stacks the program prints, and `arguments` is empty. The reaction is registered
+      // inside the import scope, so the program runs in it.
+      return inHookedImportScope(() => Promise.resolve().then(Reflect.apply.bind(undefined, programFunction, undefined, [])));
     },
   };
 }

@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { getProgramImportHandler } from '../imports/handler.js';
-import { inReplImportScope, withReplImporter } from '../imports/repl-imports.js';
+import { inHookedImportScope, withImporter } from '../imports/hooked-imports.js';
 import { callerRun } from '../run-state.js';
 import { formatCompileError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
 import { settledCompletion } from './repl-completion.js';
@@ -121,7 +121,11 @@ export function createReplEvaluator() {
       const filename = path.join(process.cwd(), name);
       let code = asStatements(stripProgramTypes(program, { prefix: STRIP_PREFIX, suffix: STRIP_SUFFIX, filename }));
       const repl = serverFor(run, retain);
-      if (getProgramImportHandler() !== null) code = withReplImporter(code, repl.context, { source: program, filename });
+      if (getProgramImportHandler() !== null) {
+        // Node's REPL imports from `<cwd>/repl` and requires a module namespace.
+        const referrer = path.join(process.cwd(), 'repl');
+        code = withImporter(code, { context: repl.context, referrer, requireModule: true, source: program, filename });
+      }
       repl.installGlobals(globals);
       return new Promise((resolve, reject) => {
         let done = false;
@@ -155,7 +159,7 @@ export function createReplEvaluator() {
         // With a runner's ProgramImportHandler, inside the REPL import scope so it sees the imports.
         const evaluate = Reflect.apply.bind(undefined, repl.server.eval, repl.server, [code, repl.context, filename, onResult]);
         Promise.resolve()
-          .then(getProgramImportHandler() === null ? evaluate : () => inReplImportScope(evaluate))
+          .then(getProgramImportHandler() === null ? evaluate : () => inHookedImportScope(evaluate))
           .then(undefined, (thrown) => evaluation.fail(thrown));
       });
     },

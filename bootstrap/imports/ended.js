@@ -50,7 +50,7 @@ function settledFor(run, promise) {
   );
 }
 
-// For an import the calling evaluation has already started (Node REPL, repl-imports.js).
+// For an import the calling evaluation has already started (the importers of hooked-imports.js).
 export function settledForCaller(promise) {
   return settledFor(callerRun(), promise);
 }

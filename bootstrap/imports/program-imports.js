@@ -1,5 +1,6 @@
-// Applies the ProgramImportHandler to a compilation's dynamic imports (the Script's
-// `importModuleDynamically`). Without a handler Node's default loader is used unchanged.
+// Applies the ProgramImportHandler to the dynamic imports of VM Script and scoped REPL programs
+// (the Script's `importModuleDynamically`; decisions may be asynchronous) and to the imports of
+// VM-loaded ESM (vm-esm.js). Without a handler Node's default loader is used unchanged.
 //
 // default / redirect: the (replacement) specifier is imported by Node's loader relative to the
 // importing file, with the original attributes; the replacement does not reenter the handler.
@@ -11,11 +12,10 @@
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 import { guardImport } from './ended.js';
-import { checkDecision, getProgramImportHandler, isThenable } from './handler.js';
+import { checkDecision, getProgramImportHandler } from './handler.js';
 import { evaluateEntry, namespaceModule, sourcePhaseError, vmEsmEntry, vmEsmUrl } from './vm-esm.js';
 
 const nativeImporters = new Map(); // filename -> (specifier, options) => Promise<namespace>
-const MAIN = {}; // cache key of the main context
 const synthetic = new WeakMap(); // context -> WeakMap(exports -> { module } | { error })
 
 // An import() compiled under `filename`, so Node resolves relative to that file.
@@ -33,11 +33,10 @@ function nativeImport(filename, specifier, attributes) {
 }
 
 function syntheticModule(exports, context) {
-  const key = context ?? MAIN;
-  let cache = synthetic.get(key);
+  let cache = synthetic.get(context);
   if (cache === undefined) {
     cache = new WeakMap();
-    synthetic.set(key, cache);
+    synthetic.set(context, cache);
   }
   let entry = cache.get(exports);
   if (entry === undefined) {
@@ -46,7 +45,7 @@ function syntheticModule(exports, context) {
       const values = names.map((name) => exports[name]);
       const module = new vm.SyntheticModule(names, function init() {
         names.forEach((name, i) => this.setExport(name, values[i]));
-      }, { identifier: 'ptc:import-handler-module', ...(context ? { context } : {}) });
+      }, { identifier: 'ptc:import-handler-module', context });
       // link() of a SyntheticModule may return undefined (Node 24): chain through a Promise.
       entry = { module, ready: Promise.resolve().then(() => module.link(() => {})).then(() => module.evaluate()) };
     } catch (error) {
@@ -56,11 +55,6 @@ function syntheticModule(exports, context) {
   }
   if (entry.error !== undefined) return Promise.reject(entry.error);
   return entry.ready.then(() => entry.module);
-}
-
-function apply(decision, { filename, specifier, attributes, context }) {
-  if (decision.type === 'module') return syntheticModule(decision.exports, context);
-  return nativeImport(filename, decision.type === 'redirect' ? decision.specifier : specifier, attributes);
 }
 
 // VM Script and scoped REPL: one importer per context serving the program's import() calls and
@@ -107,28 +101,12 @@ function vmImporter(context) {
   return importer;
 }
 
-// The `importModuleDynamically` option for a compilation named `filename`. `sync`: the handler
-// must decide synchronously (AsyncFunction). `context`: the vm context the Script runs in (VM
-// Script, scoped REPL), which enables VM-loaded ESM.
-export function programImportOption({ filename, sync = false, context } = {}) {
+// The `importModuleDynamically` option for a compilation named `filename` run in `context` (VM
+// Script, scoped REPL): Node's default loader without a handler; with one, the context's importer,
+// which also serves VM-loaded ESM. Source-phase imports reject before the handler is asked.
+export function programImportOption({ filename, context }) {
   if (getProgramImportHandler() === null) return vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
-  if (!sync && context !== undefined) {
-    const dynamicImport = vmImporter(context).dynamicFrom(filename);
-    return (specifier, _referrer, attributes, phase) =>
-      phase === 'source' ? Promise.reject(sourcePhaseError(specifier)) : dynamicImport(specifier, attributes);
-  }
-  return (specifier, _referrer, attributes) => guardImport(() => {
-    const handler = getProgramImportHandler();
-    const info = { filename, specifier, attributes, context };
-    if (handler === null) return nativeImport(filename, specifier, attributes);
-    const request = Object.freeze({ specifier, attributes: Object.freeze({ ...attributes }), referrer: filename });
-    if (sync) {
-      const decision = handler(request);
-      if (isThenable(decision)) {
-        throw new TypeError('this evaluator requires a synchronous import decision; the handler returned a Promise');
-      }
-      return apply(checkDecision(decision), info);
-    }
-    return Promise.resolve(handler(request)).then((decision) => apply(checkDecision(decision), info));
-  });
+  const dynamicImport = vmImporter(context).dynamicFrom(filename);
+  return (specifier, _referrer, attributes, phase) =>
+    phase === 'source' ? Promise.reject(sourcePhaseError(specifier)) : dynamicImport(specifier, attributes);
 }

@@ -16,7 +16,6 @@ import { BOOTSTRAP_DIR, RetainedChild, runProgram } from './fake-host.js';
 const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'ptc-imports-ended-')));
 writeFileSync(path.join(dir, 'a.mjs'), 'import "./b.mjs"; export const a = "A";');
 writeFileSync(path.join(dir, 'b.mjs'), 'export const b = 1;');
-writeFileSync(path.join(dir, 'e.cjs'), 'module.exports = 1;');
 writeFileSync(path.join(dir, 'c.mjs'), 'export const c = {};');
 writeFileSync(path.join(dir, 'slow.mjs'), 'await new Promise((r) => setTimeout(r, 150));\nexport const x = "slow";');
 writeFileSync(path.join(dir, 'd.mjs'), 'await new Promise((r) => setTimeout(r, 100));\nexport const d = (await import("./c.mjs")).c;');
@@ -50,8 +49,8 @@ async function withChild(format, body) {
 const SETTLE = "(p) => p.then(() => 'loaded', (e) => e.message)";
 const ENDED = 'import after the evaluation ended';
 
-// AsyncFunction decisions are synchronous: its late-resolving import is a file Node loads.
-for (const [format, save, slow] of [['vm-script', '', 'slow:mod'], ['scoped-repl', '', 'slow:mod'], ['async-function', 'return ', './e.cjs']]) {
+// AsyncFunction decisions are synchronous: its late-resolving import is a module evaluating slowly.
+for (const [format, save, slow] of [['vm-script', '', 'slow:mod'], ['scoped-repl', '', 'slow:mod'], ['async-function', 'return ', './slow.mjs']]) {
   test(`${format}: a retained evaluation's late imports reject; saved functions import for the current one`, () =>
     withChild(format, async (child) => {
       await child.value(`globalThis.settle = ${SETTLE};
@@ -65,7 +64,7 @@ ${save}1`, { settleMs: 300 });
     }));
 }
 
-for (const format of ['vm-script', 'repl']) test(`${format}: a temporary evaluation's late imports stay pending`, async () => {
+for (const format of ['async-function', 'vm-script', 'scoped-repl', 'repl']) test(`${format}: a temporary evaluation's late imports stay pending`, async () => {
   const marker = path.join(dir, `late-import-${format}`);
   const slowMarker = path.join(dir, `late-slow-import-${format}`);
   const timer = path.join(dir, `late-timer-${format}`);

@@ -143,3 +143,27 @@ test('vm-script: import.meta.resolve of a VM-loaded module resolves bare specifi
   assert.equal(result.ok, true, JSON.stringify(result));
   assert.deepEqual(JSON.parse(text), [pathToFileURL(path.join(pkg, 'main.js')).href, pathToFileURL(path.join(dir, 'x.mjs')).href, 'node:fs']);
 });
+
+// AsyncFunction and Node REPL interception uses module hooks, so a runner started without
+// --experimental-vm-modules still applies every decision.
+for (const format of ['async-function', 'repl']) {
+  test(`${format}: decisions apply without the VM startup flag`, async () => {
+    const program = `var out = [];
+out.push((await import("sync:shared")).value, (await import("redirect:me")).who, (await import("./target.mjs")).who);
+try { await import("bad:decision") } catch (e) { out.push(e.message) }
+inspect(JSON.stringify(out));`;
+    const { result, text } = await runProgram(program, { format, cwd: dir, nodeArgs: [`--import=${pathToFileURL(preload).href}`] });
+    assert.equal(result.ok, true, JSON.stringify(result));
+    const out = JSON.parse(text);
+    assert.deepEqual(out.slice(0, 3), [1, 'target', 'target']);
+    assert.match(out[3], /unknown import decision type: nope/);
+  });
+}
+
+test('async-function: imports keep their locations; names starting with the importer prefix are reserved', async () => {
+  const throwing = 'try { import("./target.mjs"); null.x } catch (e) { return e.stack.split("\\n")[1] }';
+  const { result } = await run(throwing, 'async-function');
+  assert.equal(result.value, `    at ${path.join(dir, '[program]')}:1:${throwing.indexOf('null.x') + 6}`);
+  const reserved = await run('const __$i00 = 1; return 2', 'async-function');
+  assert.match(reserved.result.error.message, /names starting with __\$i are reserved[^]*\[program\]:1:7/);
+});

@@ -1,5 +1,5 @@
 // In-process unit tests of the pure bootstrap modules: lossless JSON, frame reading, text frame
-// splitting, result-frame limits and the Node REPL import rewrite.
+// splitting, result-frame limits and the import rewrite.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { FrameReader } from '../../bootstrap/frame-reader.js';
 import { FrameWriter, FrameTooLargeError } from '../../bootstrap/frame-writer.js';
 import { buildResultFrame } from '../../bootstrap/result-frame.js';
 import { parseOptions } from '../../bootstrap/options.js';
-import { rewriteDynamicImports } from '../../bootstrap/imports/repl-import-rewrite.js';
+import { rewriteDynamicImports } from '../../bootstrap/imports/import-rewrite.js';
 
 function lossy(value) {
   try {
@@ -149,4 +149,9 @@ test('REPL import rewrite replaces only the keyword of dynamic import expression
   assert.equal(rewrite('1 + 2'), '1 + 2');
   assert.equal(rewrite('import( ; import("x")'), 'import( ; import("x")');
   assert.throws(() => rewrite('let {a: __$iZZ} = {}'), /names starting with __\$i are reserved[^]*\[program\]:1:9/);
+  // A function body parses inside its wrapper; positions stay those of the body.
+  const body = 'return import("x");';
+  const wrap = { prefix: 'async function f() {\n', suffix: '\n}' };
+  assert.equal(rewriteDynamicImports(body, { importer: '__$i0a', wrap, source: body, filename: '[program]' }), 'return __$i0a("x");');
+  assert.equal(rewrite(body), body, 'a top-level return does not parse unwrapped');
 });

@@ -1,12 +1,13 @@
-// ProgramImportHandler for the Node REPL evaluator. Node's REPL compiles its input itself and
-// imports through Node's loader with the parent `file://<cwd>/repl`, so decisions are applied by
-// synchronous `module.registerHooks` (no VM flag needed), limited to imports started inside a REPL
-// evaluation (AsyncLocalStorage) from that parent. Decisions must be synchronous.
+// ProgramImportHandler for the AsyncFunction and Node REPL evaluators, through synchronous
+// `module.registerHooks` (no VM flag needed); decisions must be synchronous.
 //
-// The import promise itself comes from Node's REPL, out of the hooks' reach. So that an import
-// still loading when a retained evaluation ends rejects, each input's `import(...)` expressions
-// call an importer of the REPL context instead (repl-import-rewrite.js): one per working directory,
-// importing from `<cwd>/repl` like Node's REPL, and checking the outcome when it settles.
+// Each program's `import(...)` expressions call an importer instead (import-rewrite.js): one per
+// evaluator global and referrer, whose own `import()` uses Node's default loader from that
+// referrer (`<cwd>/[program]` for AsyncFunction, `<cwd>/repl` like Node's REPL) and which checks
+// the outcome when it settles, so an import still loading when a retained evaluation ends
+// rejects (ended.js). The resolve hook applies decisions to imports from an importer's referrer
+// made inside an evaluation (AsyncLocalStorage), which also covers code compiled at run time
+// (`eval`) there; imports of the loaded modules themselves keep Node's rules.
 //
 // A module decision resolves to `ptc-import-module:<n>`, one URL per exports object, whose source
 // reads its values through a symbol-keyed bridge on the main global: Node's loader then caches
@@ -16,23 +17,24 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import module from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { types } from 'node:util';
 import vm from 'node:vm';
 import { endedImportError, settledForCaller } from './ended.js';
 import { checkDecision, getProgramImportHandler, isThenable } from './handler.js';
-import { IMPORTER_PREFIX, rewriteDynamicImports } from './repl-import-rewrite.js';
+import { IMPORTER_PREFIX, rewriteDynamicImports } from './import-rewrite.js';
 
 const SCHEME = 'ptc-import-module:';
 // A module that never finishes evaluating: late imports of temporary evaluations (ended.js).
 const PENDING = 'ptc-import-pending:';
 const BRIDGE = Symbol.for('ptc.importBridge');
-const replScope = new AsyncLocalStorage();
+const evaluationScope = new AsyncLocalStorage();
 const ids = new WeakMap(); // exports -> id
 const exportsById = new Map(); // id -> exports
 let installed = false;
-const importerNames = new WeakMap(); // REPL context -> Map(cwd -> importer name)
+const importerReferrers = new Set(); // file URLs importers import from
+const MAIN = {}; // key of the main global
+const importerNames = new WeakMap(); // vm context or MAIN -> Map(referrer -> importer name)
 const NAME_CHARACTERS = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$';
 
 function moduleUrl(exports) {
@@ -64,10 +66,10 @@ function install() {
     resolve(specifier, context, nextResolve) {
       const handler = getProgramImportHandler();
       const parent = context.parentURL;
-      if (handler === null || replScope.getStore() === undefined || typeof parent !== 'string' || !parent.endsWith('/repl')) {
+      if (handler === null || evaluationScope.getStore() === undefined || !importerReferrers.has(parent)) {
         return nextResolve(specifier, context);
       }
-      // An import started after its evaluation ended (one that settles late: the importer).
+      // An import started after its evaluation ended (one settling late: the importer).
       const ended = endedImportError();
       if (ended === 'pending') return { url: PENDING, format: 'module', shortCircuit: true };
       if (ended !== null) throw ended;
@@ -91,11 +93,11 @@ function install() {
   });
 }
 
-// Runs fn (a REPL evaluation) so that its imports consult the handler, when one is installed.
-export function inReplImportScope(fn) {
+// Runs fn (an evaluation) so that its imports consult the handler, when one is installed.
+export function inHookedImportScope(fn) {
   if (getProgramImportHandler() === null) return fn();
   install();
-  return replScope.run(true, fn);
+  return evaluationScope.run(true, fn);
 }
 
 // A module namespace, as Node's REPL requires of its imports: a callable `then` export makes the
@@ -107,30 +109,38 @@ function requireNamespace(value) {
   throw error;
 }
 
-// The name of the context's importer for `cwd`, created on first use: a non-writable global of
-// the REPL context whose `import()` is compiled in that context with `<cwd>/repl` as referrer, so
-// its Promise is the context's and the import hooks see a REPL import.
-function importerName(context, cwd) {
-  let names = importerNames.get(context);
+// The name of the importer importing from `referrer` (a path) in `context` (a vm context, or
+// undefined for the main global), created on first use as a non-writable global there. Its
+// `import()` is compiled in that global's realm, so the Promise is that realm's.
+function importerName(context, referrer, { requireModule }) {
+  const key = context ?? MAIN;
+  let names = importerNames.get(key);
   if (names === undefined) {
     names = new Map();
-    importerNames.set(context, names);
+    importerNames.set(key, names);
   }
-  let name = names.get(cwd);
+  let name = names.get(referrer);
   if (name !== undefined) return name;
   const index = names.size;
-  if (index >= NAME_CHARACTERS.length ** 2) throw new Error('too many working directories in one REPL environment with an import handler');
+  if (index >= NAME_CHARACTERS.length ** 2) throw new Error('too many working directories in one environment with an import handler');
   name = IMPORTER_PREFIX + NAME_CHARACTERS[Math.floor(index / NAME_CHARACTERS.length)] + NAME_CHARACTERS[index % NAME_CHARACTERS.length];
-  const factory = new vm.Script('(settle, check) => (specifier, options) => settle(import(specifier, options).then(check))', {
-    filename: path.join(cwd, 'repl'),
+  const check = requireModule ? '.then(check)' : '';
+  const script = new vm.Script(`(settle, check) => (specifier, options) => settle(import(specifier, options)${check})`, {
+    filename: referrer,
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-  }).runInContext(context);
-  Object.defineProperty(context, name, { value: factory(settledForCaller, requireNamespace) });
-  names.set(cwd, name);
+  });
+  const factory = context === undefined ? script.runInThisContext() : script.runInContext(context);
+  Object.defineProperty(context ?? globalThis, name, { value: factory(settledForCaller, requireNamespace) });
+  importerReferrers.add(pathToFileURL(referrer).href);
+  names.set(referrer, name);
   return name;
 }
 
-// REPL input whose imports go through the context's importer for the current directory.
-export function withReplImporter(code, context, { source, filename }) {
-  return rewriteDynamicImports(code, { importer: importerName(context, process.cwd()), source, filename });
+// `code` whose import() expressions call the importer from `referrer` in `context` (undefined:
+// the main global). `requireModule`: reject non-module results, as Node's REPL does. `wrap`
+// ({prefix, suffix}) makes the code parse, e.g. as a function body; `source` and `filename`
+// locate errors for the model.
+export function withImporter(code, { context, referrer, requireModule = false, wrap, source, filename }) {
+  const importer = importerName(context, referrer, { requireModule });
+  return rewriteDynamicImports(code, { importer, wrap, source, filename });
 }
