@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, writeFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BOOTSTRAP_DIR, runProgram } from './fake-host.js';
+import { BOOTSTRAP_DIR, RetainedChild, runProgram } from './fake-host.js';
 
 const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'ptc-imports-')));
 writeFileSync(path.join(dir, 'data.json'), '{"n": 7}');
@@ -24,6 +24,7 @@ setProgramImportHandler((request) => {
   requests.push({ ...request, attributes: { ...request.attributes } });
   switch (request.specifier) {
     case 'async:mod': return Promise.resolve({ type: 'module', exports: { default: 'async' } });
+    case 'async:reject': return Promise.reject(new Error('rejected decision'));
     case 'sync:shared': return { type: 'module', exports: shared };
     case 'sync:fresh': return { type: 'module', exports: { value: 1 } };
     case 'sync:then': return { type: 'module', exports: { then(resolve) { resolve(5); } } };
@@ -78,7 +79,23 @@ test('AsyncFunction and Node REPL reject a Promise decision; VM Script and the s
 test('a callable then export follows dynamic-import Promise assimilation', async () => {
   const { result } = await run('return await import("sync:then")', 'async-function');
   assert.equal(result.value, 5);
+  for (const format of ['vm-script', 'scoped-repl']) {
+    const { text } = await run('inspect(await import("sync:then"))', format);
+    assert.equal(text, '5\n', format);
+  }
 });
+
+for (const format of ['vm-script', 'scoped-repl']) {
+  test(`${format}: every dynamic import asks the handler; a rejected decision rejects only that import`, async () => {
+    const { result, text } = await run(`var before = globalThis.__requests.length, out = [];
+for (let i = 0; i < 3; i++) out.push((await import("sync:shared")).value);
+try { await import("async:reject") } catch (e) { out.push(e.message) }
+out.push((await import("./target.mjs")).who, globalThis.__requests.slice(before).filter((r) => r.specifier === "sync:shared").length);
+inspect(JSON.stringify(out))`, format);
+    assert.equal(result.ok, true, JSON.stringify(result));
+    assert.deepEqual(JSON.parse(text), [1, 1, 1, 'rejected decision', 'target', 3]);
+  });
+}
 
 test('repl: a callable then export makes the import a non-module value, which rejects', async () => {
   const { result } = await run('var m; try { m = await import("sync:then") } catch (e) { m = e.message }; m', 'repl');
@@ -167,3 +184,26 @@ test('async-function: imports keep their locations; names starting with the impo
   const reserved = await run('const __$i00 = 1; return 2', 'async-function');
   assert.match(reserved.result.error.message, /names starting with __\$i are reserved[^]*\[program\]:1:7/);
 });
+
+// A saved function keeps the referrer of the compilation that made it after later evaluations
+// run in another directory. The scoped REPL resolves every call's imports from the environment's
+// first working directory.
+for (const [format, referrer, firstDirectoryOnly] of [['vm-script', '[program]', false], ['scoped-repl', '[program]', true], ['repl', 'repl', false]]) {
+  test(`${format}: saved functions keep their referrer after the working directory changes`, async () => {
+    mkdirSync(path.join(dir, 'sub'), { recursive: true });
+    writeFileSync(path.join(dir, 'sub', 'target.mjs'), 'export const who = "sub";');
+    const child = new RetainedChild({ format, cwd: dir, nodeArgs: ['--experimental-vm-modules', `--import=${pathToFileURL(preload).href}`] });
+    try {
+      await child.value('globalThis.saved = () => import("./target.mjs"); 1');
+      const program = 'var before = globalThis.__requests.length; var who = [(await saved()).who, (await import("./target.mjs")).who]; ' +
+        'inspect(JSON.stringify([who, globalThis.__requests.slice(before).map((r) => r.referrer)]))';
+      const { text } = await child.run(program, { cwd: path.join(dir, 'sub') });
+      const [who, referrers] = JSON.parse(text);
+      const later = firstDirectoryOnly ? dir : path.join(dir, 'sub');
+      assert.deepEqual(referrers, [path.join(dir, referrer), path.join(later, referrer)]);
+      assert.deepEqual(who, ['target', firstDirectoryOnly ? 'target' : 'sub']);
+    } finally {
+      await child.close();
+    }
+  });
+}
