@@ -119,3 +119,43 @@ export function locate(code, offset) {
   }
   return { line, column: offset - lineStart + 1 };
 }
+
+function bindingNamed(pattern, name) {
+  switch (pattern?.type) {
+    case 'Identifier':
+      return pattern.name === name ? pattern : null;
+    case 'ObjectPattern':
+      for (const property of pattern.properties) {
+        const found = bindingNamed(property.type === 'RestElement' ? property.argument : property.value, name);
+        if (found !== null) return found;
+      }
+      return null;
+    case 'ArrayPattern':
+      for (const element of pattern.elements) {
+        const found = bindingNamed(element, name);
+        if (found !== null) return found;
+      }
+      return null;
+    case 'RestElement':
+      return bindingNamed(pattern.argument, name);
+    case 'AssignmentPattern':
+      return bindingNamed(pattern.left, name);
+    default:
+      return null;
+  }
+}
+
+// The identifier node that declares `name` at the top level of an analyzed program, or null.
+export function topLevelDeclaration(program, name) {
+  for (const statement of program.body) {
+    if (statement.type === 'VariableDeclaration') {
+      for (const declarator of statement.declarations) {
+        const found = bindingNamed(declarator.id, name);
+        if (found !== null) return found;
+      }
+    } else if ((statement.type === 'FunctionDeclaration' || statement.type === 'ClassDeclaration') && statement.id?.name === name) {
+      return statement.id;
+    }
+  }
+  return null;
+}

@@ -12,12 +12,13 @@
 // "<cwd>/[program]", through Node's default loader (the Script's importModuleDynamically).
 
 import path from 'node:path';
+import util from 'node:util';
 import vm from 'node:vm';
 import { programImportOption } from '../imports/program-imports.js';
 import { formatCompileError, formatSyntaxError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
 import { lowerTopLevelAwait, unboxCompletion } from './vm-script-await.js';
 import { createScriptContext, installGlobals } from './vm-script-context.js';
-import { analyzeScript, locate, MESSAGES, ScriptProblem } from './vm-script-parse.js';
+import { analyzeScript, locate, MESSAGES, ScriptProblem, topLevelDeclaration } from './vm-script-parse.js';
 
 export const PROGRAM_NAME = '[program]';
 
@@ -31,7 +32,32 @@ function problemError(problem, code, source, filename) {
   return new ProgramSyntaxError(formatSyntaxError(problem.message, { source, filename, line, column }));
 }
 
-// Returns { script, lowered } or throws ProgramSyntaxError.
+const CLASH = /^Identifier '(.+)' has already been declared$/;
+
+// A top-level declaration clashing with a name the retained context already has is refused by
+// V8 when the Script starts running, before any program code: the error's first frame, if it
+// has one in the program at all, is the Script's start. Returns that refusal as a
+// ProgramSyntaxError pointing at the program's declaration of the name, or null for any other
+// error (a clash inside `eval` has a frame at the eval call).
+function declarationClash(error, { analysis, code, source, filename }) {
+  let match;
+  let frame;
+  try {
+    if (!util.types.isNativeError(error)) return null;
+    match = CLASH.exec(error.message);
+    frame = error.stack.split('\n')[1] ?? '';
+  } catch {
+    return null;
+  }
+  const programFrame = frame.startsWith(`    at ${filename}`);
+  if (match === null || (programFrame && frame !== `    at ${filename}` && frame !== `    at ${filename}:1:1`)) return null;
+  const declaration = analysis.program ? topLevelDeclaration(analysis.program, match[1]) : null;
+  if (declaration === null) return null;
+  const { line, column } = locate(code, declaration.start);
+  return new ProgramSyntaxError(formatSyntaxError(match[0], { source, filename, line, column, width: match[1].length }));
+}
+
+// Returns { script, lowered, analysis } or throws ProgramSyntaxError.
 function compile(code, source, filename, context) {
   let analysis;
   try {
@@ -49,7 +75,7 @@ function compile(code, source, filename, context) {
       // A runner's ProgramImportHandler may decide asynchronously (Node's loader without one).
       importModuleDynamically: programImportOption({ filename, context }),
     });
-    return { script, lowered };
+    return { script, lowered, analysis };
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     // A program that mentions await and that acorn refused gets acorn's diagnostic: V8 would
@@ -57,9 +83,6 @@ function compile(code, source, filename, context) {
     if (analysis.parseError != null && /\bawait\b/.test(code)) {
       throw problemError(analysis.parseError, code, source, filename);
     }
-    // Lowered code is valid JavaScript; what V8 still refuses (a name clashing with an earlier
-    // lexical declaration of the context) has no location in the program's own text.
-    if (lowered) throw new ProgramSyntaxError(formatSyntaxError(error.message, { source, filename }));
     throw new ProgramSyntaxError(formatCompileError(error, { source, filename }));
   }
 }
@@ -88,13 +111,21 @@ export function createVmScriptEvaluator() {
       const filename = path.join(process.cwd(), name);
       const code = stripProgramTypes(program, { prefix: '', suffix: '', filename, messages: STRIP_MESSAGES });
       const context = contextFor(run, retain);
-      const { script, lowered } = compile(code, program, filename, context);
+      const { script, lowered, analysis } = compile(code, program, filename, context);
       installGlobals(context, globals);
+      const clash = (error) => {
+        throw declarationClash(error, { analysis, code, source: program, filename }) ?? error;
+      };
       // Program code runs from the microtask queue so no bootstrap frame sits under its frames;
       // the completion (a Promise or thenable included) is adopted, i.e. awaited, by then().
-      if (!lowered) return Promise.resolve().then(script.runInContext.bind(script, context, RUN_OPTIONS));
+      if (!lowered) return Promise.resolve().then(script.runInContext.bind(script, context, RUN_OPTIONS)).then(undefined, clash);
       // A lowered Script only declares its names and yields the async wrapper to call.
-      const wrapper = script.runInContext(context, RUN_OPTIONS);
+      let wrapper;
+      try {
+        wrapper = script.runInContext(context, RUN_OPTIONS);
+      } catch (error) {
+        clash(error);
+      }
       return Promise.resolve().then(Reflect.apply.bind(undefined, wrapper, undefined, [])).then(unboxCompletion);
     },
   };

@@ -55,6 +55,19 @@ test('native lexical declarations stay lexical: redeclaring one in a later run f
     assert.match(result.error.message, /^SyntaxError: Identifier 'fixed' has already been declared/);
   }));
 
+// V8 refuses such a clash when the Script starts, without a location: the result points at the
+// program's declaration like any syntax error, lowered or not, with no frames. A clash inside
+// eval is the program's own error and keeps its stack.
+test('a declaration clashing with the retained context is reported at the declaration', () =>
+  withChild(async (child) => {
+    await child.value('let q = 1; let v = 1; q', { cwd: '/tmp' });
+    const failure = async (program) => (await child.run(program, { cwd: '/tmp' })).result.error.message;
+    assert.equal(await failure('\nconst q = 2'), "SyntaxError: Identifier 'q' has already been declared\n    at /tmp/[program]:2:7\nconst q = 2\n      ^");
+    assert.equal(await failure('await null; let v = 2'), "SyntaxError: Identifier 'v' has already been declared\n    at /tmp/[program]:1:17\nawait null; let v = 2\n                ^");
+    assert.equal(await failure('function q() {}'), "SyntaxError: Identifier 'q' has already been declared\n    at /tmp/[program]:1:10\nfunction q() {}\n         ^");
+    assert.match(await failure('let w = 1; eval("let e; let e")'), /^SyntaxError: Identifier 'e' has already been declared\n {4}at \/tmp\/\[program\]:1:12\n/);
+  }));
+
 test('each evaluation starts in its own cwd', () =>
   withChild(async (child) => {
     const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ptc-retained-')));
