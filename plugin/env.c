@@ -250,6 +250,17 @@ int ptc__env_wait_closed(struct ptc_env *env, ptc_env_closed_fn fn, void *arg)
     return 0;
 }
 
+void ptc__env_cancel_wait(struct ptc_env *env, ptc_env_closed_fn fn, void *arg)
+{
+    for (struct ptc_env_waiter **link = &env->waiters; *link; link = &(*link)->next)
+        if ((*link)->fn == fn && (*link)->arg == arg) {
+            struct ptc_env_waiter *w = *link;
+            *link = w->next;
+            free(w);
+            return;
+        }
+}
+
 void ptc__env_destroy(struct ptc_env *env)
 {
     struct dsh_instance *inst = env->inst;
@@ -277,6 +288,11 @@ void ptc__env_destroy(struct ptc_env *env)
     free(env->owner);
     free(env->failure);
     ptc__images_clear(&env->images);
+    while (env->waiters) { /* unload: nobody is told any more */
+        struct ptc_env_waiter *w = env->waiters;
+        env->waiters = w->next;
+        free(w);
+    }
     free(env);
 }
 

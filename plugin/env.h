@@ -83,6 +83,8 @@ struct ptc_env *ptc__env_create(struct dsh_instance *inst, const struct ptc_spec
 void ptc__env_terminate(struct ptc_env *env, const char *why);
 /* Calls fn(arg, status) once the environment is closed: 0, or DSH_E_CLEANUP_FAILED. */
 int ptc__env_wait_closed(struct ptc_env *env, ptc_env_closed_fn fn, void *arg);
+/* Forgets a waiter registered with ptc__env_wait_closed (its arg is going away). */
+void ptc__env_cancel_wait(struct ptc_env *env, ptc_env_closed_fn fn, void *arg);
 /* Queues a frame to the child. Returns 0, -E2BIG (queue bound) or another negative errno. */
 int ptc__env_send(struct ptc_env *env, json_object *frame);
 /* Runs hold a reference while they may read the environment; the last one frees a closed one. */

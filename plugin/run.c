@@ -35,9 +35,23 @@ static void on_stop_grace(struct ptc_timer *timer)
 
 /* ---- delivery ---------------------------------------------------------------------------- */
 
+static void on_old_env_closed(void *arg, int status);
+
+/* Ends the wait for the owner's previous environment (it closed, or this run is going away). */
+static void stop_waiting(struct ptc_run *run)
+{
+    struct ptc_env *old = run->waiting_for;
+    if (!old)
+        return;
+    run->waiting_for = NULL;
+    ptc__env_cancel_wait(old, on_old_env_closed, run);
+    ptc__env_unref(old);
+}
+
 static void destroy_run(struct ptc_run *run)
 {
     struct dsh_instance *inst = run->inst;
+    stop_waiting(run);
     if (run->env)
         ptc__env_unref(run->env);
     ptc__timer_destroy(&inst->loop, &run->deadline);
@@ -245,6 +259,11 @@ static void start_in_new_env(struct ptc_run *run)
 static void on_old_env_closed(void *arg, int status)
 {
     struct ptc_run *run = arg;
+    /* The environment drops this waiter itself once it has called it. */
+    if (run->waiting_for) {
+        ptc__env_unref(run->waiting_for);
+        run->waiting_for = NULL;
+    }
     if (run->outcome_selected)
         return;
     if (status < 0) {
@@ -293,7 +312,12 @@ static int admit(struct ptc_run *run, struct dsh_error *err)
             return ptc__fail(err, DSH_E_OWNER_BUSY,
                              "cleanup of state owner \"%s\" failed; release it before running again", owner);
         run->phase = PTC_RUN_WAITING;
-        return ptc__env_wait_closed(closing, on_old_env_closed, run);
+        int rc = ptc__env_wait_closed(closing, on_old_env_closed, run);
+        if (rc == 0) {
+            ptc__env_ref(closing);
+            run->waiting_for = closing;
+        }
+        return rc;
     }
     start_in_new_env(run);
     return 0;

@@ -27,6 +27,7 @@ struct ptc_run {
     struct ptc_spec spec;
     enum ptc_phase phase;
     struct ptc_env *env;
+    struct ptc_env *waiting_for; /* the owner's closing environment, referenced while waited for */
     uint64_t wire_id;  /* this run's id on the environment's control channel */
     bool code_started; /* the program was submitted to the ready process */
     bool initializing; /* the environment initializer is running */

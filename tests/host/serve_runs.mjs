@@ -164,6 +164,28 @@ await check("stateOwner retains state until release", async () => {
   p.send({ type: "run", id: 3, stateOwner: "agent-1", program: "typeof x" });
   assert.equal((await p.result(3)).result.value, "undefined");
 });
+// A mode change ends the owner's environment; a run arriving while that cleanup is in progress
+// waits for it, and may end (deadline, cancel) before it completes: the cleanup must then not
+// call back into the finished run (under the sanitizer build this is a use-after-free check).
+await check("runs waiting for an owner's cleanup can time out or be cancelled", async () => {
+  p.send({ type: "run", id: "w1", stateOwner: "w", program: "var cp = await import('node:child_process'); for (let i = 0; i < 50; i++) cp.spawn('/bin/sleep', ['100'], { stdio: 'ignore' }); 1" });
+  assert.equal((await p.result("w1")).result.ok, true);
+  for (const [id, stop] of [["w-timeout", { timeoutMs: 1 }], ["w-cancel", null]]) {
+    p.send({ type: "run", id: `${id}-busy`, stateOwner: "w", program: "await new Promise((r) => setTimeout(r, 5000))" });
+    await new Promise((r) => setTimeout(r, 500));
+    p.send({ type: "set-mode", mode: id === "w-timeout" ? "workspace-write" : "read-only" });
+    assert.equal((await p.result(`${id}-busy`)).result.error?.kind, "abort");
+    p.send({ type: "run", id, stateOwner: "w", program: "1", ...(stop ?? {}) });
+    if (stop === null) p.send({ type: "cancel", id });
+    const ev = await p.result(id);
+    assert.equal(ev.result.error?.kind, stop ? "timeout" : "abort", JSON.stringify(ev));
+    assert.match(ev.result.error.message, /before code started/);
+    // The cleanup completes later; the owner is usable again afterwards.
+    await new Promise((r) => setTimeout(r, 1500));
+  }
+  p.send({ type: "run", id: "w-after", stateOwner: "w", program: "typeof cp" });
+  assert.equal((await p.result("w-after")).result.value, "undefined");
+});
 await check("persistent server exits 0 at EOF", async () => {
   const { code } = await p.close();
   assert.equal(code, 0, p.stderr);
