@@ -36,11 +36,16 @@ char *ptc__env_exit_description(const struct ptc_env *env)
     const char *what = !env->run                                       ? "the Node process exited"
                        : env->control_lost && !env->exit_status.exited ? "the control channel closed before the result"
                                                                        : "the Node process exited before completing";
+    /* A read failure of the control channel stays visible next to the exit status. */
+    char transport[96] = "";
+    if (env->control_error < 0)
+        snprintf(transport, sizeof transport, "; control channel: %s", strerror(-env->control_error));
     char *text = NULL;
     if (env->stderr_tail_len)
-        (void)!asprintf(&text, "%s%s; stderr: %.*s", what, status, (int)env->stderr_tail_len, env->stderr_tail);
+        (void)!asprintf(&text, "%s%s%s; stderr: %.*s", what, status, transport, (int)env->stderr_tail_len,
+                        env->stderr_tail);
     else
-        (void)!asprintf(&text, "%s%s", what, status);
+        (void)!asprintf(&text, "%s%s%s", what, status, transport);
     return text;
 }
 
@@ -135,6 +140,8 @@ static void on_drain_timeout(struct ptc_timer *timer)
 {
     struct ptc_env *env = ptc__container_of(timer, struct ptc_env, drain);
     /* Pipes still open after the range is gone and graceMs passed: stop waiting for them. */
+    ptc__log(env->inst, DSH_LOG_WARN, "output pipes of a finished Node process stayed open %lld ms after it ended; closing them",
+             (long long)env->inst->config.grace_ms);
     env->drained = true;
     schedule_close(env);
 }

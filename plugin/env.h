@@ -60,6 +60,7 @@ struct ptc_env {
     struct ptc_watch quiescence_watch;
     struct ptc_timer drain;
     bool quiescent, drained, cleanup_failed, control_lost;
+    int control_error; /* the negative errno that ended the control channel; 0 for end of file */
     struct dsh_exit_status exit_status;
     char *failure; /* why the environment ended, when it ended unexpectedly */
     char stderr_tail[PTC_STDERR_TAIL];

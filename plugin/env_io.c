@@ -109,6 +109,7 @@ static void on_control(struct ptc_watch *watch, uint32_t events)
         if (env->state == PTC_ENV_CLOSING)
             return;
         env->control_lost = true;
+        env->control_error = rc < 0 ? rc : 0;
         if (env->control.eof && ptc__control_has_partial(&env->control)) {
             env_protocol(env, "the control channel ended inside a frame");
             return;
