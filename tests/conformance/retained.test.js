@@ -237,3 +237,33 @@ test('a mode change cancels a call that is still starting', async () => {
   assert.equal(next.value, 'fresh');
   await s.close();
 });
+
+test('owner-less failures leave retained owners intact and report no retained state', async () => {
+  const s = new Serve({ runtime: SCRIPT });
+  try {
+    await s.run('1', 'var x = 7; x', { stateOwner: 'a' });
+    const timedOut = await s.run('t', 'while (true) {}', { timeoutMs: 300 });
+    assert.equal(timedOut.error?.kind, 'timeout', JSON.stringify(timedOut));
+    assert.equal('retained' in timedOut, false);
+    const exited = await s.run('e', 'process.exit(3)');
+    assert.equal(exited.error?.kind, 'worker-exit', JSON.stringify(exited));
+    assert.match(exited.error.message, /exit code 3/);
+    assert.equal('retained' in exited, false);
+    assert.equal((await s.run('2', 'x', { stateOwner: 'a' })).value, 7);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a protocol failure of a retained program clears the environment', async () => {
+  const s = new Serve({ runtime: SCRIPT });
+  try {
+    await s.run('1', 'var x = 1; x', { stateOwner: 'a' });
+    const forged = await s.run('2', '(await import("node:fs")).writeSync(3, "not json\\n"); await new Promise((r) => setTimeout(r, 2000))', { stateOwner: 'a' });
+    assert.equal(forged.error?.kind, 'protocol', JSON.stringify(forged));
+    assert.deepEqual(forged.retained, { owner: 'a', state: 'cleared' });
+    assert.equal((await s.run('3', 'typeof x', { stateOwner: 'a' })).value, 'undefined');
+  } finally {
+    await s.close();
+  }
+});
