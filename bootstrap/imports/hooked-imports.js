@@ -16,13 +16,12 @@
 // bridge its exports objects, until the process exits.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import module from 'node:module';
+import module, { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { types } from 'node:util';
 import vm from 'node:vm';
 import { endedImportError, settledForCaller } from './ended.js';
 import { checkDecision, getProgramImportHandler, isThenable } from './handler.js';
-import { IMPORTER_PREFIX, rewriteDynamicImports } from './import-rewrite.js';
 
 const SCHEME = 'ptc-import-module:';
 // A module that never finishes evaluating: late imports of temporary evaluations (ended.js).
@@ -35,6 +34,8 @@ let installed = false;
 const importerReferrers = new Set(); // file URLs importers import from
 const MAIN = {}; // key of the main global
 const importerNames = new WeakMap(); // vm context or MAIN -> Map(referrer -> importer name)
+// The rewrite (and acorn) load on first use: runs without a handler never need them.
+const require = createRequire(import.meta.url);
 const NAME_CHARACTERS = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$';
 
 function moduleUrl(exports) {
@@ -112,7 +113,7 @@ function requireNamespace(value) {
 // The name of the importer importing from `referrer` (a path) in `context` (a vm context, or
 // undefined for the main global), created on first use as a non-writable global there. Its
 // `import()` is compiled in that global's realm, so the Promise is that realm's.
-function importerName(context, referrer, { requireModule }) {
+function importerName(context, referrer, { requireModule, prefix }) {
   const key = context ?? MAIN;
   let names = importerNames.get(key);
   if (names === undefined) {
@@ -123,7 +124,7 @@ function importerName(context, referrer, { requireModule }) {
   if (name !== undefined) return name;
   const index = names.size;
   if (index >= NAME_CHARACTERS.length ** 2) throw new Error('too many working directories in one environment with an import handler');
-  name = IMPORTER_PREFIX + NAME_CHARACTERS[Math.floor(index / NAME_CHARACTERS.length)] + NAME_CHARACTERS[index % NAME_CHARACTERS.length];
+  name = prefix + NAME_CHARACTERS[Math.floor(index / NAME_CHARACTERS.length)] + NAME_CHARACTERS[index % NAME_CHARACTERS.length];
   const check = requireModule ? '.then(check)' : '';
   const script = new vm.Script(`(settle, check) => (specifier, options) => settle(import(specifier, options)${check})`, {
     filename: referrer,
@@ -141,6 +142,7 @@ function importerName(context, referrer, { requireModule }) {
 // ({prefix, suffix}) makes the code parse, e.g. as a function body; `source` and `filename`
 // locate errors for the model.
 export function withImporter(code, { context, referrer, requireModule = false, wrap, source, filename }) {
-  const importer = importerName(context, referrer, { requireModule });
+  const { IMPORTER_PREFIX, rewriteDynamicImports } = require('./import-rewrite.js');
+  const importer = importerName(context, referrer, { requireModule, prefix: IMPORTER_PREFIX });
   return rewriteDynamicImports(code, { importer, wrap, source, filename });
 }
