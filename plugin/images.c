@@ -103,29 +103,40 @@ static int jpeg_size(int fd, uint64_t size, uint32_t *w, uint32_t *h, char *why,
     return why_fail(why, why_len, DSH_E_REQUEST_INVALID, "malformed JPEG: no frame header");
 }
 
-int ptc__image_size(const char *host_path, uint32_t *ret_width, uint32_t *ret_height, char *why,
-                    size_t why_len)
+/* O_NONBLOCK: a FIFO in place of the file must not block the host thread. */
+static int open_image(const char *host_path, char *why, size_t why_len)
 {
-    /* O_NONBLOCK: a FIFO in place of the file must not block the host thread. */
     int fd = open(host_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int rc = -errno;
         snprintf(why, why_len, "%s", strerror(errno));
         return rc;
     }
+    return fd;
+}
+
+static int image_size_of(int fd, uint32_t *ret_width, uint32_t *ret_height, char *why, size_t why_len)
+{
     struct stat st;
-    int rc;
     unsigned char magic[8];
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        rc = why_fail(why, why_len, DSH_E_REQUEST_INVALID, "not a regular file");
-    else if (read_at(fd, 0, magic, sizeof magic) != 0)
-        rc = why_fail(why, why_len, DSH_E_UNSUPPORTED, "not a PNG or JPEG file");
-    else if (memcmp(magic, "\x89PNG\r\n\x1a\n", 8) == 0)
-        rc = png_size(fd, ret_width, ret_height, why, why_len);
-    else if (magic[0] == 0xFF && magic[1] == 0xD8 && magic[2] == 0xFF)
-        rc = jpeg_size(fd, (uint64_t)st.st_size, ret_width, ret_height, why, why_len);
-    else
-        rc = why_fail(why, why_len, DSH_E_UNSUPPORTED, "not a PNG or JPEG file");
+        return why_fail(why, why_len, DSH_E_REQUEST_INVALID, "not a regular file");
+    if (read_at(fd, 0, magic, sizeof magic) != 0)
+        return why_fail(why, why_len, DSH_E_UNSUPPORTED, "not a PNG or JPEG file");
+    if (memcmp(magic, "\x89PNG\r\n\x1a\n", 8) == 0)
+        return png_size(fd, ret_width, ret_height, why, why_len);
+    if (magic[0] == 0xFF && magic[1] == 0xD8 && magic[2] == 0xFF)
+        return jpeg_size(fd, (uint64_t)st.st_size, ret_width, ret_height, why, why_len);
+    return why_fail(why, why_len, DSH_E_UNSUPPORTED, "not a PNG or JPEG file");
+}
+
+int ptc__image_size(const char *host_path, uint32_t *ret_width, uint32_t *ret_height, char *why,
+                    size_t why_len)
+{
+    int fd = open_image(host_path, why, why_len);
+    if (fd < 0)
+        return fd;
+    int rc = image_size_of(fd, ret_width, ret_height, why, why_len);
     close(fd);
     return rc;
 }
@@ -153,12 +164,8 @@ int ptc__image_load(struct dsh_instance *inst, const char *attachment_id, const 
 {
     if (!attachment_id || !*attachment_id || !host_path || host_path[0] != '/')
         return ptc__fail(err, DSH_E_REQUEST_INVALID, "an image needs a non-empty attachmentId and an absolute path");
-    uint32_t w = 0, h = 0;
-    char why[256];
-    int rc = ptc__image_size(host_path, &w, &h, why, sizeof why);
-    if (rc != 0)
-        return ptc__fail(err, rc < -4096 ? rc : DSH_E_REQUEST_INVALID, "image %s (%s): %s", attachment_id,
-                         host_path, why);
+    /* Visibility first: nothing is read from a file the execution world cannot see, so errors
+     * never tell a program about the host's other files. */
     char world[PATH_MAX];
     const struct dsh_fs_service *fs = inst->services.fs;
     int n = fs->map_host_path(fs->ctx, host_path, world, sizeof world);
@@ -167,6 +174,28 @@ int ptc__image_load(struct dsh_instance *inst, const char *attachment_id, const 
                          dsh_strerror(n));
     if ((size_t)n >= sizeof world)
         return ptc__fail(err, DSH_E_REQUEST_INVALID, "image %s: mapped path is too long", attachment_id);
+    char why[256];
+    int fd = open_image(host_path, why, sizeof why);
+    if (fd < 0)
+        return ptc__fail(err, DSH_E_REQUEST_INVALID, "image %s (%s): %s", attachment_id, host_path, why);
+    /* The file opened must be one the world can see, also if the path changed since the check
+     * (a symlink swapped in by the program). */
+    char proc[64], opened[PATH_MAX], scratch[PATH_MAX];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    ssize_t len = readlink(proc, opened, sizeof opened - 1);
+    if (len > 0)
+        opened[len] = '\0';
+    if (len <= 0 || (size_t)len >= sizeof opened - 1 || fs->map_host_path(fs->ctx, opened, scratch, sizeof scratch) < 0) {
+        close(fd);
+        return ptc__fail(err, DSH_E_NOT_MAPPED, "image %s: the execution world cannot see %s: %s", attachment_id,
+                         host_path, dsh_strerror(DSH_E_NOT_MAPPED));
+    }
+    uint32_t w = 0, h = 0;
+    int rc = image_size_of(fd, &w, &h, why, sizeof why);
+    close(fd);
+    if (rc != 0)
+        return ptc__fail(err, rc < -4096 ? rc : DSH_E_REQUEST_INVALID, "image %s (%s): %s", attachment_id,
+                         host_path, why);
     struct ptc_image *image = calloc(1, sizeof *image);
     if (image) {
         image->attachment_id = strdup(attachment_id);

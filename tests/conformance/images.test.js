@@ -2,7 +2,7 @@
 // order with text, inside the shared maxOutputBytes budget.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { DSH, patchFile, runProgram, Serve, tempDir, text } from './harness.js';
@@ -128,6 +128,26 @@ test('re-registering an attachment id keeps the Images the program holds', async
   assert.deepEqual(result.value.slice(0, 2), ['a1', true]);
   assert.match(result.value[2], /attachment id "a1" is already registered for .*a\.png \(3x2\), not .*b\.jpg \(640x480\)/);
   assert.deepEqual(result.output, [{ type: 'text', text: '[Image a1 3x2]' }, A1(ws), { type: 'text', text: '\n' }]);
+});
+
+// Hostile: a program naming host files outside its world learns nothing about them (existence,
+// format, size), also through a symlink in its workspace: visibility is checked before the host
+// reads anything, and again on the file it opened.
+test('registering a file outside the execution world reveals nothing about it', async () => {
+  const ws = workspace();
+  const outside = tempDir('dsh-img-hidden-');
+  writeFileSync(join(outside, 'secret.txt'), 'not an image');
+  writeFileSync(join(outside, 'hidden.png'), pngBytes(7, 7));
+  symlinkSync(join(outside, 'hidden.png'), join(ws, 'link.png'));
+  const paths = [...['secret.txt', 'hidden.png', 'missing.png'].map((name) => join(outside, name)), join(ws, 'link.png')];
+  const { result } = await runProgram(`const out = [];
+    for (const path of ${JSON.stringify(paths)}) { try { await tools.registerImage({ path }); out.push("registered") } catch (e) { out.push(e.message) } }
+    return out`, { ws });
+  assert.equal(result.ok, true, JSON.stringify(result));
+  for (const [i, message] of result.value.entries()) {
+    assert.ok(message.includes(`the execution world cannot see ${paths[i]}: the host path has no execution-world mapping`), message);
+    assert.doesNotMatch(message, /PNG|JPEG|7x7|No such file/);
+  }
 });
 
 test('registering a file that is not an image rejects inside the program', async () => {
