@@ -106,14 +106,14 @@ Test(rules, maximum_values_exactly)
 	                  "graceMs: 2147483647\n"
 	                  "maxMessageBytes: 4294967295\n"
 	                  "maxOutputBytes: 9223372036854775807\n"
-	                  "maxOldGenerationSizeMb: 9223372036854775807\n"
-	                  "maxPendingCalls: 9223372036854775807\n");
+	                  "maxOldGenerationSizeMb: 16777216\n"
+	                  "maxPendingCalls: 2147483647\n");
 }
 
 Test(rules, minimum_values_exactly)
 {
 	expect_valid(PTC, "timeoutMs: 1\nmaxTimeoutMs: 1\nmaxOutputBytes: 4\n"
-	                  "maxOldGenerationSizeMb: 1\nmaxMessageBytes: 1\nmaxPendingCalls: 1\n"
+	                  "maxOldGenerationSizeMb: 16\nmaxMessageBytes: 4096\nmaxPendingCalls: 1\n"
 	                  "stopGraceMs: 1\ngraceMs: 1\n");
 }
 

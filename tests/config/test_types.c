@@ -243,3 +243,16 @@ Test(types, validate_node_without_diagnostics_still_fails)
 	yaml_document_delete(&doc);
 	dsh_catalog_close(cat);
 }
+
+/* Values the Node runtime cannot run with: a heap too small for the bootstrap or beyond what V8
+ * honours, a control message too small for any program, a pending-call count JavaScript cannot
+ * represent exactly. */
+Test(types, runtime_limits_keep_runs_possible)
+{
+	expect_error(PTC, "maxOldGenerationSizeMb: 15\n", "maxOldGenerationSizeMb", 1, 25, "below the minimum 16");
+	expect_error(PTC, "maxOldGenerationSizeMb: 16777217\n", "maxOldGenerationSizeMb", 1, 25,
+	             "exceeds the maximum 16777216");
+	expect_error(PTC, "maxMessageBytes: 4095\n", "maxMessageBytes", 1, 18, "below the minimum 4096");
+	expect_error(PTC, "maxPendingCalls: 9007199254740992\n", "maxPendingCalls", 1, 18,
+	             "exceeds the maximum 2147483647");
+}
