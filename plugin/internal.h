@@ -55,6 +55,10 @@ struct ptc_spec {
 };
 
 int ptc__spec_parse(const char *json, size_t len, struct ptc_spec *ret_spec, struct dsh_error *err);
+bool ptc__is_sandbox_mode(const char *mode);
+/* A run's cwd must be an existing directory the execution world can see (caller misuse otherwise:
+ * the program would fail before starting, with Node's internal frames). */
+int ptc__check_cwd(struct dsh_instance *inst, const char *cwd, struct dsh_error *err);
 void ptc__spec_destroy(struct ptc_spec *spec);
 /* True when global.name is declared by the spec's bindings. */
 bool ptc__spec_allows(const struct ptc_spec *spec, const char *global, const char *name);

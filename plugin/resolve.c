@@ -9,12 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_mode(const char *mode)
-{
-    return strcmp(mode, "read-only") == 0 || strcmp(mode, "workspace-write") == 0 ||
-           strcmp(mode, "danger-full-access") == 0;
-}
-
 /* Standing policy of a session from the sandboxPolicy service. */
 static json_object *standing_policy(struct dsh_instance *inst, const char *session_id,
                                     struct dsh_error *err, int *rc)
@@ -41,7 +35,7 @@ static json_object *standing_policy(struct dsh_instance *inst, const char *sessi
     json_object *mode, *root;
     if (!policy || !json_object_is_type(policy, json_type_object) ||
         !json_object_object_get_ex(policy, "mode", &mode) || !json_object_is_type(mode, json_type_string) ||
-        !is_mode(json_object_get_string(mode)) ||
+        !ptc__is_sandbox_mode(json_object_get_string(mode)) ||
         !json_object_object_get_ex(policy, "workspaceRoot", &root) ||
         !json_object_is_type(root, json_type_string) || json_object_get_string(root)[0] != '/') {
         json_object_put(policy);
@@ -128,7 +122,7 @@ int ptc__resolve(struct dsh_instance *inst, const char *request_json, size_t req
         goto out;
     /* An approved one-time escalation names a different mode for this run only. */
     if (json_object_object_get_ex(request, "mode", &v) && v) {
-        if (!json_object_is_type(v, json_type_string) || !is_mode(json_object_get_string(v))) {
+        if (!json_object_is_type(v, json_type_string) || !ptc__is_sandbox_mode(json_object_get_string(v))) {
             rc = ptc__fail(err, DSH_E_REQUEST_INVALID,
                            "request mode must be read-only, workspace-write or danger-full-access");
             goto out;
@@ -169,7 +163,10 @@ int ptc__resolve(struct dsh_instance *inst, const char *request_json, size_t req
     struct ptc_spec check;
     if ((rc = ptc__spec_parse(text, strlen(text), &check, err)) < 0)
         goto out;
+    rc = ptc__check_cwd(inst, check.cwd, err);
     ptc__spec_destroy(&check);
+    if (rc < 0)
+        goto out;
     *ret_spec_json = strdup(text);
     if (!*ret_spec_json) {
         rc = ptc__fail(err, -ENOMEM, "out of memory");

@@ -339,6 +339,8 @@ int ptc__run_start(struct dsh_instance *inst, const char *spec_json, size_t spec
     if (!run)
         return ptc__fail(err, -ENOMEM, "out of memory");
     int rc = ptc__spec_parse(spec_json, spec_len, &run->spec, err);
+    if (rc == 0 && (rc = ptc__check_cwd(inst, run->spec.cwd, err)) < 0)
+        ptc__spec_destroy(&run->spec);
     if (rc < 0) {
         free(run);
         return rc;

@@ -4,6 +4,25 @@
 #include "images.h"
 
 #include <string.h>
+#include <sys/stat.h>
+
+bool ptc__is_sandbox_mode(const char *mode)
+{
+    return strcmp(mode, "read-only") == 0 || strcmp(mode, "workspace-write") == 0 ||
+           strcmp(mode, "danger-full-access") == 0;
+}
+
+int ptc__check_cwd(struct dsh_instance *inst, const char *cwd, struct dsh_error *err)
+{
+    struct stat st;
+    if (stat(cwd, &st) != 0 || !S_ISDIR(st.st_mode))
+        return ptc__fail(err, DSH_E_REQUEST_INVALID, "cwd %s is not an existing directory", cwd);
+    char world[4096];
+    const struct dsh_fs_service *fs = inst->services.fs;
+    if (fs->map_host_path(fs->ctx, cwd, world, sizeof world) < 0)
+        return ptc__fail(err, DSH_E_NOT_MAPPED, "cwd %s is not visible in the execution world", cwd);
+    return 0;
+}
 
 static bool is_identifier(const char *s)
 {
@@ -151,6 +170,17 @@ int ptc__spec_parse(const char *json, size_t len, struct ptc_spec *ret_spec, str
     ret_spec->mode = required_string(ret_spec->policy, "mode", false, err, &rc);
     if (rc)
         goto out;
+    if (!ptc__is_sandbox_mode(ret_spec->mode)) {
+        rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec policy mode must be read-only, workspace-write or danger-full-access");
+        goto out;
+    }
+    const char *root_dir = required_string(ret_spec->policy, "workspaceRoot", false, err, &rc);
+    if (rc)
+        goto out;
+    if (root_dir[0] != '/') {
+        rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec policy workspaceRoot must be an absolute path");
+        goto out;
+    }
     if (!json_object_object_get_ex(root, "bindings", &ret_spec->bindings) ||
         !json_object_is_type(ret_spec->bindings, json_type_array)) {
         rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec bindings must be an array");

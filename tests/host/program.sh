@@ -140,4 +140,11 @@ printf -- '- id: ptc-runtime\n  disabled: true\n' >"$TMP/off.yaml"
 run headless --patch "$TMP/off.yaml" -e 1
 expect_status 2 "no enabled provider row"
 
+# A cwd that is not a directory is refused before any process starts (caller misuse).
+run headless --cwd /nonexistent -e 1
+expect_status 2 "missing cwd"
+expect_err "request-invalid.*cwd /nonexistent is not an existing directory" "names the cwd"
+run headless --cwd /etc/passwd -e 1
+expect_status 2 "cwd that is a file"
+
 finish
