@@ -67,7 +67,9 @@ export class Bindings {
       globals.set(className, ErrorClass);
       const namespace = {};
       for (const name of binding.functions) {
-        namespace[name] = this.#proxy(binding.global, name, ErrorClass);
+        // Defined, not assigned: `__proto__` is then an own function, not the prototype.
+        const value = this.#proxy(binding.global, name, ErrorClass);
+        Object.defineProperty(namespace, name, { value, writable: true, enumerable: true, configurable: true });
       }
       globals.set(binding.global, namespace);
     }

@@ -27,6 +27,17 @@ test('binding methods are async functions named after the binding', async () => 
   assert.deepEqual(result.value, ['function', 'search', 'AsyncFunction', ['search', 'fail', 'hang']]);
 });
 
+test('binding names that are Object.prototype or function property names are ordinary methods', async () => {
+  const bindings = [{ global: 'host', functions: ['__proto__', 'name', 'constructor', 'length', 'toString'] }];
+  const { result, calls } = await runProgram(
+    'return [Object.getPrototypeOf(host) === Object.prototype, await host.__proto__(1), await host.name(2), await host.constructor(3), await host.length(4), await host.toString(5)]',
+    { bindings, reply: (frame) => ({ ok: true, value: frame.name }) },
+  );
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.value, [true, '__proto__', 'name', 'constructor', 'length', 'toString']);
+  assert.deepEqual(calls.map((c) => c.name), ['__proto__', 'name', 'constructor', 'length', 'toString']);
+});
+
 test('a reply without a value resolves to undefined', async () => {
   const { result } = await runProgram('const v = await tools.search("x"); return v === undefined', {
     bindings: TOOLS,
