@@ -107,6 +107,12 @@ static void after_confined(void *arg)
         schedule_close(env);
         return;
     }
+    if (env->launch_error) { /* nothing was confined: the launch configuration is unusable */
+        char message[sizeof((struct dsh_error *)0)->message + 64];
+        snprintf(message, sizeof message, "the Node process could not be started: %s", env->launch_error);
+        fail_env(env, "worker-exit", message);
+        return;
+    }
     if (env->confine_status < 0 || !env->confinement) {
         char message[256];
         snprintf(message, sizeof message, "the sandbox could not confine the program: %s",
@@ -180,6 +186,7 @@ struct ptc_env *ptc__env_create(struct dsh_instance *inst, const struct ptc_spec
     struct dsh_error err = {0};
     if (ptc__launch_argv(inst, &argv, &env->launch_env, &err) < 0) {
         env->confine_status = err.code ? err.code : -EINVAL;
+        env->launch_error = strdup(err.message);
         ptc__defer(&inst->loop, after_confined, env);
         return env;
     }
@@ -294,6 +301,7 @@ void ptc__env_destroy(struct ptc_env *env)
     free(env->session_id);
     free(env->owner);
     free(env->failure);
+    free(env->launch_error);
     ptc__images_clear(&env->images);
     while (env->waiters) { /* unload: nobody is told any more */
         struct ptc_env_waiter *w = env->waiters;

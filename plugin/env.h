@@ -63,6 +63,7 @@ struct ptc_env {
     int control_error; /* the negative errno that ended the control channel; 0 for end of file */
     struct dsh_exit_status exit_status;
     char *failure; /* why the environment ended, when it ended unexpectedly */
+    char *launch_error; /* why no launch argv could be built (nothing was confined) */
     char stderr_tail[PTC_STDERR_TAIL];
     size_t stderr_tail_len;
 

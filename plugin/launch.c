@@ -1,6 +1,7 @@
 /* The argv that starts the bootstrap in the execution world. The local carrier is the project's
  * pinned Node plus bootstrap/process.js, both host files crossing through the fs mapping; an
- * explicit launch names paths that already live in the subprocess world. */
+ * explicit launch names paths that already live in the subprocess world (or an executable's bare
+ * name, found on PATH). */
 #include "internal.h"
 
 #include <errno.h>
@@ -8,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef PTC_DEFAULT_NODE
 #error "PTC_DEFAULT_NODE must name the pinned Node executable"
@@ -37,6 +40,36 @@ static int map_path(struct dsh_instance *inst, const char *host_path, char *buf,
     return 0;
 }
 
+/* launch.executable: an absolute path of the subprocess world, used as it is, or a bare name
+ * looked up on the host's PATH and mapped into the execution world, which must see it. */
+static int resolve_executable(struct dsh_instance *inst, const char *name, char *buf, size_t len,
+                              struct dsh_error *err)
+{
+    if (strchr(name, '/')) {
+        if (name[0] != '/')
+            return ptc__fail(err, DSH_E_CONFIG_INVALID, "launch.executable %s must be an absolute path or a bare name", name);
+        if ((size_t)snprintf(buf, len, "%s", name) >= len)
+            return ptc__fail(err, -ENAMETOOLONG, "launch.executable is too long");
+        return 0;
+    }
+    const char *search = getenv("PATH");
+    if (!search || !*search)
+        search = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *dir = search; *dir;) {
+        size_t dir_len = strcspn(dir, ":");
+        char candidate[PATH_MAX];
+        struct stat st;
+        if (dir_len > 0 && dir[0] == '/' &&
+            snprintf(candidate, sizeof candidate, "%.*s/%s", (int)dir_len, dir, name) < (int)sizeof candidate &&
+            stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0)
+            return map_path(inst, candidate, buf, len, err);
+        dir += dir_len;
+        if (*dir == ':')
+            dir++;
+    }
+    return ptc__fail(err, DSH_E_NOT_FOUND, "launch.executable %s was not found on PATH", name);
+}
+
 int ptc__launch_argv(struct dsh_instance *inst, char ***ret_argv, char ***ret_env,
                      struct dsh_error *err)
 {
@@ -48,7 +81,8 @@ int ptc__launch_argv(struct dsh_instance *inst, char ***ret_argv, char ***ret_en
             (rc = map_path(inst, PTC_DEFAULT_BOOTSTRAP, bootstrap, sizeof bootstrap, err)) < 0)
             return rc;
     } else {
-        snprintf(node, sizeof node, "%s", launch->executable);
+        if ((rc = resolve_executable(inst, launch->executable, node, sizeof node, err)) < 0)
+            return rc;
         if (launch->kind == PTC_LAUNCH_NODE_SCRIPT) {
             if (launch->bootstrap_path)
                 snprintf(bootstrap, sizeof bootstrap, "%s", launch->bootstrap_path);

@@ -99,7 +99,7 @@ static int add_parent_dir(const struct dsh_catalog_provider *p, const struct dsh
     if (rc < 0)
         return rc;
     char *slash = strrchr(path, '/');
-    if (!slash || slash == path) { /* relative names are searched on PATH; "/" is never listed */
+    if (!slash || slash == path) { /* bare names are found on PATH by the plugin; "/" is never listed */
         free(path);
         return 0;
     }

@@ -2,8 +2,9 @@
 // reaches Node through argv or through a provider-created NODE_OPTIONS, never the ambient one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runProgram, ROOT, NODE } from './harness.js';
+import { runProgram, ROOT, NODE, tempDir } from './harness.js';
 
 const heapLimit = 'return Math.round((await import("node:v8")).getHeapStatistics().heap_size_limit / 1048576)';
 const carrier = join(ROOT, 'examples/carrier/dsh-node-carrier');
@@ -41,4 +42,20 @@ test('a launch executable that does not exist fails the run, not the host', asyn
   }
   assert.ok(outcome.rejected?.includes('status 2') || ['worker-exit', 'sandbox-unavailable'].includes(outcome.error?.kind),
             JSON.stringify(outcome));
+});
+
+// A bare launch.executable is looked up on PATH; the execution world must see where it is found
+// (here the workspace), and a name found nowhere fails the run saying so.
+test('a bare launch executable is found on PATH', async () => {
+  const ws = tempDir('dsh-ws-');
+  mkdirSync(join(ws, 'bin'));
+  const wrapper = join(ws, 'bin', 'ptc-test-carrier');
+  writeFileSync(wrapper, `#!/bin/sh\nexec ${NODE} --experimental-vm-modules ${join(ROOT, 'bootstrap/process.js')} "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  const env = { ...process.env, PATH: `${join(ws, 'bin')}:${process.env.PATH}` };
+  const found = await runProgram('return 40 + 2', { ws, env, runtime: { launch: { kind: 'embedded', executable: 'ptc-test-carrier' } } });
+  assert.equal(found.result.value, 42, JSON.stringify(found.result));
+  const missing = await runProgram('return 1', { ws, env, runtime: { launch: { kind: 'embedded', executable: 'no-such-ptc-carrier' } } });
+  assert.equal(missing.result.error?.kind, 'worker-exit', JSON.stringify(missing.result));
+  assert.match(missing.result.error.message, /could not be started: launch\.executable no-such-ptc-carrier was not found on PATH/);
 });
