@@ -5,28 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-json_object *ptc__json_parse_strict(const char *text, size_t len)
-{
-    json_tokener *tok = json_tokener_new_ex(PTC_MAX_JSON_DEPTH);
-    if (!tok)
-        return NULL;
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
-    size_t end = json_tokener_get_parse_end(tok);
-    if (!obj && json_tokener_get_error(tok) == json_tokener_continue && end == len) {
-        /* A bare number is only complete at a terminator: feed one. */
-        obj = json_tokener_parse_ex(tok, "", 1);
-        end = len;
-    }
-    /* The whole text must be exactly one value. */
-    if (obj && (json_tokener_get_error(tok) != json_tokener_success || end != len)) {
-        json_object_put(obj);
-        obj = NULL;
-    }
-    json_tokener_free(tok);
-    return obj;
-}
-
 static bool get_uint(json_object *parent, const char *key, uint64_t *ret)
 {
     json_object *v;
@@ -98,7 +76,7 @@ int ptc__frame_parse(const char *line, size_t len, struct ptc_frame *ret_frame, 
                      size_t why_len)
 {
     memset(ret_frame, 0, sizeof *ret_frame);
-    json_object *root = ptc__json_parse_strict(line, len);
+    json_object *root = dsh_json_parse_strict(line, len);
     if (!root)
         return fail(why, why_len, "control frame is not valid JSON");
     ret_frame->root = root;

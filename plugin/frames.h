@@ -9,9 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dsh_json_strict.h"
+
 #define PTC_PROTOCOL_REVISION 1
 #define PTC_MIN_NODE_MAJOR 22
-#define PTC_MAX_JSON_DEPTH 512
 
 enum ptc_frame_type {
     PTC_FRAME_HELLO,
@@ -51,8 +52,6 @@ struct ptc_frame {
 int ptc__frame_parse(const char *line, size_t len, struct ptc_frame *ret_frame, char *why,
                      size_t why_len);
 void ptc__frame_release(struct ptc_frame *frame);
-/* Parses standalone JSON text strictly (UTF-8 validated, depth-limited). NULL when invalid. */
-json_object *ptc__json_parse_strict(const char *text, size_t len);
 /* {"type":"image","attachmentId":..,"path":..,"width":..,"height":..} from an image frame. */
 json_object *ptc__frame_image_entry(const struct ptc_frame *frame);
 

@@ -113,7 +113,7 @@ static char *default_session(struct dsh_instance *inst)
     int n = svc->resolve(svc->ctx, NULL, buf, sizeof buf);
     if (n < 0 || (size_t)n >= sizeof buf)
         return NULL;
-    json_object *policy = ptc__json_parse_strict(buf, (size_t)n), *v;
+    json_object *policy = dsh_json_parse_strict(buf, (size_t)n), *v;
     char *id = NULL;
     if (policy && json_object_object_get_ex(policy, "sessionId", &v) && json_object_is_type(v, json_type_string))
         id = strdup(json_object_get_string(v));

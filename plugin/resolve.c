@@ -29,7 +29,7 @@ static json_object *standing_policy(struct dsh_instance *inst, const char *sessi
             return NULL;
         }
     }
-    json_object *policy = ptc__json_parse_strict(text, (size_t)n);
+    json_object *policy = dsh_json_parse_strict(text, (size_t)n);
     if (text != small)
         free(text);
     json_object *mode, *root;
@@ -85,7 +85,7 @@ static int copy_optional(json_object *request, json_object *spec, const char *ke
 int ptc__resolve(struct dsh_instance *inst, const char *request_json, size_t request_len,
                  char **ret_spec_json, size_t *ret_spec_len, struct dsh_error *err)
 {
-    json_object *request = ptc__json_parse_strict(request_json, request_len);
+    json_object *request = dsh_json_parse_strict(request_json, request_len);
     json_object *spec = NULL, *policy = NULL, *v;
     int rc = 0;
     if (!request || !json_object_is_type(request, json_type_object)) {

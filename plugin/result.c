@@ -47,7 +47,7 @@ static json_object *sandbox_json(struct ptc_run *run)
     json_object *report = NULL, *v;
     const struct dsh_confinement *confinement = run->env ? run->env->confinement : NULL;
     if (confinement && confinement->report_json)
-        report = ptc__json_parse_strict(confinement->report_json, strlen(confinement->report_json));
+        report = dsh_json_parse_strict(confinement->report_json, strlen(confinement->report_json));
     json_object_object_add(sandbox, "mode", json_object_new_string(run->spec.mode));
     json_object_object_add(sandbox, "denied", json_object_new_boolean(observed_denial(run)));
     if (report && json_object_object_get_ex(report, "enforcement", &v))

@@ -267,7 +267,7 @@ int ptc__run_reply(struct ptc_run *run, uint64_t call, bool ok, const char *text
         return DSH_E_NOT_FOUND;
     json_object *value = NULL;
     if (ok && text) {
-        value = ptc__json_parse_strict(text, len);
+        value = dsh_json_parse_strict(text, len);
         if (!value && !(len == 4 && memcmp(text, "null", 4) == 0))
             return DSH_E_REQUEST_INVALID;
     }

@@ -110,7 +110,7 @@ static const char *required_string(json_object *root, const char *key, bool null
 int ptc__spec_parse(const char *json, size_t len, struct ptc_spec *ret_spec, struct dsh_error *err)
 {
     memset(ret_spec, 0, sizeof *ret_spec);
-    json_object *root = ptc__json_parse_strict(json, len);
+    json_object *root = dsh_json_parse_strict(json, len);
     if (!root || !json_object_is_type(root, json_type_object)) {
         json_object_put(root);
         return ptc__fail(err, DSH_E_REQUEST_INVALID, "the spec is not a JSON object");

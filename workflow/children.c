@@ -2,6 +2,7 @@
  * each child reports one result (agent-end, then the guest's answer), then is disposed; the run
  * waits for every disposal, including children that publish after cancellation. */
 #include "internal.h"
+#include "dsh_json_strict.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ static void on_result(void *userdata, dsh_subagent_id id, int status, const char
     end_event(child, status == 0);
     json_object *answer = json_object_new_object(), *output = NULL;
     if (status == 0)
-        output = json_tokener_parse(text);
+        output = text ? dsh_json_parse_strict(text, len) : NULL;
     if (status == 0 && json_object_is_type(output, json_type_object)) {
         json_object_object_add(answer, "ok", json_object_new_boolean(true));
         json_object_object_add(answer, "output", output);

@@ -1,6 +1,7 @@
 /* A start request: validation (named error codes at start) and the runtime request it becomes.
  * The PTC program is `const __wf = {...};` followed by the embedded guest library (guest.js). */
 #include "internal.h"
+#include "dsh_json_strict.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -180,14 +181,8 @@ static char *start_event(json_object *req, struct wf_run *run)
 int wf__request_build(struct dsh_workflow *engine, const char *json, size_t len, struct wf_run *run,
                       char **ret_request, struct dsh_error *err)
 {
-    json_tokener *tok = json_tokener_new();
-    if (!tok)
-        return wf__fail(err, -ENOMEM, "out of memory");
-    json_object *req = json_tokener_parse_ex(tok, json, (int)len);
-    bool complete = json_tokener_get_error(tok) == json_tokener_success &&
-                    json_tokener_get_parse_end(tok) == len;
-    json_tokener_free(tok);
-    if (!req || !complete || !json_object_is_type(req, json_type_object)) {
+    json_object *req = dsh_json_parse_strict(json, len);
+    if (!req || !json_object_is_type(req, json_type_object)) {
         json_object_put(req);
         return wf__fail(err, DSH_E_REQUEST_INVALID, "the request must be one JSON object");
     }

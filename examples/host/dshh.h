@@ -149,6 +149,8 @@ int dshh__start_run(struct dshh_host *host, const char *request_json, size_t req
 const char *dshh__run_cwd(dsh_run_id run);
 /* Writes all of buf to fd, retrying on EINTR/partial writes. */
 int dshh__write_all(int fd, const char *buf, size_t len);
+/* The whole file at path ("-": stdin), NUL-terminated, its length in *ret_len; NULL with errno. */
+char *dshh__read_text_file(const char *path, size_t *ret_len);
 
 /* ---- result_print.c ------------------------------------------------------------------------------- */
 /* Prints a result for a person; returns the exit status it implies. */

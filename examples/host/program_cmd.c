@@ -20,43 +20,6 @@ struct program_run {
     struct dshh_demo_pending *pending;
 };
 
-static char *read_file(const char *path, size_t *ret_len)
-{
-    int fd = strcmp(path, "-") == 0 ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    size_t len = 0, cap = 4096;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len + 1 >= cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = b;
-        }
-        ssize_t n = read(fd, buf + len, cap - len - 1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            free(buf);
-            buf = NULL;
-        } else if (n == 0) {
-            buf[len] = '\0';
-            *ret_len = len;
-            break;
-        } else {
-            len += (size_t)n;
-        }
-    }
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return buf;
-}
-
 static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *global,
                     const char *name, const char *args_json, size_t args_len)
 {
@@ -148,7 +111,7 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
 {
     size_t len = 0;
     char *program = opts->program_code ? strdup(opts->program_code)
-                                       : read_file(opts->program_file, &len);
+                                       : dshh__read_text_file(opts->program_file, &len);
     if (!program) {
         fprintf(stderr, "dsh: %s: %s\n", opts->program_file ? opts->program_file : "-e",
                 strerror(errno));

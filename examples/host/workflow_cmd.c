@@ -5,6 +5,7 @@
 #include "workflow.h"
 
 #include "dsh_config.h"
+#include "dsh_json_strict.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -132,28 +133,6 @@ static void on_done(void *userdata, dsh_workflow_run run, const char *json, size
     dshh__loop_quit(c->host->loop);
 }
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return NULL;
-    size_t len = 0, cap = 4096, n;
-    char *buf = malloc(cap);
-    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b)
-                free(buf);
-            buf = b;
-        }
-    }
-    fclose(f);
-    if (buf)
-        buf[len] = '\0';
-    return buf;
-}
-
 struct wf_opts {
     const char *args, *meta, *cwd, *session, *agent, *provider;
     long long max_total; /* -1 = unset */
@@ -163,8 +142,8 @@ static char *build_request(const struct wf_opts *o, const char *script)
 {
     json_object *req = json_object_new_object();
     json_object_object_add(req, "script", json_object_new_string(script));
-    json_object *args = o->args ? json_tokener_parse(o->args) : NULL;
-    json_object *meta = o->meta ? json_tokener_parse(o->meta) : NULL;
+    json_object *args = o->args ? dsh_json_parse_strict(o->args, strlen(o->args)) : NULL;
+    json_object *meta = o->meta ? dsh_json_parse_strict(o->meta, strlen(o->meta)) : NULL;
     if ((o->args && !args && strcmp(o->args, "null")) || (o->meta && !meta)) {
         fprintf(stderr, "dsh: --args and --meta take JSON\n");
         json_object_put(req);
@@ -373,11 +352,16 @@ int dshh__cmd_workflow(int argc, char **argv)
         return p < 0 ? DSHH_EXIT_USAGE : DSHH_EXIT_OK;
     }
     int status = DSHH_EXIT_USAGE;
-    char *script = read_text(script_path), *request = NULL;
+    size_t script_len = 0;
+    char *script = dshh__read_text_file(script_path, &script_len), *request = NULL;
     struct dshh_profile profile;
     bool composed = false;
     if (!script) {
         fprintf(stderr, "dsh: %s: %s\n", script_path, strerror(errno));
+        goto out;
+    }
+    if (strlen(script) != script_len) {
+        fprintf(stderr, "dsh: %s: the script contains a NUL byte\n", script_path);
         goto out;
     }
     if (!(request = build_request(&w, script)))

@@ -82,3 +82,11 @@ test('a discarded completion does not count against maxOutputBytes', async () =>
     await s.close();
   }
 });
+
+// Integers past 64 bits come from JavaScript as plain digits: they keep their exact value.
+test('numbers beyond 64-bit integers keep their value', async () => {
+  const { result, stdout } = await runProgram('return [2 ** 64, -(2 ** 64), 2 ** 53 + 2, 1e21, 5e-324]');
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.value, [2 ** 64, -(2 ** 64), 2 ** 53 + 2, 1e21, 5e-324]);
+  assert.match(stdout, /\[18446744073709552000,-18446744073709552000,9007199254740994,1e\+21,5e-324\]/);
+});

@@ -70,7 +70,7 @@ Test(frames, result_kinds_the_child_may_report)
 Test(frames, numbers_keep_their_text)
 {
     const char *text = "[0.1,1e+21,12345678901234567,-1.5e-7]";
-    json_object *v = ptc__json_parse_strict(text, strlen(text));
+    json_object *v = dsh_json_parse_strict(text, strlen(text));
     cr_assert_not_null(v);
     cr_expect_str_eq(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN), text);
     json_object_put(v);
@@ -78,22 +78,22 @@ Test(frames, numbers_keep_their_text)
 
 Test(frames, depth_is_bounded)
 {
-    char deep[2 * (PTC_MAX_JSON_DEPTH + 10) + 1];
-    size_t n = PTC_MAX_JSON_DEPTH + 10;
+    char deep[2 * (DSH_JSON_MAX_DEPTH + 10) + 1];
+    size_t n = DSH_JSON_MAX_DEPTH + 10;
     memset(deep, '[', n);
     memset(deep + n, ']', n);
     deep[2 * n] = '\0';
-    cr_expect_null(ptc__json_parse_strict(deep, 2 * n));
+    cr_expect_null(dsh_json_parse_strict(deep, 2 * n));
 }
 
 Test(frames, bare_scalars_parse)
 {
     const char *inputs[] = {"5", "-0.5", "true", "\"s\"", "1e3"};
     for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
-        json_object *v = ptc__json_parse_strict(inputs[i], strlen(inputs[i]));
+        json_object *v = dsh_json_parse_strict(inputs[i], strlen(inputs[i]));
         cr_expect_not_null(v, "%s", inputs[i]);
         json_object_put(v);
     }
-    cr_expect_null(ptc__json_parse_strict("5 6", 3));
-    cr_expect_null(ptc__json_parse_strict("", 0));
+    cr_expect_null(dsh_json_parse_strict("5 6", 3));
+    cr_expect_null(dsh_json_parse_strict("", 0));
 }

@@ -1,0 +1,17 @@
+/* Strict JSON text parsing for everything that crosses a trust boundary as JSON (control frames,
+ * specs, requests, command-line JSON): exactly one RFC 8259 value, UTF-8 validated, bounded
+ * nesting, no NaN/Infinity, comments, trailing text or embedded NUL. json-c's own
+ * json_tokener_parse accepts all of those. */
+#ifndef DSH_JSON_STRICT_H
+#define DSH_JSON_STRICT_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+/* Nesting deeper than this is refused (json-c recurses per level). */
+#define DSH_JSON_MAX_DEPTH 512
+
+/* The value of text[0..len) (transfer full), or NULL when it is not exactly one strict value. */
+json_object *dsh_json_parse_strict(const char *text, size_t len);
+
+#endif

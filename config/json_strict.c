@@ -1,0 +1,340 @@
+/* See dsh_json_strict.h. A small recursive-descent parser of RFC 8259 text that builds json-c
+ * objects itself: json-c's tokener, even in strict mode, accepts single-quoted strings, NaN and
+ * Infinity, and clamps integers beyond 64 bits. Numbers keep their exact value: integers that fit
+ * become int64 (or uint64), every other number a double that serializes with its original text. */
+#include "dsh_json_strict.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct parser {
+    const char *p, *end;
+    int depth;
+    bool failed;
+};
+
+static json_object *fail(struct parser *ps)
+{
+    ps->failed = true;
+    return NULL;
+}
+
+static void skip_space(struct parser *ps)
+{
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+        ps->p++;
+}
+
+static bool literal(struct parser *ps, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
+        return false;
+    ps->p += n;
+    return true;
+}
+
+static int hex4(const char *s)
+{
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static size_t put_utf8(char *out, uint32_t cp)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | cp >> 12);
+        out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | cp >> 18);
+    out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+    out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Length of the well-formed UTF-8 sequence at s (no overlongs, surrogates or values past
+ * U+10FFFF), or 0. */
+static size_t utf8_length(const unsigned char *s, const unsigned char *end)
+{
+    size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (n == 0 || (size_t)(end - s) < n)
+        return 0;
+    uint32_t cp = n == 1 ? s[0] : n == 2 ? s[0] & 0x1Fu : n == 3 ? s[0] & 0x0Fu : s[0] & 0x07u;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3Fu);
+    }
+    static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+static json_object *parse_string(struct parser *ps)
+{
+    ps->p++; /* the opening quote */
+    /* The decoded text is never longer than the source. */
+    char *buf = malloc((size_t)(ps->end - ps->p) + 1);
+    size_t len = 0;
+    if (!buf)
+        return fail(ps);
+    while (ps->p < ps->end && *ps->p != '"') {
+        unsigned char c = (unsigned char)*ps->p;
+        if (c < 0x20)
+            goto bad;
+        if (c != '\\') {
+            size_t n = utf8_length((const unsigned char *)ps->p, (const unsigned char *)ps->end);
+            if (n == 0)
+                goto bad;
+            memcpy(buf + len, ps->p, n);
+            len += n;
+            ps->p += n;
+            continue;
+        }
+        if (ps->end - ps->p < 2)
+            goto bad;
+        char e = ps->p[1];
+        ps->p += 2;
+        const char *simple = strchr("\"\\/bfnrt", e);
+        if (e != '\0' && simple) {
+            buf[len++] = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
+            continue;
+        }
+        if (e != 'u' || ps->end - ps->p < 4)
+            goto bad;
+        int unit = hex4(ps->p);
+        ps->p += 4;
+        if (unit < 0)
+            goto bad;
+        uint32_t cp = (uint32_t)unit;
+        if (cp >= 0xDC00 && cp <= 0xDFFF)
+            goto bad; /* a lone low surrogate has no UTF-8 form */
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (ps->end - ps->p < 6 || ps->p[0] != '\\' || ps->p[1] != 'u')
+                goto bad;
+            int low = hex4(ps->p + 2);
+            if (low < 0xDC00 || low > 0xDFFF)
+                goto bad;
+            ps->p += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)low - 0xDC00);
+        }
+        len += put_utf8(buf + len, cp);
+    }
+    if (ps->p >= ps->end)
+        goto bad;
+    ps->p++; /* the closing quote */
+    json_object *s = json_object_new_string_len(buf, (int)len);
+    free(buf);
+    return s ? s : fail(ps);
+bad:
+    free(buf);
+    return fail(ps);
+}
+
+static json_object *parse_number(struct parser *ps)
+{
+    const char *start = ps->p, *q = ps->p;
+    bool integer = true;
+    if (q < ps->end && *q == '-')
+        q++;
+    if (q < ps->end && *q == '0')
+        q++;
+    else if (q < ps->end && *q >= '1' && *q <= '9')
+        while (q < ps->end && *q >= '0' && *q <= '9')
+            q++;
+    else
+        return fail(ps);
+    if (q < ps->end && *q == '.') {
+        integer = false;
+        if (++q >= ps->end || *q < '0' || *q > '9')
+            return fail(ps);
+        while (q < ps->end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    if (q < ps->end && (*q == 'e' || *q == 'E')) {
+        integer = false;
+        if (++q < ps->end && (*q == '+' || *q == '-'))
+            q++;
+        if (q >= ps->end || *q < '0' || *q > '9')
+            return fail(ps);
+        while (q < ps->end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    ps->p = q;
+    char text[512];
+    size_t n = (size_t)(q - start);
+    if (n >= sizeof text)
+        return fail(ps);
+    memcpy(text, start, n);
+    text[n] = '\0';
+    if (integer) {
+        errno = 0;
+        long long v = strtoll(text, NULL, 10);
+        if (errno == 0)
+            return json_object_new_int64(v);
+        errno = 0;
+        unsigned long long u = text[0] == '-' ? 0 : strtoull(text, NULL, 10);
+        if (text[0] != '-' && errno == 0)
+            return json_object_new_uint64(u);
+    }
+    /* Beyond 64-bit integers or fractional: a double that prints as it was written. */
+    double d = strtod(text, NULL);
+    if (!isfinite(d))
+        return fail(ps);
+    json_object *o = json_object_new_double_s(d, text);
+    return o ? o : fail(ps);
+}
+
+static json_object *parse_value(struct parser *ps);
+
+static json_object *parse_array(struct parser *ps)
+{
+    ps->p++;
+    json_object *array = json_object_new_array();
+    if (!array)
+        return fail(ps);
+    skip_space(ps);
+    if (ps->p < ps->end && *ps->p == ']') {
+        ps->p++;
+        return array;
+    }
+    for (;;) {
+        json_object *v = parse_value(ps);
+        if (ps->failed || json_object_array_add(array, v) != 0) {
+            json_object_put(v);
+            break;
+        }
+        skip_space(ps);
+        if (ps->p < ps->end && *ps->p == ',') {
+            ps->p++;
+            continue;
+        }
+        if (ps->p < ps->end && *ps->p == ']') {
+            ps->p++;
+            return array;
+        }
+        break;
+    }
+    json_object_put(array);
+    return fail(ps);
+}
+
+static json_object *parse_object(struct parser *ps)
+{
+    ps->p++;
+    json_object *object = json_object_new_object();
+    if (!object)
+        return fail(ps);
+    skip_space(ps);
+    if (ps->p < ps->end && *ps->p == '}') {
+        ps->p++;
+        return object;
+    }
+    for (;;) {
+        skip_space(ps);
+        if (ps->p >= ps->end || *ps->p != '"')
+            break;
+        json_object *key = parse_string(ps);
+        if (ps->failed)
+            break;
+        if (strlen(json_object_get_string(key)) != (size_t)json_object_get_string_len(key)) {
+            json_object_put(key); /* json-c keys are C strings: a NUL would cut the name */
+            break;
+        }
+        skip_space(ps);
+        if (ps->p >= ps->end || *ps->p != ':') {
+            json_object_put(key);
+            break;
+        }
+        ps->p++;
+        json_object *v = parse_value(ps);
+        if (ps->failed) {
+            json_object_put(key);
+            break;
+        }
+        /* A repeated key keeps its last value, as JSON.parse does. */
+        int rc = json_object_object_add(object, json_object_get_string(key), v);
+        json_object_put(key);
+        if (rc != 0) {
+            json_object_put(v);
+            break;
+        }
+        skip_space(ps);
+        if (ps->p < ps->end && *ps->p == ',') {
+            ps->p++;
+            continue;
+        }
+        if (ps->p < ps->end && *ps->p == '}') {
+            ps->p++;
+            return object;
+        }
+        break;
+    }
+    json_object_put(object);
+    return fail(ps);
+}
+
+static json_object *parse_value(struct parser *ps)
+{
+    skip_space(ps);
+    if (ps->p >= ps->end)
+        return fail(ps);
+    switch (*ps->p) {
+    case '{':
+    case '[': {
+        if (++ps->depth > DSH_JSON_MAX_DEPTH)
+            return fail(ps);
+        json_object *v = *ps->p == '{' ? parse_object(ps) : parse_array(ps);
+        ps->depth--;
+        return v;
+    }
+    case '"':
+        return parse_string(ps);
+    case 't':
+        return literal(ps, "true") ? json_object_new_boolean(1) : fail(ps);
+    case 'f':
+        return literal(ps, "false") ? json_object_new_boolean(0) : fail(ps);
+    case 'n':
+        return literal(ps, "null") ? NULL : fail(ps);
+    default:
+        return parse_number(ps);
+    }
+}
+
+json_object *dsh_json_parse_strict(const char *text, size_t len)
+{
+    if (!text)
+        return NULL;
+    struct parser ps = {.p = text, .end = text + len};
+    json_object *v = parse_value(&ps);
+    skip_space(&ps);
+    if (ps.failed || ps.p != ps.end) {
+        json_object_put(v);
+        return NULL;
+    }
+    return v;
+}

@@ -1,0 +1,63 @@
+/* The strict JSON parser used at every JSON trust boundary: exactly RFC 8259, numbers exact. */
+#include "dsh_json_strict.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+static json_object *parse(const char *text)
+{
+    return dsh_json_parse_strict(text, strlen(text));
+}
+
+static void expect_round_trip(const char *text, const char *printed)
+{
+    json_object *v = parse(text);
+    cr_assert(v != NULL, "%s was refused", text);
+    cr_expect_str_eq(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), printed);
+    json_object_put(v);
+}
+
+Test(json_strict, refuses_what_json_c_alone_accepts)
+{
+    const char *bad[] = {"{'a': 1}", "{\"a\": NaN}", "[Infinity]", "[-Infinity]", "/*c*/1", "[1,]", "{\"a\":1,}",
+                         "{\"a\":1} x", "01", "1.", ".5", "+1", "1e999", "\"\\x41\"", "\"tab\there\"",
+                         "\"\\ud800\"", "\"\\udc00x\"", "\"\xff\"", "\"\xc0\xaf\"", "{\"a\\u0000b\":1}", "tru", "", " "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_object *v = parse(bad[i]);
+        cr_expect_null(v, "accepted %s", bad[i]);
+        json_object_put(v);
+    }
+    cr_expect_null(dsh_json_parse_strict("1\0", 2), "an embedded NUL after the value");
+}
+
+Test(json_strict, numbers_keep_their_exact_value)
+{
+    /* Integers beyond 64 bits are doubles printed as written, never clamped. */
+    expect_round_trip("[18446744073709552000,-18446744073709552000,123456789012345678901234]",
+                      "[18446744073709552000,-18446744073709552000,123456789012345678901234]");
+    expect_round_trip("[9223372036854775807,-9223372036854775808,18446744073709551615]",
+                      "[9223372036854775807,-9223372036854775808,18446744073709551615]");
+    expect_round_trip("[0.1,1e+21,5e-324,-1.5E-7]", "[0.1,1e+21,5e-324,-1.5E-7]");
+}
+
+Test(json_strict, strings_are_decoded_and_utf8_checked)
+{
+    expect_round_trip(" {\"s\" : \"\\u00e9\\ud83d\\ude00\\n\\/\xc3\xa9\"} ", "{\"s\":\"é😀\\n/é\"}");
+    json_object *v = parse("\"a\\u0000b\"");
+    cr_assert_not_null(v);
+    cr_expect_eq(json_object_get_string_len(v), 3, "an escaped NUL stays inside the string");
+    json_object_put(v);
+}
+
+Test(json_strict, literals_nesting_and_repeated_keys)
+{
+    expect_round_trip("[true,false,null,[],{}]", "[true,false,null,[],{}]");
+    expect_round_trip("{\"k\":1,\"k\":2}", "{\"k\":2}");
+    char deep[2 * (DSH_JSON_MAX_DEPTH + 1) + 1];
+    memset(deep, '[', DSH_JSON_MAX_DEPTH + 1);
+    memset(deep + DSH_JSON_MAX_DEPTH + 1, ']', DSH_JSON_MAX_DEPTH + 1);
+    cr_expect_null(dsh_json_parse_strict(deep, 2 * (DSH_JSON_MAX_DEPTH + 1)));
+    json_object *ok = dsh_json_parse_strict(deep + 1, 2 * DSH_JSON_MAX_DEPTH);
+    cr_expect_not_null(ok, "exactly the maximum depth parses");
+    json_object_put(ok);
+}
