@@ -23,6 +23,7 @@ static void on_disposed(void *userdata, dsh_subagent_id id)
     struct wf_run *run = child->run;
     unlink_child(child);
     free(child->label);
+    free(child->phase);
     free(child);
     wf__maybe_finish(run);
 }
@@ -34,6 +35,8 @@ static void end_event(struct wf_child *child, bool ok)
     json_object_object_add(ev, "agentId", json_object_new_int64((int64_t)child->seq));
     if (child->label)
         json_object_object_add(ev, "label", json_object_new_string(child->label));
+    if (child->phase)
+        json_object_object_add(ev, "phase", json_object_new_string(child->phase));
     json_object_object_add(ev, "ok", json_object_new_boolean(ok));
     wf__emit(child->run, ev);
 }
@@ -82,6 +85,13 @@ static void copy_field(json_object *to, json_object *from, const char *key)
         json_object_object_add(to, key, json_object_get(v));
 }
 
+/* A string without NUL bytes (events and options carry C strings). */
+static bool is_text(json_object *v)
+{
+    return json_object_is_type(v, json_type_string) &&
+           strlen(json_object_get_string(v)) == (size_t)json_object_get_string_len(v);
+}
+
 void wf__agent_call(struct wf_run *run, uint64_t call, json_object *request)
 {
     json_object *prompt, *v;
@@ -89,6 +99,13 @@ void wf__agent_call(struct wf_run *run, uint64_t call, json_object *request)
         { refuse(run, call, "the workflow was cancelled"); return; }
     if (!json_object_object_get_ex(request, "prompt", &prompt) || !json_object_is_type(prompt, json_type_string))
         { refuse(run, call, "agent(): prompt must be a string"); return; }
+    /* The guest is untrusted: options have their documented types or the call is refused. */
+    static const char *const text_options[] = {"label", "phase", "provider", "model"};
+    for (size_t i = 0; i < sizeof text_options / sizeof text_options[0]; i++)
+        if (json_object_object_get_ex(request, text_options[i], &v) && v && !is_text(v))
+            { refuse(run, call, "agent(): label, phase, provider and model must be strings"); return; }
+    if (json_object_object_get_ex(request, "schema", &v) && v && !json_object_is_type(v, json_type_object))
+        { refuse(run, call, "agent(): schema must be an object"); return; }
     const struct dsh_subagent_provider *provider = run->provider;
     if (json_object_object_get_ex(request, "provider", &v) && json_object_is_type(v, json_type_string) &&
         !(provider = wf__find_provider(run->engine, json_object_get_string(v))))
@@ -112,8 +129,10 @@ void wf__agent_call(struct wf_run *run, uint64_t call, json_object *request)
     child->run = run;
     child->provider = provider;
     child->call = call;
-    if (json_object_object_get_ex(request, "label", &v) && json_object_is_type(v, json_type_string))
+    if (json_object_object_get_ex(request, "label", &v) && v)
         child->label = strdup(json_object_get_string(v));
+    if (json_object_object_get_ex(request, "phase", &v) && v)
+        child->phase = strdup(json_object_get_string(v));
     struct dsh_subagent_callbacks cb = {.struct_size = sizeof cb,
                                         .on_result = on_result,
                                         .on_disposed = on_disposed,
@@ -125,6 +144,7 @@ void wf__agent_call(struct wf_run *run, uint64_t call, json_object *request)
     json_object_put(opts);
     if (rc < 0) {
         free(child->label);
+        free(child->phase);
         free(child);
         { refuse(run, call, *err.message ? err.message : dsh_strerror(rc)); return; }
     }
@@ -136,7 +156,8 @@ void wf__agent_call(struct wf_run *run, uint64_t call, json_object *request)
     json_object_object_add(ev, "agentId", json_object_new_int64((int64_t)child->seq));
     if (child->label)
         json_object_object_add(ev, "label", json_object_new_string(child->label));
-    copy_field(ev, request, "phase");
+    if (child->phase)
+        json_object_object_add(ev, "phase", json_object_new_string(child->phase));
     json_object_object_add(ev, "provider", json_object_new_string(provider->name));
     wf__emit(run, ev);
 }

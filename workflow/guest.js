@@ -7,7 +7,9 @@ const vm = await import('node:vm');
 const cfg = __wf;
 
 // ---- progress: one binding call at a time; the first batch starts synchronously, later events
-// queue in order (a log burst cannot exhaust maxPendingCalls) ----
+// queue in order (a log burst cannot exhaust maxPendingCalls). A batch stays near BATCH_BYTES of
+// JSON so it fits the runtime's message limits; a lost batch fails the workflow. ----
+const BATCH_BYTES = 8192;
 const queue = [];
 let draining = null;
 let progressError = null;
@@ -15,12 +17,18 @@ function emit(event) {
   queue.push(event);
   if (!draining) draining = drain();
 }
+function nextBatch() {
+  let bytes = 0;
+  let n = 0;
+  while (n < queue.length && (n === 0 || bytes + JSON.stringify(queue[n]).length <= BATCH_BYTES)) {
+    bytes += JSON.stringify(queue[n]).length;
+    n++;
+  }
+  return queue.splice(0, n);
+}
 async function drain() {
   try {
-    while (queue.length) {
-      const batch = queue.splice(0, queue.length);
-      await workflow.progress(batch);
-    }
+    while (queue.length) await workflow.progress(nextBatch());
   } catch (e) {
     progressError ??= e;
     queue.length = 0;
@@ -62,14 +70,20 @@ let currentPhase = null;
 
 async function agent(prompt, options = {}) {
   if (typeof prompt !== 'string') throw new TypeError('agent(prompt, options): prompt must be a string');
+  const o = options ?? {};
+  for (const key of ['label', 'phase', 'provider', 'model']) {
+    if (o[key] != null && typeof o[key] !== 'string') throw new TypeError(`agent(prompt, options): options.${key} must be a string`);
+  }
+  if (o.schema != null && (typeof o.schema !== 'object' || Array.isArray(o.schema))) {
+    throw new TypeError('agent(prompt, options): options.schema must be an object');
+  }
   if (counters.started >= cfg.maxTotalAgents)
     throw limitError(`agent(): maxTotalAgents (${cfg.maxTotalAgents}) reached`);
   counters.started++;
-  const o = options ?? {};
   const request = plain({
     prompt,
-    label: o.label === undefined ? undefined : String(o.label),
-    phase: o.phase === undefined ? currentPhase ?? undefined : String(o.phase),
+    label: o.label ?? undefined,
+    phase: o.phase ?? currentPhase ?? undefined,
     schema: o.schema,
     provider: o.provider,
     model: o.model,
@@ -173,5 +187,11 @@ if (!envelope) {
     }
   }
 }
-await flush().catch(() => {}); // every queued event reaches the host before the result
+// Every queued event reaches the host before the result; events that could not be delivered
+// turn a success into an error rather than vanish.
+try {
+  await flush();
+} catch (e) {
+  if (envelope.ok) envelope = { ok: false, code: 'progress', message: `progress events could not be delivered: ${message(e)}` };
+}
 return envelope;

@@ -29,7 +29,7 @@ struct wf_child {
     dsh_subagent_id id;
     uint64_t seq;  /* agentId in events, 1-based per run */
     uint64_t call; /* the PTC binding call waiting for this child */
-    char *label;
+    char *label, *phase; /* as the guest gave them, for agent-start and agent-end */
     bool has_result;
     bool cancel_sent;
     bool dispose_sent;

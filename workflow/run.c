@@ -39,23 +39,53 @@ void wf__reply(struct wf_run *run, uint64_t call, const char *json)
         run->engine->rt->reply(run->engine->rt_inst, run->ptc_run, call, true, json, strlen(json));
 }
 
-/* workflow.progress(events): guest events, forwarded in order, answered at once. */
+static bool is_text(json_object *v)
+{
+    return json_object_is_type(v, json_type_string) &&
+           strlen(json_object_get_string(v)) == (size_t)json_object_get_string_len(v);
+}
+
+/* One guest event as observers get it: {type: "log", message, phase?} or {type: "phase", title},
+ * NUL-free strings, rebuilt from those fields only; NULL for anything else. */
+static json_object *guest_event(json_object *ev)
+{
+    json_object *type, *text;
+    if (!json_object_is_type(ev, json_type_object) || !json_object_object_get_ex(ev, "type", &type) ||
+        !json_object_is_type(type, json_type_string))
+        return NULL;
+    const char *kind = json_object_get_string(type);
+    const char *field = !strcmp(kind, "log") ? "message" : !strcmp(kind, "phase") ? "title" : NULL;
+    if (!field || !json_object_object_get_ex(ev, field, &text) || !is_text(text))
+        return NULL;
+    json_object *phase = NULL;
+    if (!strcmp(kind, "log") && json_object_object_get_ex(ev, "phase", &phase) && phase && !is_text(phase))
+        return NULL;
+    json_object *out = json_object_new_object();
+    json_object_object_add(out, "type", json_object_new_string(kind));
+    json_object_object_add(out, field, json_object_get(text));
+    if (phase)
+        json_object_object_add(out, "phase", json_object_get(phase));
+    return out;
+}
+
+/* workflow.progress(events): guest events, forwarded in order, answered at once. A malformed
+ * event is refused (after the valid ones before it), which fails the workflow. */
 static void progress_call(struct wf_run *run, uint64_t call, json_object *events)
 {
-    if (!json_object_is_type(events, json_type_array)) {
-        const char *msg = "workflow.progress: expected an array of events";
+    const char *msg = NULL;
+    if (!json_object_is_type(events, json_type_array))
+        msg = "workflow.progress: expected an array of events";
+    for (size_t i = 0; !msg && i < json_object_array_length(events); i++) {
+        json_object *ev = guest_event(json_object_array_get_idx(events, i));
+        if (ev)
+            wf__emit(run, ev);
+        else
+            msg = "workflow.progress: events are {type: \"log\", message: string} or {type: \"phase\", title: string}";
+    }
+    if (msg)
         run->engine->rt->reply(run->engine->rt_inst, run->ptc_run, call, false, msg, strlen(msg));
-        return;
-    }
-    for (size_t i = 0; i < json_object_array_length(events); i++) {
-        json_object *ev = json_object_array_get_idx(events, i), *type;
-        /* Only the guest's own kinds: start, agent-* and end belong to the engine. */
-        if (!json_object_object_get_ex(ev, "type", &type) ||
-            (strcmp(json_object_get_string(type), "log") && strcmp(json_object_get_string(type), "phase")))
-            continue;
-        wf__emit(run, json_object_get(ev));
-    }
-    wf__reply(run, call, "null");
+    else
+        wf__reply(run, call, "null");
 }
 
 static void on_call(void *userdata, dsh_run_id ptc_run, uint64_t call, const char *global,

@@ -82,6 +82,43 @@ test('a 10 000-line log burst with maxPendingCalls 8 completes, every line in or
   assert.equal(r.events.at(-1).type, 'end', 'the queue drained before the end event');
 });
 
+test('a log burst under a small maxMessageBytes arrives whole, in bounded batches', async () => {
+  const script = `for (let i = 0; i < 2000; i++) log('line ' + i + ' ' + 'x'.repeat(60)); return 'done';`;
+  const r = await runWorkflow(script, { rows: { 'ptc-runtime': { maxMessageBytes: 65536 } } });
+  assert.equal(r.status, 0, r.stderr.slice(0, 2000));
+  assert.equal(r.result.stopReason, 'completed');
+  assert.equal(r.events.filter((e) => e.type === 'log').length, 2000);
+});
+
+// Hostile: the VM is no boundary, so a script can call the progress binding itself. Events are
+// rebuilt from their documented fields; anything else is refused and fails the workflow instead
+// of vanishing.
+test('forged progress events are refused and fail the workflow', async () => {
+  // Main-realm values, as the runtime only takes those from a binding call.
+  const progress = (events) =>
+    `await log.constructor('return workflow')().progress(log.constructor('return JSON')().parse(${JSON.stringify(JSON.stringify(events))}))`;
+  const good = await runWorkflow(`${progress([{ type: 'log', message: 'm', phase: 'p', extra: { deep: 1 } }])}; return 1`);
+  assert.equal(good.result.stopReason, 'completed', JSON.stringify(good.result));
+  assert.deepEqual(good.events.find((e) => e.type === 'log'), { type: 'log', message: 'm', phase: 'p' });
+  for (const forged of [{ type: 'log', message: { deep: [1] } }, { type: 'phase' }, { type: 'agent-start', agentId: 9 }, { type: 'log', message: 'a\u0000b' }]) {
+    const r = await runWorkflow(`log('before'); ${progress([forged])}; return 1`);
+    assert.equal(r.result.stopReason, 'error', JSON.stringify(forged));
+    assert.match(r.result.error.message, /events are \{type: "log", message: string\}/, JSON.stringify(forged));
+    assert.equal(r.events.filter((e) => e.type === 'agent-start').length, 0);
+  }
+});
+
+test('agent() refuses options of the wrong type; agent-end names the phase', async () => {
+  const bad = await runWorkflow(`return await agent('return 1', { provider: 42 })`);
+  assert.equal(bad.result.error.code, 'exception');
+  assert.match(bad.result.error.message, /options\.provider must be a string/);
+  assert.equal(bad.result.agentsStarted, 0);
+  const ok = await runWorkflow(`phase('p1'); return await agent('return 2', { label: 'L' })`);
+  assert.equal(ok.result.value, '2', JSON.stringify(ok.result));
+  const end = ok.events.find((e) => e.type === 'agent-end');
+  assert.deepEqual({ label: end.label, phase: end.phase, ok: end.ok }, { label: 'L', phase: 'p1', ok: true });
+});
+
 test('the script: syntax errors, the synchronous-slice timeout and JSON-only results', async () => {
   // A syntax error is rejected by start() (no result; see command.test.mjs).
   const syntax = await runWorkflow('return (');
