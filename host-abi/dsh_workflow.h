@@ -43,7 +43,7 @@ struct dsh_subagent_provider {
     const char *name; /* selects the provider ("provider" in requests and agent options) */
     void *ctx;
     /* Starts a child. prompt (UTF-8) and options_json are transfer none:
-     * {"label","phase","schema","model","callerAgent","sessionId","workflowRun"} (absent = none).
+     * {"label","phase","schema","model","callerAgent","sessionId","workflowRun","cwd"} (absent = none).
      * callbacks are copied. On error no callback is ever called. */
     int (*start)(void *ctx, const char *prompt, size_t prompt_len, const char *options_json,
                  size_t options_len, const struct dsh_subagent_callbacks *callbacks,

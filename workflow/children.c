@@ -124,6 +124,8 @@ void wf__agent_call(struct wf_run *run, uint64_t call, json_object *request)
         json_object_object_add(opts, "callerAgent", json_object_new_string(run->agent_id));
     if (run->session_id)
         json_object_object_add(opts, "sessionId", json_object_new_string(run->session_id));
+    if (run->cwd)
+        json_object_object_add(opts, "cwd", json_object_new_string(run->cwd));
     json_object_object_add(opts, "workflowRun", json_object_new_int64((int64_t)run->id));
     const char *opts_text = json_object_to_json_string_ext(opts, WF_JSON);
     child->run = run;

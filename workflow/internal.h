@@ -42,6 +42,7 @@ struct wf_run {
     struct dsh_workflow_callbacks cb;
     const struct dsh_subagent_provider *provider; /* default provider of this run, may be NULL */
     char *session_id;
+    char *cwd; /* the request's cwd, passed on to child agents (NULL: the workspace root) */
     char *agent_id;
     char *start_event; /* {"type":"start",...}, sent before any other event */
     dsh_run_id ptc_run;

@@ -104,6 +104,8 @@ static int check_request(struct dsh_workflow *e, json_object *req, struct wf_run
     if (json_object_object_get_ex(req, "cwd", &v) &&
         (!json_object_is_type(v, json_type_string) || json_object_get_string(v)[0] != '/'))
         return wf__fail(err, DSH_E_REQUEST_INVALID, "cwd must be an absolute path");
+    if (json_object_object_get_ex(req, "cwd", &v) && v && !(run->cwd = strdup(json_object_get_string(v))))
+        return -ENOMEM;
     return 0;
 }
 

@@ -148,6 +148,7 @@ int wf__start(struct dsh_workflow *engine, const char *request_json, size_t requ
     if (rc < 0) {
         free(run->start_event);
         free(run->session_id);
+        free(run->cwd);
         free(run->agent_id);
         free(run);
         return rc;
@@ -233,6 +234,7 @@ static void free_run(struct wf_run *run)
 {
     free(run->start_event);
     free(run->session_id);
+    free(run->cwd);
     free(run->agent_id);
     free(run->ptc_result);
     free(run->cancel_reason);

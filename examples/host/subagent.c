@@ -242,6 +242,8 @@ static int start(void *ctx, const char *prompt, size_t prompt_len, const char *o
     }
     if (json_object_object_get_ex(opts, "sessionId", &v))
         json_object_object_add(req, "sessionId", json_object_get(v));
+    if (json_object_object_get_ex(opts, "cwd", &v)) /* children work where the workflow does */
+        json_object_object_add(req, "cwd", json_object_get(v));
     json_object *bindings = json_object_new_array();
     if (s->host->demo_tools && !s->command)
         dshh__add_demo_bindings(bindings);

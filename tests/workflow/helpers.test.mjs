@@ -1,7 +1,9 @@
 // Workflow helpers and caps through the real `dsh workflow run`.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { agentOverlap, runWorkflow } from './harness.mjs';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { agentOverlap, runWorkflow, tempDir } from './harness.mjs';
 
 test('parallel fan-out honours maxConcurrentAgents: observed maximum equals the cap', async () => {
   const script = `
@@ -137,4 +139,12 @@ test('the script: syntax errors, the synchronous-slice timeout and JSON-only res
   const undef = await runWorkflow(`log('x')`);
   assert.equal(undef.result.stopReason, 'completed');
   assert.equal(undef.result.value, null);
+});
+
+test('child agents run in the workflow request\'s cwd', async () => {
+  const ws = tempDir('dsh-wf-ws-');
+  mkdirSync(join(ws, 'sub'));
+  const script = `return {wf: log.constructor('return process')().cwd(), child: await agent('return process.cwd()')}`;
+  const r = await runWorkflow(script, { ws, extra: ['--cwd', join(ws, 'sub')] });
+  assert.deepEqual(r.result.value, { wf: join(ws, 'sub'), child: join(ws, 'sub') }, JSON.stringify(r.result));
 });
