@@ -82,3 +82,20 @@ for (const [mode, runtime] of Object.entries(MODES)) {
     assert.ok(d.executionInstructions.includes('Use inspect(...values) to display output. Do not use console.'), d.executionInstructions);
   });
 }
+
+// describe(): the program format and retention of each mode, and the deadline choice.
+test('describe reports program format, retention and the timeout descriptor', async () => {
+  const expected = {
+    'per-call': ['async-function', false],
+    'vm-script': ['vm-script', false],
+    'retained vm-script': ['vm-script', true],
+    'scoped REPL': ['scoped-repl', true],
+    'Node REPL': ['repl', true],
+  };
+  for (const [mode, runtime] of Object.entries(MODES)) {
+    const d = await describe(runtime);
+    assert.deepEqual([d.programFormat, d.retainsState], expected[mode], mode);
+  }
+  const d = await describe({ timeoutMs: 5000, maxTimeoutMs: 9000 });
+  assert.deepEqual(d.timeout, { defaultMs: 5000, maxMs: 9000 });
+});
