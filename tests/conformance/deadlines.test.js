@@ -120,3 +120,12 @@ test('a daemon that double-forks and setsids dies with the run', async () => {
   await new Promise((r) => setTimeout(r, 400));
   assert.equal(readFileSync(log, 'utf8').length, before);
 });
+
+// graceMs: a process that lost its control channel and ignores SIGTERM is killed once the grace
+// has passed; the result says how it ended.
+test('after graceMs a process ignoring SIGTERM is killed', async () => {
+  const program = 'process.on("SIGTERM", () => {}); (await import("node:fs")).closeSync(3); setInterval(() => {}, 1000); await new Promise(() => {})';
+  const { result } = await runProgram(program, { runtime: { graceMs: 100 } });
+  assert.equal(result.error?.kind, 'worker-exit', JSON.stringify(result));
+  assert.match(result.error.message, /the control channel closed before the result \(signal KILL\)/);
+});
