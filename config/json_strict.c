@@ -211,34 +211,35 @@ static json_object *parse_number(struct parser *ps)
 
 static json_object *parse_value(struct parser *ps);
 
+/* Skips whitespace and then c, if c is next. */
+static bool consume(struct parser *ps, char c)
+{
+    skip_space(ps);
+    if (ps->p < ps->end && *ps->p == c) {
+        ps->p++;
+        return true;
+    }
+    return false;
+}
+
 static json_object *parse_array(struct parser *ps)
 {
     ps->p++;
     json_object *array = json_object_new_array();
     if (!array)
         return fail(ps);
-    skip_space(ps);
-    if (ps->p < ps->end && *ps->p == ']') {
-        ps->p++;
+    if (consume(ps, ']'))
         return array;
-    }
-    for (;;) {
+    do {
         json_object *v = parse_value(ps);
         if (ps->failed || json_object_array_add(array, v) != 0) {
             json_object_put(v);
-            break;
+            goto bad;
         }
-        skip_space(ps);
-        if (ps->p < ps->end && *ps->p == ',') {
-            ps->p++;
-            continue;
-        }
-        if (ps->p < ps->end && *ps->p == ']') {
-            ps->p++;
-            return array;
-        }
-        break;
-    }
+    } while (consume(ps, ','));
+    if (consume(ps, ']'))
+        return array;
+bad:
     json_object_put(array);
     return fail(ps);
 }
@@ -249,51 +250,30 @@ static json_object *parse_object(struct parser *ps)
     json_object *object = json_object_new_object();
     if (!object)
         return fail(ps);
-    skip_space(ps);
-    if (ps->p < ps->end && *ps->p == '}') {
-        ps->p++;
+    if (consume(ps, '}'))
         return object;
-    }
-    for (;;) {
+    do {
         skip_space(ps);
         if (ps->p >= ps->end || *ps->p != '"')
-            break;
+            goto bad;
         json_object *key = parse_string(ps);
         if (ps->failed)
-            break;
-        if (strlen(json_object_get_string(key)) != (size_t)json_object_get_string_len(key)) {
-            json_object_put(key); /* json-c keys are C strings: a NUL would cut the name */
-            break;
-        }
-        skip_space(ps);
-        if (ps->p >= ps->end || *ps->p != ':') {
-            json_object_put(key);
-            break;
-        }
-        ps->p++;
-        json_object *v = parse_value(ps);
-        if (ps->failed) {
-            json_object_put(key);
-            break;
-        }
+            goto bad;
+        /* json-c keys are C strings: a NUL would cut the name. */
+        bool usable = strlen(json_object_get_string(key)) == (size_t)json_object_get_string_len(key) &&
+                      consume(ps, ':');
+        json_object *v = usable ? parse_value(ps) : NULL;
         /* A repeated key keeps its last value, as JSON.parse does. */
-        int rc = json_object_object_add(object, json_object_get_string(key), v);
-        json_object_put(key);
-        if (rc != 0) {
+        if (!usable || ps->failed || json_object_object_add(object, json_object_get_string(key), v) != 0) {
+            json_object_put(key);
             json_object_put(v);
-            break;
+            goto bad;
         }
-        skip_space(ps);
-        if (ps->p < ps->end && *ps->p == ',') {
-            ps->p++;
-            continue;
-        }
-        if (ps->p < ps->end && *ps->p == '}') {
-            ps->p++;
-            return object;
-        }
-        break;
-    }
+        json_object_put(key);
+    } while (consume(ps, ','));
+    if (consume(ps, '}'))
+        return object;
+bad:
     json_object_put(object);
     return fail(ps);
 }

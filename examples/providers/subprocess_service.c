@@ -43,12 +43,22 @@ static int spawn(void *ctx, const struct dsh_spawn_request *request,
     return 0;
 }
 
-/* Reads the supervisor's reports; keeps the exit status when it arrives. */
+/* Reads the supervisor's reports; keeps the exit status when it arrives. A supervisor that exits
+ * before reading a command of ours (a terminate sent as the program exited) makes the first
+ * recv fail with ECONNRESET; its reports are still queued behind that error. */
 static void drain_reports(struct dshx__range *r)
 {
     struct dshx__sup_msg m;
     ssize_t n;
-    while (r->cmd_fd >= 0 && (n = recv(r->cmd_fd, &m, sizeof(m), MSG_DONTWAIT)) > 0) {
+    bool reset_seen = false;
+    while (r->cmd_fd >= 0) {
+        n = recv(r->cmd_fd, &m, sizeof(m), MSG_DONTWAIT);
+        if (n < 0 && errno == ECONNRESET && !reset_seen) {
+            reset_seen = true;
+            continue;
+        }
+        if (n <= 0)
+            break;
         if (n == (ssize_t)sizeof(m) && m.type == DSHX_SUP_EXITED) {
             r->have_status = true;
             r->status = (struct dsh_exit_status){.exited = m.a, .code = m.b, .signal = m.c};

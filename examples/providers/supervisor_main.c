@@ -330,5 +330,9 @@ int main(int argc, char **argv)
     if (!s.main_done)
         s.exit_msg = (struct dshx__sup_msg){.type = DSHX_SUP_EXITED, .c = SIGKILL};
     send_msg(s.exit_msg.type, s.exit_msg.a, s.exit_msg.b, s.exit_msg.c);
+    /* Commands left unread would make the host's next read fail (ECONNRESET) when we exit. */
+    struct dshx__sup_msg unread;
+    while (recv(DSHX_SUP_FD_CMD, &unread, sizeof(unread), MSG_DONTWAIT) > 0) {
+    }
     return 0;
 }

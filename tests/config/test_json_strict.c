@@ -21,7 +21,7 @@ Test(json_strict, refuses_what_json_c_alone_accepts)
 {
     const char *bad[] = {"{'a': 1}", "{\"a\": NaN}", "[Infinity]", "[-Infinity]", "/*c*/1", "[1,]", "{\"a\":1,}",
                          "{\"a\":1} x", "01", "1.", ".5", "+1", "1e999", "\"\\x41\"", "\"tab\there\"",
-                         "\"\\ud800\"", "\"\\udc00x\"", "\"\xff\"", "\"\xc0\xaf\"", "{\"a\\u0000b\":1}", "tru", "", " "};
+                         "\"\\ud800\"", "\"\\udc00x\"", "\"\xff\"", "\"\xc0\xaf\"", "{\"a\\u0000b\":1}", "{\"a\"}", "{\"a\" 1}", "{1:2}", "[1 2]", "tru", "", " "};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json_object *v = parse(bad[i]);
         cr_expect_null(v, "accepted %s", bad[i]);

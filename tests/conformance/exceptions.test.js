@@ -76,6 +76,19 @@ test('process.exit ends the run as worker-exit with the exit code', async () => 
   assert.match(r.error.message, /exit code 7/);
 });
 
+// The exit status must survive the race between the program's exit and the host's terminate
+// request (a supervisor that exits with that request unread once lost it: "signal KILL").
+test('the exit code is reported on every run, however the exit races the cleanup', async () => {
+  const { Serve } = await import('./harness.js');
+  const s = new Serve();
+  try {
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => s.run(`x${i}`, `process.exit(${(i % 5) + 3})`)));
+    results.forEach((r, i) => assert.match(r.error?.message ?? '', new RegExp(`exit code ${(i % 5) + 3}\\)`), JSON.stringify(r)));
+  } finally {
+    await s.close();
+  }
+});
+
 test('the heap limit ends a runaway allocation as worker-exit', async () => {
   const { result } = await runProgram('const a = []; for (;;) a.push(new Array(1e6).fill(1.5))', {
     runtime: { maxOldGenerationSizeMb: 64, timeoutMs: 60000 },
