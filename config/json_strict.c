@@ -97,8 +97,11 @@ static size_t utf8_length(const unsigned char *s, const unsigned char *end)
 static json_object *parse_string(struct parser *ps)
 {
     ps->p++; /* the opening quote */
-    /* The decoded text is never longer than the source. */
-    char *buf = malloc((size_t)(ps->end - ps->p) + 1);
+    /* The decoded text is never longer than its source up to the closing quote. */
+    const char *close = ps->p;
+    while (close < ps->end && *close != '"')
+        close += *close == '\\' && close + 1 < ps->end ? 2 : 1;
+    char *buf = malloc((size_t)(close - ps->p) + 1);
     size_t len = 0;
     if (!buf)
         return fail(ps);
