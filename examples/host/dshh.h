@@ -51,6 +51,8 @@ struct dshh_profile {
 int dshh__profile_compose(struct dshh_profile *profile, const char *base,
                           const char *const *patches, size_t npatches, FILE *err);
 void dshh__profile_free(struct dshh_profile *profile);
+/* id, name, config, disabled or path: the keys a profile row or row patch may have. */
+bool dshh__is_row_key(const char *key);
 const struct dshh_row *dshh__profile_find(const struct dshh_profile *profile, const char *id);
 
 /* Loads one YAML file as a single document (an empty file gives a document without root). */

@@ -125,19 +125,24 @@ static int get_bool(FILE *err, const struct dshh_layer *layer, yaml_node_t *node
     return -1;
 }
 
-/* Every key of a row or row patch is one of these. */
-static int check_keys(FILE *err, const struct dshh_layer *layer, yaml_node_t *map)
+bool dshh__is_row_key(const char *key)
 {
     static const char *const known[] = {"id", "name", "config", "disabled", "path", NULL};
+    for (size_t i = 0; key && known[i]; i++)
+        if (!strcmp(key, known[i]))
+            return true;
+    return false;
+}
+
+/* Every key of a row or row patch is a row key. */
+static int check_keys(FILE *err, const struct dshh_layer *layer, yaml_node_t *map)
+{
     yaml_document_t *doc = (yaml_document_t *)&layer->doc;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
         yaml_node_t *k = yaml_document_get_node(doc, p->key);
         const char *key = dshh__yaml_scalar(k);
-        bool ok = false;
-        for (size_t i = 0; key && known[i]; i++)
-            ok = ok || !strcmp(key, known[i]);
-        if (!ok) {
+        if (!dshh__is_row_key(key)) {
             report(err, layer, k, "unknown row key '%s' (expected id, name, config, disabled, path)",
                    key ? key : "?");
             return -1;

@@ -84,15 +84,11 @@ static int check_file_row(const struct dsh_catalog *cat, const struct dshh_profi
                 row->start_mark.column + 1);
         return 1;
     }
-    static const char *const known[] = {"id", "name", "config", "disabled", "path", NULL};
     int invalid = 0;
     for (yaml_node_pair_t *p = row->data.mapping.pairs.start; p < row->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(doc, p->key);
         const char *key = dshh__yaml_scalar(k);
-        bool ok = false;
-        for (size_t i = 0; key && known[i]; i++)
-            ok = ok || !strcmp(key, known[i]);
-        if (!ok) {
+        if (!dshh__is_row_key(key)) {
             fprintf(err, "%s:%zu:%zu: %s: unknown row key\n", file, k->start_mark.line + 1,
                     k->start_mark.column + 1, key ? key : "?");
             invalid = 1;

@@ -3,6 +3,7 @@
  * a multithreaded host is safe. */
 #include "internal.h"
 #include "launcher.h"
+#include "mount_defs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,13 +20,6 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#ifndef __NR_mount_setattr
-#define __NR_mount_setattr 442
-#endif
-#ifndef AT_RECURSIVE
-#define AT_RECURSIVE 0x8000
-#endif
 
 enum { PROBE_OK = 0, PROBE_NO_MOUNT_NS = 3 };
 

@@ -4,6 +4,7 @@
  * ABI 3) hit EROFS outside the writable roots. The new network namespace has no interfaces and
  * its own abstract unix socket space; the new IPC namespace hides the host's SysV/POSIX IPC. */
 #include "launcher.h"
+#include "mount_defs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,13 +16,6 @@
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#ifndef __NR_mount_setattr
-#define __NR_mount_setattr 442
-#endif
-#ifndef AT_RECURSIVE
-#define AT_RECURSIVE 0x8000
-#endif
 
 static int mount_setattr_rec(const char *path, uint64_t set, uint64_t clr)
 {

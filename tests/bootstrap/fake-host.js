@@ -245,3 +245,13 @@ export class RetainedChild {
     return this.session.kill();
   }
 }
+
+// Runs body(child) with a fresh RetainedChild (options as for its constructor), closing it after.
+export async function withRetainedChild(options, body) {
+  const child = new RetainedChild(options);
+  try {
+    await body(child);
+  } finally {
+    await child.close();
+  }
+}

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync, realpathSync } from 
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BOOTSTRAP_DIR, RetainedChild, runProgram } from './fake-host.js';
+import { BOOTSTRAP_DIR, withRetainedChild, runProgram } from './fake-host.js';
 
 const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'ptc-imports-ended-')));
 writeFileSync(path.join(dir, 'a.mjs'), 'import "./b.mjs"; export const a = "A";');
@@ -37,14 +37,7 @@ setProgramImportHandler((request) => {
 `);
 const nodeArgs = ['--experimental-vm-modules', `--import=${pathToFileURL(preload).href}`];
 
-async function withChild(format, body) {
-  const child = new RetainedChild({ format, cwd: dir, nodeArgs });
-  try {
-    await body(child);
-  } finally {
-    await child.close();
-  }
-}
+const withChild = (format, body) => withRetainedChild({ format, cwd: dir, nodeArgs }, body);
 
 const SETTLE = "(p) => p.then(() => 'loaded', (e) => e.message)";
 const ENDED = 'import after the evaluation ended';

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, writeFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BOOTSTRAP_DIR, RetainedChild, runProgram } from './fake-host.js';
+import { BOOTSTRAP_DIR, runProgram, withRetainedChild } from './fake-host.js';
 
 const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'ptc-imports-')));
 writeFileSync(path.join(dir, 'data.json'), '{"n": 7}');
@@ -192,8 +192,8 @@ for (const [format, referrer, firstDirectoryOnly] of [['vm-script', '[program]',
   test(`${format}: saved functions keep their referrer after the working directory changes`, async () => {
     mkdirSync(path.join(dir, 'sub'), { recursive: true });
     writeFileSync(path.join(dir, 'sub', 'target.mjs'), 'export const who = "sub";');
-    const child = new RetainedChild({ format, cwd: dir, nodeArgs: ['--experimental-vm-modules', `--import=${pathToFileURL(preload).href}`] });
-    try {
+    const options = { format, cwd: dir, nodeArgs: ['--experimental-vm-modules', `--import=${pathToFileURL(preload).href}`] };
+    await withRetainedChild(options, async (child) => {
       await child.value('globalThis.saved = () => import("./target.mjs"); 1');
       const program = 'var before = globalThis.__requests.length; var who = [(await saved()).who, (await import("./target.mjs")).who]; ' +
         'inspect(JSON.stringify([who, globalThis.__requests.slice(before).map((r) => r.referrer)]))';
@@ -202,8 +202,6 @@ for (const [format, referrer, firstDirectoryOnly] of [['vm-script', '[program]',
       const later = firstDirectoryOnly ? dir : path.join(dir, 'sub');
       assert.deepEqual(referrers, [path.join(dir, referrer), path.join(later, referrer)]);
       assert.deepEqual(who, ['target', firstDirectoryOnly ? 'target' : 'sub']);
-    } finally {
-      await child.close();
-    }
+    });
   });
 }

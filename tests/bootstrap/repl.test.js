@@ -5,20 +5,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { RetainedChild } from './fake-host.js';
+import { withRetainedChild } from './fake-host.js';
 
 const TOOLS = [{ global: 'tools', functions: ['search'] }];
 const echo = (frame) => ({ ok: true, value: { run: frame.run, args: frame.args } });
 const SLEEP = 'await new Promise((resolve) => setTimeout(resolve, 200));';
 
-async function withChild(body, options) {
-  const child = new RetainedChild({ format: 'repl', ...options });
-  try {
-    await body(child);
-  } finally {
-    await child.close();
-  }
-}
+const withChild = (body, options) => withRetainedChild({ format: 'repl', ...options }, body);
 
 async function failure(child, program, options) {
   const { result } = await child.run(program, options);

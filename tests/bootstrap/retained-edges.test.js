@@ -4,16 +4,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RetainedChild } from './fake-host.js';
+import { withRetainedChild } from './fake-host.js';
 
-async function withChild(format, body) {
-  const child = new RetainedChild({ format });
-  try {
-    await body(child);
-  } finally {
-    await child.close();
-  }
-}
+const withChild = (format, body) => withRetainedChild({ format }, body);
 
 for (const format of ['vm-script', 'scoped-repl', 'repl']) {
   test(`${format}: imported modules are kept across calls`, () =>

@@ -3,16 +3,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RetainedChild } from './fake-host.js';
+import { withRetainedChild } from './fake-host.js';
 
-async function withChild(body, options) {
-  const child = new RetainedChild(options);
-  try {
-    await body(child);
-  } finally {
-    await child.close();
-  }
-}
+const withChild = (body, options) => withRetainedChild(options, body);
 
 test('the initializer runs first, shares the run output, and the program starts after init-ack', () =>
   withChild(async (child) => {

@@ -7,19 +7,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { RetainedChild } from './fake-host.js';
+import { withRetainedChild } from './fake-host.js';
 
 const TOOLS = [{ global: 'tools', functions: ['search', 'hang'] }];
 const echo = (frame) => (frame.name === 'search' ? { ok: true, value: { run: frame.run, args: frame.args } } : null);
 
-async function withChild(body, options) {
-  const child = new RetainedChild(options);
-  try {
-    await body(child);
-  } finally {
-    await child.close();
-  }
-}
+const withChild = (body, options) => withRetainedChild(options, body);
 
 test('a variable survives three runs, in plain and lowered programs', () =>
   withChild(async (child) => {

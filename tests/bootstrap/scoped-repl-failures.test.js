@@ -4,16 +4,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RetainedChild } from './fake-host.js';
+import { withRetainedChild } from './fake-host.js';
 
-async function withChild(body) {
-  const child = new RetainedChild({ format: 'scoped-repl' });
-  try {
-    await body(child);
-  } finally {
-    await child.close();
-  }
-}
+const withChild = (body) => withRetainedChild({ format: 'scoped-repl' }, body);
 
 async function failure(child, program) {
   const { result } = await child.run(program);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { RetainedChild, runProgram } from './fake-host.js';
+import { withRetainedChild, runProgram } from './fake-host.js';
 
 const vmScript = (program, options = {}) => runProgram(program, { format: 'vm-script', ...options });
 
@@ -153,11 +153,8 @@ test('uncaught callback errors fail the active vm-script run', async () => {
 });
 
 test('without retain every run gets a fresh context', async () => {
-  const child = new RetainedChild();
-  try {
+  await withRetainedChild({}, async (child) => {
     assert.equal(await child.value('var q = 1; globalThis.marker = 2; q', { retain: false }), 1);
     assert.deepEqual(await child.value('[typeof q, typeof marker]', { retain: false }), ['undefined', 'undefined']);
-  } finally {
-    await child.close();
-  }
+  });
 });
