@@ -14,7 +14,7 @@ void ptc__ledger_init(struct ptc_ledger *ledger, uint64_t budget)
 void ptc__ledger_destroy(struct ptc_ledger *ledger)
 {
     for (size_t i = 0; i < ledger->count; i++) {
-        free(ledger->entries[i].text);
+        free(ledger->entries[i].text.data);
         json_object_put(ledger->entries[i].image);
     }
     free(ledger->entries);
@@ -60,20 +60,7 @@ static int append_text(struct ptc_ledger *ledger, const char *text, size_t len)
         if (!last)
             return -ENOMEM;
     }
-    if (last->len + len + 1 > last->cap) {
-        size_t next = last->cap ? last->cap : 256;
-        while (next < last->len + len + 1)
-            next *= 2;
-        char *grown = realloc(last->text, next);
-        if (!grown)
-            return -ENOMEM;
-        last->text = grown;
-        last->cap = next;
-    }
-    memcpy(last->text + last->len, text, len);
-    last->len += len;
-    last->text[last->len] = '\0';
-    return 0;
+    return dsh_text_buffer_write(&last->text, (unsigned char *)text, len) ? 0 : -ENOMEM;
 }
 
 int ptc__ledger_text(struct ptc_ledger *ledger, const char *text, size_t len)
@@ -144,7 +131,7 @@ json_object *ptc__ledger_to_json(const struct ptc_ledger *ledger)
             item = json_object_new_object();
             json_object_object_add(item, "type", json_object_new_string("text"));
             json_object_object_add(item, "text",
-                                   json_object_new_string_len(entry->text, (int)entry->len));
+                                   json_object_new_string_len(entry->text.data, (int)entry->text.len));
         }
         json_object_array_add(array, item);
     }

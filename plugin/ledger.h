@@ -8,10 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dsh_config.h"
+
 struct ptc_entry {
     bool is_image;
-    char *text; /* valid UTF-8 */
-    size_t len, cap;
+    struct dsh_text_buffer text; /* valid UTF-8 */
     json_object *image; /* owned */
 };
 

@@ -35,7 +35,7 @@ static bool observed_denial(struct ptc_run *run)
         return true;
     for (size_t i = 0; i < run->ledger.count; i++) {
         const struct ptc_entry *e = &run->ledger.entries[i];
-        if (!e->is_image && sb->is_denial(sb->ctx, confinement, e->text, e->len) == 1)
+        if (!e->is_image && sb->is_denial(sb->ctx, confinement, e->text.data, e->text.len) == 1)
             return true;
     }
     return false;

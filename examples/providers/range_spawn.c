@@ -4,6 +4,7 @@
  * multithreaded host cannot deadlock it. The child has no exit signal (exit_signal 0): a host's
  * waitpid(-1) without __WALL cannot steal its status from our pidfd. */
 #include "internal.h"
+#include "proc_write.h"
 #include "supervisor_protocol.h"
 
 #include <errno.h>
@@ -68,13 +69,7 @@ static int write_file(pid_t pid, const char *name, const char *text)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = write(fd, text, strlen(text));
-    int e = errno;
-    close(fd);
-    return n < 0 ? -e : 0;
+    return dshx__proc_write(path, text);
 }
 
 /* Maps the host's uid/gid to root of the new user namespace, so the supervisor keeps the

@@ -10,6 +10,7 @@
  * our exit (the host's pidfd) is the quiescence signal, and we report the program's own exit
  * status first. PDEATHSIG (set by the host before exec) and the host end of fd 4 tie the range to
  * the host's life. */
+#include "proc_write.h"
 #include "supervisor_protocol.h"
 
 #include <ctype.h>
@@ -199,17 +200,6 @@ static void on_command(struct state *s, int *cmd_fd)
     }
 }
 
-static int write_pid_max(const char *value)
-{
-    int fd = open("/proc/sys/kernel/pid_max", O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = write(fd, value, strlen(value));
-    int e = errno;
-    close(fd);
-    return n < 0 ? -e : 0;
-}
-
 static void exec_program(char **program, int report_fd)
 {
     sigset_t none;
@@ -282,7 +272,7 @@ int main(int argc, char **argv)
     if (!s.pid_ns && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
         e = errno;
     if (!e && s.pid_ns && pid_max)
-        e = -write_pid_max(pid_max); /* the host passes it only where it is per namespace */
+        e = -dshx__proc_write("/proc/sys/kernel/pid_max", pid_max); /* the host passes it only where it is per namespace */
     if (!e && chdir(cwd) < 0)
         e = errno;
     sigset_t chld;
