@@ -9,11 +9,11 @@ export { NODE };
 
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** Milliseconds one awaited call of fn takes, or the milliseconds fn returns when it times itself. */
+/** Milliseconds one awaited call of fn takes, or the `ms` fn returns when it times itself. */
 export async function timed(fn) {
   const t0 = performance.now();
   const own = await fn();
-  return typeof own === 'number' ? own : performance.now() - t0;
+  return own?.ms ?? performance.now() - t0;
 }
 
 /** Runs the pinned Node with args, stdout to a pipe the benchmark drains; resolves on exit 0. */

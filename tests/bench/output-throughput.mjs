@@ -24,7 +24,7 @@ async function outputRun() {
   if (!result.ok || bytes !== size) throw new Error(`output ${bytes} bytes: ${JSON.stringify(result).slice(0, 400)}`);
   peaks.push(peakRss(serve.child.pid));
   await serve.close();
-  return ms;
+  return { ms };
 }
 async function bareWrite() {
   const bytes = await bareNode(['-e', writes]);
