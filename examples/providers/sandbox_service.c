@@ -2,13 +2,13 @@
  * read and write sets; danger-full-access passes argv through, reported as unconfined. A policy
  * that needs a mechanism this machine lacks fails closed with sandbox-unavailable. */
 #include "internal.h"
+#include "denial_scan.h"
 
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -272,33 +272,14 @@ static int cancel_confine(void *ctx, uint64_t id)
     return DSH_E_NOT_FOUND;
 }
 
-/* Texts of denied operations as Node (libuv), shells and the launcher word them. EXDEV is how
- * Landlock refuses a link or rename that would move a file across its rules. */
+/* Output of a confined program that names a denied operation (denial_scan.c has the texts). */
 static int is_denial(void *ctx, const struct dsh_confinement *confinement, const char *text,
                      size_t len)
 {
     (void)ctx;
-    static const char *const signatures[] = {
-        "EACCES",
-        "EPERM",
-        "EROFS",
-        "EXDEV",
-        "permission denied",
-        "operation not permitted",
-        "read-only file system",
-        "cross-device link",
-        "dsh-sandbox-launch: confinement failed",
-        NULL,
-    };
     if (!text || (confinement && !((const struct confinement *)confinement)->restricted))
         return 0;
-    for (const char *const *s = signatures; *s; s++) {
-        size_t n = strlen(*s);
-        for (size_t i = 0; i + n <= len; i++)
-            if (strncasecmp(text + i, *s, n) == 0)
-                return 1;
-    }
-    return 0;
+    return dshx__denial_scan(text, len);
 }
 
 static void release_confinement(void *ctx, struct dsh_confinement *confinement)
