@@ -157,7 +157,7 @@ static int read_value(struct dsh_catalog_reader *r, const struct dsh_catalog_fie
 			return dsh_catalog_fail(r, node, "%s is outside min..max", what);
 		break;
 	case DSH_FIELD_ENUM:
-		if (!dsh_catalog_strv_contains(field->values, text))
+		if (!dsh_strv_contains(field->values, text))
 			return dsh_catalog_fail(r, node, "%s is not one of its values", what);
 		break;
 	case DSH_FIELD_PATH:

@@ -19,14 +19,6 @@ const char *dsh_field_type_name(enum dsh_field_type type)
 	return "?";
 }
 
-bool dsh_catalog_strv_contains(char *const *strv, const char *s)
-{
-	for (; strv && *strv; strv++)
-		if (strcmp(*strv, s) == 0)
-			return true;
-	return false;
-}
-
 const struct dsh_catalog_field *dsh_catalog_field_lookup(const struct dsh_catalog_field *fields,
                                                          size_t n_fields, const char *key,
                                                          size_t key_len)
@@ -74,7 +66,7 @@ static bool is_scalar_type(enum dsh_field_type t)
 static bool text_fits(const struct dsh_catalog_field *f, const char *text)
 {
 	if (f->type == DSH_FIELD_ENUM)
-		return dsh_catalog_strv_contains(f->values, text);
+		return dsh_strv_contains(f->values, text);
 	if (f->type == DSH_FIELD_BOOLEAN)
 		return strcmp(text, "true") == 0 || strcmp(text, "false") == 0;
 	return true;
@@ -176,11 +168,4 @@ void dsh_catalog_close(struct dsh_catalog *catalog)
 	}
 	free(catalog->providers);
 	free(catalog);
-}
-
-void dsh_strv_free(char **strv)
-{
-	for (char **p = strv; p && *p; p++)
-		free(*p);
-	free(strv);
 }

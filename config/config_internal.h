@@ -28,8 +28,6 @@ const char *dsh_node_describe(const yaml_node_t *node, char *buf, size_t size);
 yaml_node_t *dsh_mapping_get(yaml_document_t *doc, yaml_node_t *map, const char *key);
 bool dsh_node_is_null(const yaml_node_t *node);
 
-bool dsh_catalog_strv_contains(char *const *strv, const char *s);
-
 /* Appends one diagnostic; line/column are 1-based (0 = unknown). */
 int dsh_diagnostics_add(struct dsh_diagnostics *diags, const char *path, size_t line,
                         size_t column, const char *fmt, ...)

@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "dsh_catalog.h"
+#include "dsh_strv.h"
 
 /* ---- diagnostics ---------------------------------------------------- */
 
@@ -36,16 +37,6 @@ void dsh_diagnostics_release(struct dsh_diagnostics *diags);
 int dsh_diagnostics_join(const struct dsh_diagnostics *diags, char **ret_text);
 
 /* ---- YAML text in and out ------------------------------------------- */
-
-/* A growing NUL-terminated text buffer and the libyaml output handler that
- * appends to it (yaml_emitter_set_output(&e, dsh_text_buffer_write, &buf)).
- * The caller frees buf.data. */
-struct dsh_text_buffer {
-	char *data;
-	size_t len;
-	size_t cap;
-};
-int dsh_text_buffer_write(void *data, unsigned char *bytes, size_t size);
 
 /* Loads exactly one YAML document. Empty text gives a document without a root
  * node (= an empty config). On -EINVAL ret_diags names the syntax error. Every
@@ -88,11 +79,10 @@ int dsh_config_get_int(const struct dsh_catalog_provider *provider, yaml_documen
 /* enum, string and path fields (transfer full). */
 int dsh_config_get_str(const struct dsh_catalog_provider *provider, yaml_document_t *doc,
                        yaml_node_t *config, const char *path, char **ret_value);
-/* list fields: NULL-terminated strv of item texts (transfer full, dsh_strv_free). */
+/* list fields: NULL-terminated strv of item texts (transfer full, dsh_strv_free from dsh_strv.h). */
 int dsh_config_get_list(const struct dsh_catalog_provider *provider, yaml_document_t *doc,
                         yaml_node_t *config, const char *path, char ***ret_items,
                         size_t *ret_count);
-void dsh_strv_free(char **strv); /* NULL ok */
 
 #include "dsh_typed_config.h"
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config_internal.h"
+#include "dsh_text_buffer.h"
 
 #define MAX_DEPTH 256 /* the emitter recurses too; configs are shallow */
 
@@ -77,25 +78,6 @@ static int copy_node(struct copy *c, int src_index, int depth, int *ret_index)
 		return -ENOMEM;
 	*ret_index = idx;
 	return 0;
-}
-
-int dsh_text_buffer_write(void *data, unsigned char *bytes, size_t size)
-{
-	struct dsh_text_buffer *b = data;
-	if (b->len + size + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + size + 1)
-			cap *= 2;
-		char *p = realloc(b->data, cap);
-		if (!p)
-			return 0;
-		b->data = p;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, bytes, size);
-	b->len += size;
-	b->data[b->len] = '\0';
-	return 1;
 }
 
 int dsh_yaml_node_emit(yaml_document_t *doc, yaml_node_t *node, char **ret_text, size_t *ret_len)

@@ -116,7 +116,7 @@ static bool check_scalar(struct ctx *c, const char *path, const struct dsh_catal
 	case DSH_FIELD_ENUM:
 		if (kind != DSH_SCALAR_STRING)
 			break;
-		if (!dsh_catalog_strv_contains(f->values, text)) {
+		if (!dsh_strv_contains(f->values, text)) {
 			join_values(f->values, values, sizeof(values));
 			char got[256];
 			report(c, path, node->start_mark, "%s is not one of %s",

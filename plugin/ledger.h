@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dsh_config.h"
+#include "dsh_text_buffer.h"
 
 struct ptc_entry {
     bool is_image;

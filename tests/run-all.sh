@@ -34,7 +34,7 @@ fi
 step "ASan+UBSan build" meson compile -C build-asan
 step "C suites under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    meson test -C build-asan --print-errorlogs --num-processes 2 --suite abi --suite config --suite plugin --suite host --suite sandbox --suite workflow
+    meson test -C build-asan --print-errorlogs --num-processes 2 --suite abi --suite common --suite config --suite plugin --suite host --suite sandbox --suite workflow
 
 echo "steps: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -45,7 +45,7 @@ static void check_done(void *userdata, dsh_run_id run, const char *result, size_
 static char *check_request(const char *script, const struct wf_run *run, const char *cwd)
 {
     json_object *src = json_object_new_string(script);
-    const char *lit = json_object_to_json_string_ext(src, WF_JSON);
+    const char *lit = json_object_to_json_string_ext(src, DSH_JSON_PRINT_FLAGS);
     size_t plen = strlen(lit) + sizeof check_program + 32;
     char *program = malloc(plen);
     if (program)
@@ -61,7 +61,7 @@ static char *check_request(const char *script, const struct wf_run *run, const c
         json_object_object_add(r, "sessionId", json_object_new_string(run->session_id));
     if (cwd)
         json_object_object_add(r, "cwd", json_object_new_string(cwd));
-    char *text = strdup(json_object_to_json_string_ext(r, WF_JSON));
+    char *text = strdup(json_object_to_json_string_ext(r, DSH_JSON_PRINT_FLAGS));
     json_object_put(r);
     return text;
 }

@@ -1,6 +1,7 @@
 /* Subagent children of a run: workflow.agent calls start them through the subagent provider;
  * each child reports one result (agent-end, then the guest's answer), then is disposed; the run
  * waits for every disposal, including children that publish after cancellation. */
+#include "dsh_list.h"
 #include "internal.h"
 #include "dsh_json_strict.h"
 
@@ -9,11 +10,7 @@
 
 static void unlink_child(struct wf_child *child)
 {
-    for (struct wf_child **link = &child->run->children; *link; link = &(*link)->next)
-        if (*link == child) {
-            *link = child->next;
-            return;
-        }
+    DSH_LIST_REMOVE(&child->run->children, child);
 }
 
 static void on_disposed(void *userdata, dsh_subagent_id id)
@@ -63,7 +60,7 @@ static void on_result(void *userdata, dsh_subagent_id id, int status, const char
         json_object_object_add(answer, "message", status == 0 ? json_object_new_string("malformed child output")
                                                               : json_object_new_string_len(text ? text : "", text ? (int)len : 0));
     }
-    wf__reply(run, child->call, json_object_to_json_string_ext(answer, WF_JSON));
+    wf__reply(run, child->call, json_object_to_json_string_ext(answer, DSH_JSON_PRINT_FLAGS));
     json_object_put(answer);
     child->dispose_sent = true;
     child->provider->dispose(child->provider->ctx, child->id); /* may free child */
@@ -74,7 +71,7 @@ static void refuse(struct wf_run *run, uint64_t call, const char *message)
     json_object *a = json_object_new_object();
     json_object_object_add(a, "ok", json_object_new_boolean(false));
     json_object_object_add(a, "message", json_object_new_string(message));
-    wf__reply(run, call, json_object_to_json_string_ext(a, WF_JSON));
+    wf__reply(run, call, json_object_to_json_string_ext(a, DSH_JSON_PRINT_FLAGS));
     json_object_put(a);
 }
 
@@ -127,7 +124,7 @@ void wf__agent_call(struct wf_run *run, uint64_t call, json_object *request)
     if (run->cwd)
         json_object_object_add(opts, "cwd", json_object_new_string(run->cwd));
     json_object_object_add(opts, "workflowRun", json_object_new_int64((int64_t)run->id));
-    const char *opts_text = json_object_to_json_string_ext(opts, WF_JSON);
+    const char *opts_text = json_object_to_json_string_ext(opts, DSH_JSON_PRINT_FLAGS);
     child->run = run;
     child->provider = provider;
     child->call = call;

@@ -3,15 +3,13 @@
 #ifndef WF_INTERNAL_H
 #define WF_INTERNAL_H
 
+#include "dsh_json_strict.h"
 #include "dsh_provider.h"
 #include "dsh_workflow.h"
 
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-/* Compact JSON text; '/' stays as is. */
-#define WF_JSON (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 struct wf_config {
     int64_t max_concurrent_agents;

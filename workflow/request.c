@@ -131,7 +131,7 @@ static char *runtime_request(struct dsh_workflow *e, json_object *req, struct wf
     json_object_object_add(wf, "syncTimeoutMs", json_object_new_int64(e->config.sync_timeout_ms));
     size_t guest_len;
     const char *guest = wf__guest_text(&guest_len);
-    const char *wf_text = json_object_to_json_string_ext(wf, WF_JSON);
+    const char *wf_text = json_object_to_json_string_ext(wf, DSH_JSON_PRINT_FLAGS);
     size_t plen = strlen(wf_text) + guest_len + 32;
     char *program = malloc(plen);
     if (program)
@@ -157,7 +157,7 @@ static char *runtime_request(struct dsh_workflow *e, json_object *req, struct wf
     json_object_object_add(ns, "errorClass", json_object_new_string("WorkflowBindingError"));
     json_object_array_add(bindings, ns);
     json_object_object_add(r, "bindings", bindings);
-    char *text = strdup(json_object_to_json_string_ext(r, WF_JSON));
+    char *text = strdup(json_object_to_json_string_ext(r, DSH_JSON_PRINT_FLAGS));
     json_object_put(r);
     return text;
 }
@@ -175,7 +175,7 @@ static char *start_event(json_object *req, struct wf_run *run)
         json_object_object_add(ev, "callerAgent", json_object_new_string(run->agent_id));
     if (run->provider)
         json_object_object_add(ev, "provider", json_object_new_string(run->provider->name));
-    char *text = strdup(json_object_to_json_string_ext(ev, WF_JSON));
+    char *text = strdup(json_object_to_json_string_ext(ev, DSH_JSON_PRINT_FLAGS));
     json_object_put(ev);
     return text;
 }

@@ -27,7 +27,7 @@ static void send_start(struct wf_run *run)
 void wf__emit(struct wf_run *run, json_object *event)
 {
     send_start(run);
-    const char *text = json_object_to_json_string_ext(event, WF_JSON);
+    const char *text = json_object_to_json_string_ext(event, DSH_JSON_PRINT_FLAGS);
     run->cb.on_event(run->cb.userdata, run->id, text, strlen(text));
     json_object_put(event);
 }
@@ -259,7 +259,7 @@ int wf__deliver_done(struct dsh_workflow *e)
         json_object_object_add(end, "stopReason", json_object_get(json_object_object_get(res, "stopReason")));
         json_object_object_add(end, "agentsStarted", json_object_new_int64((int64_t)run->agents_started));
         wf__emit(run, end);
-        const char *text = json_object_to_json_string_ext(res, WF_JSON);
+        const char *text = json_object_to_json_string_ext(res, DSH_JSON_PRINT_FLAGS);
         run->cb.on_done(run->cb.userdata, run->id, text, strlen(text));
         json_object_put(res);
         free_run(run);

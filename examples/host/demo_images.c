@@ -2,6 +2,7 @@
  * the run's cwd) through provider->registerImage and answers with its attachmentId, so the
  * program can display it: inspect(Image.get(await tools.registerImage({path: "chart.png"}))).
  * The provider queues the child's image-register frame before this reply, so Image.get sees it. */
+#include "dsh_json_strict.h"
 #include "dshh.h"
 
 #include <json-c/json.h>
@@ -45,7 +46,7 @@ void dshh__demo_register_image(struct dshh_host *host, dsh_run_id run, uint64_t 
         return;
     }
     json_object *reply = json_object_new_string(attachment_id);
-    const char *text = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *text = json_object_to_json_string_ext(reply, DSH_JSON_PRINT_FLAGS);
     host->provider->reply(host->instance, run, call, true, text, strlen(text));
     json_object_put(reply);
 }

@@ -5,6 +5,8 @@
  *   fail({message})  -> rejects with message
  *   registerImage({path, attachmentId?}) -> attachmentId (demo_images.c)
  */
+#include "dsh_json_strict.h"
+#include "dsh_list.h"
 #include "dshh.h"
 
 #include <json-c/json.h>
@@ -26,8 +28,7 @@ struct dshh_demo_pending {
 
 static void reply_json(struct dshh_host *host, dsh_run_id run, uint64_t call, json_object *v)
 {
-    const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
-                                                             JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *text = json_object_to_json_string_ext(v, DSH_JSON_PRINT_FLAGS);
     /* NOT_FOUND only means the run ended first; the answer is simply dropped. */
     host->provider->reply(host->instance, run, call, true, text, strlen(text));
 }
@@ -69,11 +70,7 @@ static void add(struct dshh_host *host, dsh_run_id run, uint64_t call, json_obje
 static void sleep_done(void *arg)
 {
     struct dshh_demo_pending *p = arg;
-    for (struct dshh_demo_pending **link = p->list; *link; link = &(*link)->next)
-        if (*link == p) {
-            *link = p->next;
-            break;
-        }
+    DSH_LIST_REMOVE(p->list, p);
     p->host->provider->reply(p->host->instance, p->run, p->call, true, "null", 4);
     free(p);
 }

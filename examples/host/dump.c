@@ -1,6 +1,7 @@
 /* `dsh --dump-config`: the composed rows as a YAML list, each preceded by a comment naming the
  * layer it came from. The output is itself a valid profile. */
 #include "dsh_config.h"
+#include "dsh_text_buffer.h"
 #include "dshh.h"
 
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* The single epoll loop of dsh: fds (provider fd, stdin) and one-shot timers (timerfd). */
+#include "dsh_list.h"
 #include "dshh.h"
 
 #include <errno.h>
@@ -46,7 +47,7 @@ int dshh__loop_new(struct dshh_loop **ret_loop)
 static void bury(struct dshh_loop *loop, struct watch **link)
 {
     struct watch *w = *link;
-    *link = w->next;
+    DSH_LIST_UNLINK(link);
     epoll_ctl(loop->epfd, EPOLL_CTL_DEL, w->fd, NULL);
     if (w->is_timer)
         close(w->fd);
@@ -106,7 +107,7 @@ int dshh__loop_add_fd(struct dshh_loop *loop, int fd, uint32_t events, dshh_fd_f
 
 void dshh__loop_remove_fd(struct dshh_loop *loop, int fd)
 {
-    for (struct watch **link = &loop->watches; *link; link = &(*link)->next)
+    DSH_LIST_FOREACH_LINK(link, &loop->watches)
         if (!(*link)->is_timer && (*link)->fd == fd) {
             bury(loop, link);
             return;
@@ -148,7 +149,7 @@ int64_t dshh__loop_add_timer(struct dshh_loop *loop, uint32_t delay_ms, dshh_tim
 
 void dshh__loop_cancel_timer(struct dshh_loop *loop, int64_t id)
 {
-    for (struct watch **link = &loop->watches; *link; link = &(*link)->next)
+    DSH_LIST_FOREACH_LINK(link, &loop->watches)
         if ((*link)->is_timer && (*link)->timer_id == id) {
             bury(loop, link);
             return;
@@ -174,7 +175,7 @@ void dshh__loop_quit(struct dshh_loop *loop)
 
 static void fire_timer(struct dshh_loop *loop, struct watch *w)
 {
-    for (struct watch **link = &loop->watches; *link; link = &(*link)->next)
+    DSH_LIST_FOREACH_LINK(link, &loop->watches)
         if (*link == w) {
             bury(loop, link);
             break;

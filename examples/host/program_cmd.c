@@ -1,5 +1,6 @@
 /* `dsh headless --program FILE.ts | -e CODE [--json]`: one run, printed for a person or as one
  * line of result JSON. Exit 0 ok, 1 program failure, 2 usage or configuration error. */
+#include "dsh_json_strict.h"
 #include "dshh.h"
 
 #include <errno.h>
@@ -87,7 +88,7 @@ static char *build_request(const struct dshh_options *opts, const char *program,
     *ret_demo = demo && dshh__add_demo_bindings(bindings);
     json_object_object_add(req, "bindings", bindings);
     char *text = strdup(json_object_to_json_string_ext(
-        req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        req, DSH_JSON_PRINT_FLAGS));
     json_object_put(req);
     return text;
 }

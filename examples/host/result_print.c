@@ -2,6 +2,7 @@
  *   output text as-is, images as "[image <attachmentId> <width>x<height> <path>]",
  *   then the value (if any) as JSON, then on failure "error (<kind>): <message>" on stderr,
  *   and a note when the sandbox denied an operation. */
+#include "dsh_json_strict.h"
 #include "dshh.h"
 
 #include <json-c/json.h>
@@ -70,8 +71,7 @@ int dshh__print_result(const char *result_json, size_t len, FILE *out, FILE *err
             fputc('\n', out);
         /* json-c keeps a parsed number's original text, so the value prints losslessly. */
         fprintf(out, "%s\n",
-                json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
-                                                      JSON_C_TO_STRING_NOSLASHESCAPE));
+                json_object_to_json_string_ext(v, DSH_JSON_PRINT_FLAGS));
     }
     fflush(out);
     json_object *ok;

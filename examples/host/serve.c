@@ -3,6 +3,7 @@
  * Requests: run, cancel, reply, release, set-mode. Events: result, call, released, mode-set,
  * error. Runs are concurrent; a bad line gives an error event and the server keeps going; at EOF
  * it waits for in-flight runs and releases, then returns (the caller unloads and exits 0). */
+#include "dsh_list.h"
 #include "dshh.h"
 
 #include "dsh_linux_services.h"
@@ -103,11 +104,7 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
     (void)run;
     struct srun *r = userdata;
     struct serve *srv = r->srv;
-    for (struct srun **link = &srv->runs; *link; link = &(*link)->next)
-        if (*link == r) {
-            *link = r->next;
-            break;
-        }
+    DSH_LIST_REMOVE(&srv->runs, r);
     dshh__demo_cancel(srv->host, &r->pending);
     json_object *ev = dshh__event("result", r->id);
     dshh__emit_event(ev, "result", result_json, result_len);
@@ -122,11 +119,7 @@ static void on_released(void *userdata, const char *owner, int status)
 {
     struct srelease *rel = userdata;
     struct serve *srv = rel->srv;
-    for (struct srelease **link = &srv->releases; *link; link = &(*link)->next)
-        if (*link == rel) {
-            *link = rel->next;
-            break;
-        }
+    DSH_LIST_REMOVE(&srv->releases, rel);
     if (status < 0) {
         dshh__emit_error(rel->id, "release of %s failed (%s): %s", owner,
                    dsh_error_name(status) ? dsh_error_name(status) : "error", dsh_strerror(status));

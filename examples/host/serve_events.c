@@ -1,4 +1,5 @@
 /* Events of `dsh headless --serve`: one JSON object per stdout line. */
+#include "dsh_json_strict.h"
 #include "dshh.h"
 
 #include <json-c/json.h>
@@ -22,7 +23,7 @@ static void emit_line(const char *text, size_t len)
 
 const char *dshh__jstr(json_object *o)
 {
-    return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    return json_object_to_json_string_ext(o, DSH_JSON_PRINT_FLAGS);
 }
 
 /* Event built from a json-c object plus raw JSON fragments spliced in as-is (results and call

@@ -4,6 +4,8 @@
  * from inside such a nested run (so it is confined the same way). Its value becomes the child's
  * text (or structured output when a schema is given), a failed program a failed child. No model
  * is needed, so workflows are real and testable. */
+#include "dsh_json_strict.h"
+#include "dsh_list.h"
 #include "workflow.h"
 
 #include <errno.h>
@@ -52,11 +54,7 @@ static struct child *find(struct dshh_subagents *s, dsh_subagent_id id)
 
 static void drop(struct child *c)
 {
-    for (struct child **l = &c->owner->children; *l; l = &(*l)->next)
-        if (*l == c) {
-            *l = c->next;
-            break;
-        }
+    DSH_LIST_REMOVE(&c->owner->children, c);
     free(c->schema);
     free(c);
 }
@@ -121,7 +119,7 @@ static char *output_of(struct child *c, json_object *result, const char **why)
         json_object_object_add(out, "text", json_object_get(value));
     } else if (has_value) {
         json_object_object_add(out, "text", json_object_new_string(json_object_to_json_string_ext(
-                                                value, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+                                                value, DSH_JSON_PRINT_FLAGS)));
     } else {
         /* No value: the text the program printed. */
         size_t n = 0;
@@ -142,7 +140,7 @@ static char *output_of(struct child *c, json_object *result, const char **why)
         json_object_object_add(out, "text", json_object_new_string(text ? text : ""));
         free(text);
     }
-    char *s = strdup(json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    char *s = strdup(json_object_to_json_string_ext(out, DSH_JSON_PRINT_FLAGS));
     json_object_put(out);
     return s;
 }
@@ -195,7 +193,7 @@ static char *command_program(struct dshh_subagents *s, const char *prompt, size_
         json_object_array_add(argv, !strcmp(s->command[i], DSHH_PROMPT_PLACEHOLDER)
                                         ? json_object_new_string_len(prompt, (int)prompt_len)
                                         : json_object_new_string(s->command[i]));
-    const char *lit = json_object_to_json_string_ext(argv, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *lit = json_object_to_json_string_ext(argv, DSH_JSON_PRINT_FLAGS);
     static const char body[] =
         "const { execFile } = await import('node:child_process');\n"
         "const out = await new Promise((resolve, reject) => execFile(__argv[0], __argv.slice(1),\n"
@@ -231,7 +229,7 @@ static int start(void *ctx, const char *prompt, size_t prompt_len, const char *o
     c->ignore_cancel = json_object_object_get_ex(opts, "model", &v) &&
                        !strcmp(json_object_get_string(v), "fault:publish-after-cancel");
     if (json_object_object_get_ex(opts, "schema", &v))
-        c->schema = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        c->schema = strdup(json_object_to_json_string_ext(v, DSH_JSON_PRINT_FLAGS));
     json_object *req = json_object_new_object();
     if (s->command) {
         char *program = command_program(s, prompt, prompt_len, c->schema != NULL);
@@ -249,7 +247,7 @@ static int start(void *ctx, const char *prompt, size_t prompt_len, const char *o
         dshh__add_demo_bindings(bindings);
     json_object_object_add(req, "bindings", bindings);
     json_object_put(opts);
-    const char *text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *text = json_object_to_json_string_ext(req, DSH_JSON_PRINT_FLAGS);
     struct dsh_run_callbacks rcb = {.struct_size = sizeof rcb, .on_call = on_call, .on_done = on_done,
                                     .userdata = c};
     int rc = dshh__start_run(s->host, text, strlen(text), &rcb, &c->run, ret_error);
@@ -337,14 +335,6 @@ int dshh__subagents_new(struct dshh_host *host, FILE *trace_out, struct dshh_sub
 const struct dsh_subagent_provider *dshh__subagents_vtable(struct dshh_subagents *s)
 {
     return &s->vtable;
-}
-
-size_t dshh__subagents_live(const struct dshh_subagents *s)
-{
-    size_t n = 0;
-    for (const struct child *c = s->children; c; c = c->next)
-        n++;
-    return n;
 }
 
 void dshh__subagents_free(struct dshh_subagents *s)

@@ -22,8 +22,6 @@ int dshh__subagents_new(struct dshh_host *host, FILE *trace, struct dshh_subagen
 int dshh__subagents_new_command(struct dshh_host *host, FILE *trace, const char *const *argv,
                                 struct dshh_subagents **ret);
 const struct dsh_subagent_provider *dshh__subagents_vtable(struct dshh_subagents *s);
-/* Children still alive (not disposed). */
-size_t dshh__subagents_live(const struct dshh_subagents *s);
 void dshh__subagents_free(struct dshh_subagents *s);
 
 /* ---- workflow_cmd.c ------------------------------------------------------------------------- */

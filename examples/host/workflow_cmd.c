@@ -123,7 +123,7 @@ static void on_done(void *userdata, dsh_workflow_run run, const char *json, size
     } else {
         json_object *value = json_object_object_get(r, "value");
         if (completed)
-            printf("%s\n", json_object_to_json_string_ext(value, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+            printf("%s\n", json_object_to_json_string_ext(value, DSH_JSON_PRINT_FLAGS));
         fflush(stdout);
         if (json_object_object_get_ex(r, "error", &err))
             fprintf(stderr, "error (%s): %s\n", str(err, "code"), str(err, "message"));
@@ -163,7 +163,7 @@ static char *build_request(const struct wf_opts *o, const char *script)
     if (o->session)
         json_object_object_add(agent, "sessionId", json_object_new_string(o->session));
     json_object_object_add(req, "agent", agent);
-    char *text = strdup(json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    char *text = strdup(json_object_to_json_string_ext(req, DSH_JSON_PRINT_FLAGS));
     json_object_put(req);
     return text;
 }

@@ -65,19 +65,19 @@ static int canonical_dir(const char *path, const char *what, char **ret_path,
 static int canonical_roots(const char *const *roots, const char *what, char ***ret_roots,
                            struct dsh_error *ret_error)
 {
-    struct dshx__strv sv = {0};
+    struct dsh_strv sv = {0};
     for (size_t i = 0; roots && roots[i]; i++) {
         char *c = NULL;
         int rc = canonical_dir(roots[i], what, &c, ret_error);
         if (rc == 0)
-            rc = dshx__strv_push(&sv, c);
+            rc = dsh_strv_push(&sv, c);
         free(c);
         if (rc < 0) {
-            dshx__strv_clear(&sv);
+            dsh_strv_clear(&sv);
             return rc;
         }
     }
-    *ret_roots = dshx__strv_finish(&sv);
+    *ret_roots = dsh_strv_finish(&sv);
     return *ret_roots ? 0 : dshx__fail(ret_error, -ENOMEM, "out of memory");
 }
 
@@ -146,8 +146,8 @@ static void config_clear(struct dshx__config *c)
     free(c->temp_root);
     free(c->workspace_root);
     free(c->default_mode);
-    dshx__strv_free(c->extra_writable_roots);
-    dshx__strv_free(c->extra_readable_roots);
+    dsh_strv_free(c->extra_writable_roots);
+    dsh_strv_free(c->extra_readable_roots);
 }
 
 int dsh_linux_services_create(const struct dsh_linux_services_options *options,

@@ -18,7 +18,7 @@ static bool forbidden(const char *entry, size_t name_len)
 }
 
 /* Index of the entry with the same name, or -1. */
-static long find(const struct dshx__strv *sv, const char *entry, size_t name_len)
+static long find(const struct dsh_strv *sv, const char *entry, size_t name_len)
 {
     for (size_t i = 0; i < sv->n; i++)
         if (strncmp(sv->v[i], entry, name_len) == 0 && sv->v[i][name_len] == '=')
@@ -29,23 +29,23 @@ static long find(const struct dshx__strv *sv, const char *entry, size_t name_len
 int dshx__build_env(const char *const *additions, const char *cwd, char ***ret_env,
                     struct dsh_error *ret_error)
 {
-    struct dshx__strv sv = {0};
-    int rc = dshx__strv_push(&sv, "PATH=" SAFE_PATH);
+    struct dsh_strv sv = {0};
+    int rc = dsh_strv_push(&sv, "PATH=" SAFE_PATH);
     if (rc == 0)
-        rc = dshx__strv_pushf(&sv, "HOME=%s", cwd ? cwd : "/");
+        rc = dsh_strv_pushf(&sv, "HOME=%s", cwd ? cwd : "/");
     if (rc == 0)
-        rc = dshx__strv_push(&sv, "LANG=C.UTF-8");
+        rc = dsh_strv_push(&sv, "LANG=C.UTF-8");
     for (size_t i = 0; rc == 0 && additions && additions[i]; i++) {
         const char *e = additions[i];
         const char *eq = strchr(e, '=');
         if (!eq || eq == e) {
-            dshx__strv_clear(&sv);
+            dsh_strv_clear(&sv);
             return dshx__fail(ret_error, DSH_E_REQUEST_INVALID,
                               "environment entry is not NAME=VALUE: %.64s", e);
         }
         size_t name_len = (size_t)(eq - e);
         if (forbidden(e, name_len)) {
-            dshx__strv_clear(&sv);
+            dsh_strv_clear(&sv);
             return dshx__fail(ret_error, DSH_E_REQUEST_INVALID,
                               "environment entry %.*s would act on the unconfined launcher",
                               (int)name_len, e);
@@ -60,13 +60,13 @@ int dshx__build_env(const char *const *additions, const char *cwd, char ***ret_e
             free(sv.v[at]);
             sv.v[at] = copy;
         } else {
-            rc = dshx__strv_push(&sv, e);
+            rc = dsh_strv_push(&sv, e);
         }
     }
     if (rc < 0) {
-        dshx__strv_clear(&sv);
+        dsh_strv_clear(&sv);
         return dshx__fail(ret_error, rc, "out of memory building the environment");
     }
-    *ret_env = dshx__strv_finish(&sv);
+    *ret_env = dsh_strv_finish(&sv);
     return *ret_env ? 0 : dshx__fail(ret_error, -ENOMEM, "out of memory");
 }

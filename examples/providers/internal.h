@@ -3,6 +3,7 @@
 #define DSHX_INTERNAL_H
 
 #include "dsh_linux_services.h"
+#include "dsh_strv.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -51,23 +52,6 @@ bool dshx__mode_valid(const char *mode);
 void dshx__log(const struct dshx__config *cfg, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 #define dshx__fail dsh_error_setf /* fills ret_error (may be NULL), returns code */
-
-/* ---- string vectors ---- */
-struct dshx__strv {
-    char **v; /* NULL-terminated once non-empty */
-    size_t n;
-    size_t cap;
-};
-
-int dshx__strv_push(struct dshx__strv *sv, const char *s);
-int dshx__strv_pushf(struct dshx__strv *sv, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-char **
-dshx__strv_finish(struct dshx__strv *sv); /* always a NULL-terminated vector or NULL (ENOMEM) */
-void dshx__strv_clear(struct dshx__strv *sv);
-void dshx__strv_free(char **v);              /* accepts NULL */
-char **dshx__strv_dup(const char *const *v); /* NULL input gives an empty vector */
-size_t dshx__strv_len(const char *const *v);
 
 /* ---- the execution world (also compiled into the launcher) ---- */
 #include "world.h"

@@ -128,31 +128,31 @@ static int await_start(int cmd_fd, int pidfd, const char *program, struct dsh_er
 static int supervisor_argv(const struct dshx__config *cfg, const struct dsh_spawn_request *req,
                            bool pid_ns, char ***ret_argv)
 {
-    struct dshx__strv sv = {0};
-    int rc = dshx__strv_push(&sv, cfg->supervisor_path);
+    struct dsh_strv sv = {0};
+    int rc = dsh_strv_push(&sv, cfg->supervisor_path);
     if (rc == 0)
-        rc = dshx__strv_push(&sv, "--cwd");
+        rc = dsh_strv_push(&sv, "--cwd");
     if (rc == 0)
-        rc = dshx__strv_push(&sv, req->cwd);
+        rc = dsh_strv_push(&sv, req->cwd);
     if (rc == 0 && pid_ns)
-        rc = dshx__strv_push(&sv, "--pid-ns");
+        rc = dsh_strv_push(&sv, "--pid-ns");
     if (rc == 0 && pid_ns && cfg->kernel.pid_max_per_ns) {
         /* The kernel refuses pid_max below 301; the bound is approximate anyway (pids below 300
          * are not reused after a wrap). */
         unsigned max = cfg->max_processes < 301 ? 301 : cfg->max_processes;
-        rc = dshx__strv_push(&sv, "--pid-max");
+        rc = dsh_strv_push(&sv, "--pid-max");
         if (rc == 0)
-            rc = dshx__strv_pushf(&sv, "%u", max);
+            rc = dsh_strv_pushf(&sv, "%u", max);
     }
     if (rc == 0)
-        rc = dshx__strv_push(&sv, "--");
+        rc = dsh_strv_push(&sv, "--");
     for (size_t i = 0; rc == 0 && req->argv[i]; i++)
-        rc = dshx__strv_push(&sv, req->argv[i]);
+        rc = dsh_strv_push(&sv, req->argv[i]);
     if (rc < 0) {
-        dshx__strv_clear(&sv);
+        dsh_strv_clear(&sv);
         return rc;
     }
-    *ret_argv = dshx__strv_finish(&sv);
+    *ret_argv = dsh_strv_finish(&sv);
     return 0;
 }
 
@@ -289,7 +289,7 @@ out:
         close_fd(&fd[i]);
     close_fd(&pidfd);
     free(r);
-    dshx__strv_free(argv);
-    dshx__strv_free(env);
+    dsh_strv_free(argv);
+    dsh_strv_free(env);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* The sandbox service: confine(argv, policy) wraps argv in dsh-sandbox-launch with the policy's
  * read and write sets; danger-full-access passes argv through, reported as unconfined. A policy
  * that needs a mechanism this machine lacks fails closed with sandbox-unavailable. */
+#include "dsh_list.h"
 #include "internal.h"
 #include "denial_scan.h"
 
@@ -44,8 +45,8 @@ static void confinement_free(struct confinement *c)
     if (c->tempdir)
         (void)dshx__tree_remove(c->tempdir);
     free(c->tempdir);
-    dshx__strv_free(c->argv);
-    dshx__strv_free(c->env);
+    dsh_strv_free(c->argv);
+    dsh_strv_free(c->env);
     free(c->report);
     free(c);
 }
@@ -106,10 +107,10 @@ static int effective_abi(const struct dshx__config *cfg)
     return abi > 7 ? 7 : abi;
 }
 
-static int push_pair(struct dshx__strv *sv, const char *opt, const char *val)
+static int push_pair(struct dsh_strv *sv, const char *opt, const char *val)
 {
-    int rc = dshx__strv_push(sv, opt);
-    return rc < 0 ? rc : dshx__strv_push(sv, val);
+    int rc = dsh_strv_push(sv, opt);
+    return rc < 0 ? rc : dsh_strv_push(sv, val);
 }
 
 /* The launcher command line: read set, write set, then the program. */
@@ -118,20 +119,20 @@ static int launcher_argv(const struct dshx__config *cfg, const struct policy *p,
                          char ***ret_argv)
 {
     bool write = strcmp(p->mode, DSHX_MODE_WORKSPACE_WRITE) == 0;
-    struct dshx__strv sv = {0};
-    int rc = dshx__strv_push(&sv, cfg->launcher_path);
+    struct dsh_strv sv = {0};
+    int rc = dsh_strv_push(&sv, cfg->launcher_path);
     if (rc == 0)
         rc = push_pair(&sv, "--mode", p->mode);
     if (rc == 0)
-        rc = dshx__strv_push(&sv, "--landlock-abi");
+        rc = dsh_strv_push(&sv, "--landlock-abi");
     if (rc == 0)
-        rc = dshx__strv_pushf(&sv, "%d", abi);
+        rc = dsh_strv_pushf(&sv, "%d", abi);
     if (rc == 0 && cfg->kernel.namespaces)
-        rc = dshx__strv_push(&sv, "--namespaces");
+        rc = dsh_strv_push(&sv, "--namespaces");
     if (rc == 0 && !cfg->kernel.root && cfg->kernel.pid_ns) {
-        rc = dshx__strv_push(&sv, "--nproc");
+        rc = dsh_strv_push(&sv, "--nproc");
         if (rc == 0)
-            rc = dshx__strv_pushf(&sv, "%u", cfg->max_processes);
+            rc = dsh_strv_pushf(&sv, "%u", cfg->max_processes);
     }
     if (rc == 0)
         rc = push_pair(&sv, "--ro", program);
@@ -144,14 +145,14 @@ static int launcher_argv(const struct dshx__config *cfg, const struct policy *p,
     if (rc == 0 && tempdir)
         rc = push_pair(&sv, "--rw", tempdir);
     if (rc == 0)
-        rc = dshx__strv_push(&sv, "--");
+        rc = dsh_strv_push(&sv, "--");
     for (size_t i = 0; rc == 0 && argv[i]; i++)
-        rc = dshx__strv_push(&sv, argv[i]);
+        rc = dsh_strv_push(&sv, argv[i]);
     if (rc < 0) {
-        dshx__strv_clear(&sv);
+        dsh_strv_clear(&sv);
         return rc;
     }
-    *ret_argv = dshx__strv_finish(&sv);
+    *ret_argv = dsh_strv_finish(&sv);
     return 0;
 }
 
@@ -167,10 +168,10 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
     c->pub.struct_size = sizeof(c->pub);
     c->restricted = strcmp(p->mode, DSHX_MODE_DANGER) != 0;
     int abi = effective_abi(cfg), rc = 0;
-    struct dshx__strv env = {0};
+    struct dsh_strv env = {0};
     char program[PATH_MAX];
     if (!c->restricted) {
-        c->argv = dshx__strv_dup(argv);
+        c->argv = dsh_strv_dup(argv);
         rc = c->argv ? 0 : -ENOMEM;
     } else if (abi < 1 || !cfg->kernel.seccomp || !cfg->launcher_path ||
                access(cfg->launcher_path, X_OK) < 0) {
@@ -186,16 +187,16 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
             rc = dshx__tempdir_create(cfg->temp_root, &c->tempdir);
             const char *names[] = {"TMPDIR", "TEMP", "TMP", "HOME"};
             for (size_t i = 0; rc == 0 && i < 4; i++)
-                rc = dshx__strv_pushf(&env, "%s=%s", names[i], c->tempdir);
+                rc = dsh_strv_pushf(&env, "%s=%s", names[i], c->tempdir);
         }
         if (rc == 0)
             rc = launcher_argv(cfg, p, abi, program, c->tempdir, argv, &c->argv);
     }
-    if (rc == 0 && !(c->env = dshx__strv_finish(&env)))
+    if (rc == 0 && !(c->env = dsh_strv_finish(&env)))
         rc = -ENOMEM;
     if (rc == 0 && !(c->report = dshx__report_json(p->mode, abi, &cfg->kernel)))
         rc = -ENOMEM;
-    dshx__strv_clear(&env);
+    dsh_strv_clear(&env);
     if (rc < 0) {
         confinement_free(c);
         return rc;
@@ -221,12 +222,7 @@ static void deferred(void *arg)
         free(op);
         return;
     }
-    for (struct op **pp = &op->sb->pending; *pp; pp = &(*pp)->next) {
-        if (*pp == op) {
-            *pp = op->next;
-            break;
-        }
-    }
+    DSH_LIST_REMOVE(&op->sb->pending, op);
     complete(op);
 }
 
@@ -261,10 +257,10 @@ static int confine(void *ctx, const char *const *argv, const char *policy_json, 
 static int cancel_confine(void *ctx, uint64_t id)
 {
     struct dshx__sandbox *sb = ctx;
-    for (struct op **pp = &sb->pending; *pp; pp = &(*pp)->next) {
-        struct op *op = *pp;
+    DSH_LIST_FOREACH_LINK(link, &sb->pending) {
+        struct op *op = *link;
         if (op->id == id) {
-            *pp = op->next;
+            DSH_LIST_UNLINK(link);
             op->sb = NULL; /* freed when the deferred call fires */
             return 0;
         }

@@ -1,7 +1,7 @@
 /* Strict JSON text parsing for everything that crosses a trust boundary as JSON (control frames,
  * specs, requests, command-line JSON): exactly one RFC 8259 value, UTF-8 validated, bounded
  * nesting, no NaN/Infinity, comments, trailing text or embedded NUL. json-c's own
- * json_tokener_parse accepts all of those. */
+ * json_tokener_parse accepts all of those. Also the one way the project prints JSON text. */
 #ifndef DSH_JSON_STRICT_H
 #define DSH_JSON_STRICT_H
 
@@ -10,6 +10,10 @@
 
 /* Nesting deeper than this is refused (json-c recurses per level). */
 #define DSH_JSON_MAX_DEPTH 512
+
+/* json_object_to_json_string_ext flags for the JSON text the project writes: compact, and '/'
+ * left as is (json-c escapes it as "\/" by default). */
+#define DSH_JSON_PRINT_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 /* The value of text[0..len) (transfer full), or NULL when it is not exactly one strict value. */
 json_object *dsh_json_parse_strict(const char *text, size_t len);

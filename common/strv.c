@@ -1,12 +1,13 @@
-/* NULL-terminated string vectors. */
-#include "internal.h"
+/* See dsh_strv.h. */
+#include "dsh_strv.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int push_owned(struct dshx__strv *sv, char *s)
+static int push_owned(struct dsh_strv *sv, char *s)
 {
     if (!s)
         return -ENOMEM;
@@ -25,12 +26,12 @@ static int push_owned(struct dshx__strv *sv, char *s)
     return 0;
 }
 
-int dshx__strv_push(struct dshx__strv *sv, const char *s)
+int dsh_strv_push(struct dsh_strv *sv, const char *s)
 {
     return push_owned(sv, strdup(s));
 }
 
-int dshx__strv_pushf(struct dshx__strv *sv, const char *fmt, ...)
+int dsh_strv_pushf(struct dsh_strv *sv, const char *fmt, ...)
 {
     va_list ap;
     char *s = NULL;
@@ -40,22 +41,22 @@ int dshx__strv_pushf(struct dshx__strv *sv, const char *fmt, ...)
     return push_owned(sv, n < 0 ? NULL : s);
 }
 
-char **dshx__strv_finish(struct dshx__strv *sv)
+char **dsh_strv_finish(struct dsh_strv *sv)
 {
     if (!sv->v)
         sv->v = calloc(1, sizeof(char *));
     char **v = sv->v;
-    *sv = (struct dshx__strv){0};
+    *sv = (struct dsh_strv){0};
     return v;
 }
 
-void dshx__strv_clear(struct dshx__strv *sv)
+void dsh_strv_clear(struct dsh_strv *sv)
 {
-    dshx__strv_free(sv->v);
-    *sv = (struct dshx__strv){0};
+    dsh_strv_free(sv->v);
+    *sv = (struct dsh_strv){0};
 }
 
-void dshx__strv_free(char **v)
+void dsh_strv_free(char **v)
 {
     if (!v)
         return;
@@ -64,22 +65,22 @@ void dshx__strv_free(char **v)
     free(v);
 }
 
-size_t dshx__strv_len(const char *const *v)
+char **dsh_strv_dup(const char *const *v)
 {
-    size_t n = 0;
-    while (v && v[n])
-        n++;
-    return n;
-}
-
-char **dshx__strv_dup(const char *const *v)
-{
-    struct dshx__strv sv = {0};
+    struct dsh_strv sv = {0};
     for (size_t i = 0; v && v[i]; i++) {
-        if (dshx__strv_push(&sv, v[i]) < 0) {
-            dshx__strv_clear(&sv);
+        if (dsh_strv_push(&sv, v[i]) < 0) {
+            dsh_strv_clear(&sv);
             return NULL;
         }
     }
-    return dshx__strv_finish(&sv);
+    return dsh_strv_finish(&sv);
+}
+
+bool dsh_strv_contains(char *const *v, const char *s)
+{
+    for (; v && *v; v++)
+        if (strcmp(*v, s) == 0)
+            return true;
+    return false;
 }

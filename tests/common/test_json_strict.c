@@ -13,7 +13,7 @@ static void expect_round_trip(const char *text, const char *printed)
 {
     json_object *v = parse(text);
     cr_assert(v != NULL, "%s was refused", text);
-    cr_expect_str_eq(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), printed);
+    cr_expect_str_eq(json_object_to_json_string_ext(v, DSH_JSON_PRINT_FLAGS), printed);
     json_object_put(v);
 }
 
