@@ -6,20 +6,20 @@
 
 /* Declares `link` and visits the address of the head and of every item's `next` while *link is an
  * item: `DSH_LIST_FOREACH_LINK(link, &owner->items) if ((*link)->id == id) ...`. */
-#define DSH_LIST_FOREACH_LINK(link, head) \
+#define DSH_LIST_FOREACH_LINK(link, head)                                                          \
     for (__typeof__(*(head)) *link = (head); *link; link = &(*link)->next)
 
 /* Takes the item *link out of its list; link then names its successor. */
 #define DSH_LIST_UNLINK(link) (*(link) = (*(link))->next)
 
 /* Takes item out of the list *head; nothing when it is not on it. */
-#define DSH_LIST_REMOVE(head, item)                                                               \
-    do {                                                                                          \
-        DSH_LIST_FOREACH_LINK(dsh_list_link_, head)                                               \
-        if (*dsh_list_link_ == (item)) {                                                          \
-            DSH_LIST_UNLINK(dsh_list_link_);                                                      \
-            break;                                                                                \
-        }                                                                                         \
+#define DSH_LIST_REMOVE(head, item)                                                                \
+    do {                                                                                           \
+        DSH_LIST_FOREACH_LINK(dsh_list_link_, head)                                                \
+            if (*dsh_list_link_ == (item)) {                                                       \
+                DSH_LIST_UNLINK(dsh_list_link_);                                                   \
+                break;                                                                             \
+            }                                                                                      \
     } while (0)
 
 #endif

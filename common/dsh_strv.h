@@ -20,8 +20,8 @@ char **dsh_strv_finish(struct dsh_strv *sv);
 /* Frees what was pushed and resets sv. */
 void dsh_strv_clear(struct dsh_strv *sv);
 
-void dsh_strv_free(char **v);                /* NULL ok */
-char **dsh_strv_dup(const char *const *v);   /* NULL input gives an empty vector; NULL on ENOMEM */
+void dsh_strv_free(char **v);              /* NULL ok */
+char **dsh_strv_dup(const char *const *v); /* NULL input gives an empty vector; NULL on ENOMEM */
 bool dsh_strv_contains(char *const *v, const char *s); /* NULL v ok */
 
 #endif
