@@ -16,18 +16,18 @@
 /* ---- diagnostics ---------------------------------------------------- */
 
 struct dsh_diagnostic {
-	char *path;    /* field path: "timeoutMs", "launch.executable", "extraWritableRoots[1]",
-	                  "config" (the mapping itself), "yaml" (syntax), "name" (provider) */
-	size_t line;   /* 1-based; 0 when no position is known */
-	size_t column; /* 1-based */
-	char *problem; /* the message without path and position */
-	char *text;    /* "<path>: <problem> (line L:C)" */
+    char *path;    /* field path: "timeoutMs", "launch.executable", "extraWritableRoots[1]",
+                      "config" (the mapping itself), "yaml" (syntax), "name" (provider) */
+    size_t line;   /* 1-based; 0 when no position is known */
+    size_t column; /* 1-based */
+    char *problem; /* the message without path and position */
+    char *text;    /* "<path>: <problem> (line L:C)" */
 };
 
 struct dsh_diagnostics {
-	struct dsh_diagnostic *items;
-	size_t count;
-	size_t capacity;
+    struct dsh_diagnostic *items;
+    size_t count;
+    size_t capacity;
 };
 
 void dsh_diagnostics_init(struct dsh_diagnostics *diags);

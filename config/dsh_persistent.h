@@ -8,9 +8,9 @@
 #include <stdbool.h>
 
 struct dsh_persistent_execution {
-	const char *execution_mode; /* static: "vm-script" | "persistent-in-memory" */
-	bool script_persistence;
-	bool repl_scoped;
+    const char *execution_mode; /* static: "vm-script" | "persistent-in-memory" */
+    bool script_persistence;
+    bool repl_scoped;
 };
 
 /* program_format: "async-function", "vm-script", "scoped-repl" or "repl" (describe()'s

@@ -17,38 +17,38 @@ struct dsh_diagnostics;
 #define PTC_PROVIDER_NAME "@deepseek-ai/dsh-ptc-runtime-node"
 
 enum ptc_execution_mode {
-	PTC_EXECUTION_PER_CALL,
-	PTC_EXECUTION_VM_SCRIPT,
-	PTC_EXECUTION_PERSISTENT_IN_MEMORY,
+    PTC_EXECUTION_PER_CALL,
+    PTC_EXECUTION_VM_SCRIPT,
+    PTC_EXECUTION_PERSISTENT_IN_MEMORY,
 };
 
 enum ptc_launch_kind {
-	PTC_LAUNCH_NODE_SCRIPT,
-	PTC_LAUNCH_EMBEDDED,
+    PTC_LAUNCH_NODE_SCRIPT,
+    PTC_LAUNCH_EMBEDDED,
 };
 
 struct ptc_launch {
-	/* false: `launch` was omitted; the plugin uses its local carrier (pinned
-	 * Node + bootstrap) and kind/executable/bootstrap_path are unset. */
-	bool is_explicit;
-	enum ptc_launch_kind kind;
-	char *executable;     /* owned; NULL unless is_explicit */
-	char *bootstrap_path; /* owned; NULL = the plugin's bootstrap */
+    /* false: `launch` was omitted; the plugin uses its local carrier (pinned
+     * Node + bootstrap) and kind/executable/bootstrap_path are unset. */
+    bool is_explicit;
+    enum ptc_launch_kind kind;
+    char *executable;     /* owned; NULL unless is_explicit */
+    char *bootstrap_path; /* owned; NULL = the plugin's bootstrap */
 };
 
 struct ptc_config {
-	enum ptc_execution_mode execution_mode;
-	bool script_persistence;
-	bool repl_scoped; /* conditional default already resolved */
-	int64_t timeout_ms;
-	int64_t max_timeout_ms;
-	int64_t max_output_bytes;
-	int64_t max_old_generation_size_mb;
-	int64_t max_message_bytes;
-	int64_t max_pending_calls;
-	int64_t stop_grace_ms;
-	int64_t grace_ms;
-	struct ptc_launch launch;
+    enum ptc_execution_mode execution_mode;
+    bool script_persistence;
+    bool repl_scoped; /* conditional default already resolved */
+    int64_t timeout_ms;
+    int64_t max_timeout_ms;
+    int64_t max_output_bytes;
+    int64_t max_old_generation_size_mb;
+    int64_t max_message_bytes;
+    int64_t max_pending_calls;
+    int64_t stop_grace_ms;
+    int64_t grace_ms;
+    struct ptc_launch launch;
 };
 
 int ptc_config_parse(const char *yaml_text, size_t len, struct ptc_config *ret_config,
@@ -59,10 +59,10 @@ const char *ptc_execution_mode_name(enum ptc_execution_mode mode);
 /* ---- dsh-sandbox-linux ---------------------------------------------- */
 
 struct dsh_sandbox_linux_config {
-	char **extra_writable_roots; /* owned, NULL-terminated, never NULL after parse */
-	size_t n_extra_writable_roots;
-	bool has_max_landlock_abi; /* false: use the kernel's ABI */
-	int64_t max_landlock_abi;
+    char **extra_writable_roots; /* owned, NULL-terminated, never NULL after parse */
+    size_t n_extra_writable_roots;
+    bool has_max_landlock_abi; /* false: use the kernel's ABI */
+    int64_t max_landlock_abi;
 };
 
 int dsh_sandbox_linux_config_parse(const char *yaml_text, size_t len,
@@ -73,14 +73,14 @@ void dsh_sandbox_linux_config_destroy(struct dsh_sandbox_linux_config *config); 
 /* ---- dsh-sandbox-policy --------------------------------------------- */
 
 enum dsh_sandbox_mode {
-	DSH_SANDBOX_READ_ONLY,
-	DSH_SANDBOX_WORKSPACE_WRITE,
-	DSH_SANDBOX_DANGER_FULL_ACCESS,
+    DSH_SANDBOX_READ_ONLY,
+    DSH_SANDBOX_WORKSPACE_WRITE,
+    DSH_SANDBOX_DANGER_FULL_ACCESS,
 };
 
 struct dsh_sandbox_policy_config {
-	enum dsh_sandbox_mode mode;
-	char *workspace_root; /* owned; NULL = the host's current directory */
+    enum dsh_sandbox_mode mode;
+    char *workspace_root; /* owned; NULL = the host's current directory */
 };
 
 int dsh_sandbox_policy_config_parse(const char *yaml_text, size_t len,

@@ -11,114 +11,114 @@
 #define MAX_DEPTH 256 /* the emitter recurses too; configs are shallow */
 
 struct copy {
-	yaml_document_t *src;
-	yaml_document_t *dst;
-	int *map; /* src index - 1 -> dst index; 0 = not copied, -1 = being copied */
+    yaml_document_t *src;
+    yaml_document_t *dst;
+    int *map; /* src index - 1 -> dst index; 0 = not copied, -1 = being copied */
 };
 
 static int copy_node(struct copy *c, int src_index, int depth, int *ret_index)
 {
-	yaml_node_t *node = yaml_document_get_node(c->src, src_index);
-	if (!node)
-		return -EINVAL;
-	int *slot = &c->map[src_index - 1];
-	if (*slot == -1)
-		return -ELOOP;
-	if (*slot > 0) {
-		*ret_index = *slot;
-		return 0;
-	}
-	if (depth > MAX_DEPTH)
-		return -E2BIG;
+    yaml_node_t *node = yaml_document_get_node(c->src, src_index);
+    if (!node)
+        return -EINVAL;
+    int *slot = &c->map[src_index - 1];
+    if (*slot == -1)
+        return -ELOOP;
+    if (*slot > 0) {
+        *ret_index = *slot;
+        return 0;
+    }
+    if (depth > MAX_DEPTH)
+        return -E2BIG;
 
-	int idx = 0, err = 0;
-	switch (node->type) {
-	case YAML_SCALAR_NODE:
-		idx = yaml_document_add_scalar(c->dst, node->tag, node->data.scalar.value,
-		                               (int)node->data.scalar.length,
-		                               node->data.scalar.style);
-		*slot = idx;
-		break;
-	case YAML_SEQUENCE_NODE:
-		idx = yaml_document_add_sequence(c->dst, node->tag, node->data.sequence.style);
-		if (!idx)
-			break;
-		*slot = -1;
-		for (yaml_node_item_t *it = node->data.sequence.items.start;
-		     err == 0 && it < node->data.sequence.items.top; it++) {
-			int child;
-			err = copy_node(c, *it, depth + 1, &child);
-			if (err == 0 && !yaml_document_append_sequence_item(c->dst, idx, child))
-				err = -ENOMEM;
-		}
-		*slot = idx;
-		break;
-	case YAML_MAPPING_NODE:
-		idx = yaml_document_add_mapping(c->dst, node->tag, node->data.mapping.style);
-		if (!idx)
-			break;
-		*slot = -1;
-		for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
-		     err == 0 && p < node->data.mapping.pairs.top; p++) {
-			int k, v;
-			err = copy_node(c, p->key, depth + 1, &k);
-			if (err == 0)
-				err = copy_node(c, p->value, depth + 1, &v);
-			if (err == 0 && !yaml_document_append_mapping_pair(c->dst, idx, k, v))
-				err = -ENOMEM;
-		}
-		*slot = idx;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (err < 0)
-		return err;
-	if (!idx)
-		return -ENOMEM;
-	*ret_index = idx;
-	return 0;
+    int idx = 0, err = 0;
+    switch (node->type) {
+    case YAML_SCALAR_NODE:
+        idx = yaml_document_add_scalar(c->dst, node->tag, node->data.scalar.value,
+                                       (int)node->data.scalar.length,
+                                       node->data.scalar.style);
+        *slot = idx;
+        break;
+    case YAML_SEQUENCE_NODE:
+        idx = yaml_document_add_sequence(c->dst, node->tag, node->data.sequence.style);
+        if (!idx)
+            break;
+        *slot = -1;
+        for (yaml_node_item_t *it = node->data.sequence.items.start;
+             err == 0 && it < node->data.sequence.items.top; it++) {
+            int child;
+            err = copy_node(c, *it, depth + 1, &child);
+            if (err == 0 && !yaml_document_append_sequence_item(c->dst, idx, child))
+                err = -ENOMEM;
+        }
+        *slot = idx;
+        break;
+    case YAML_MAPPING_NODE:
+        idx = yaml_document_add_mapping(c->dst, node->tag, node->data.mapping.style);
+        if (!idx)
+            break;
+        *slot = -1;
+        for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
+             err == 0 && p < node->data.mapping.pairs.top; p++) {
+            int k, v;
+            err = copy_node(c, p->key, depth + 1, &k);
+            if (err == 0)
+                err = copy_node(c, p->value, depth + 1, &v);
+            if (err == 0 && !yaml_document_append_mapping_pair(c->dst, idx, k, v))
+                err = -ENOMEM;
+        }
+        *slot = idx;
+        break;
+    default:
+        return -EINVAL;
+    }
+    if (err < 0)
+        return err;
+    if (!idx)
+        return -ENOMEM;
+    *ret_index = idx;
+    return 0;
 }
 
 int dsh_yaml_node_emit(yaml_document_t *doc, yaml_node_t *node, char **ret_text, size_t *ret_len)
 {
-	if (!doc || !node || node < doc->nodes.start || node >= doc->nodes.top)
-		return -EINVAL;
+    if (!doc || !node || node < doc->nodes.start || node >= doc->nodes.top)
+        return -EINVAL;
 
-	yaml_document_t out;
-	if (!yaml_document_initialize(&out, NULL, NULL, NULL, 1, 1))
-		return -ENOMEM;
-	struct copy c = {.src = doc, .dst = &out};
-	c.map = calloc((size_t)(doc->nodes.top - doc->nodes.start), sizeof(*c.map));
-	int root = 0;
-	int err = c.map ? copy_node(&c, (int)(node - doc->nodes.start) + 1, 0, &root) : -ENOMEM;
-	free(c.map);
-	if (err < 0) {
-		yaml_document_delete(&out);
-		return err;
-	}
+    yaml_document_t out;
+    if (!yaml_document_initialize(&out, NULL, NULL, NULL, 1, 1))
+        return -ENOMEM;
+    struct copy c = {.src = doc, .dst = &out};
+    c.map = calloc((size_t)(doc->nodes.top - doc->nodes.start), sizeof(*c.map));
+    int root = 0;
+    int err = c.map ? copy_node(&c, (int)(node - doc->nodes.start) + 1, 0, &root) : -ENOMEM;
+    free(c.map);
+    if (err < 0) {
+        yaml_document_delete(&out);
+        return err;
+    }
 
-	yaml_emitter_t emitter;
-	struct dsh_text_buffer b = {0};
-	if (!yaml_emitter_initialize(&emitter)) {
-		yaml_document_delete(&out);
-		return -ENOMEM;
-	}
-	yaml_emitter_set_output(&emitter, dsh_text_buffer_write, &b);
-	yaml_emitter_set_unicode(&emitter, 1);
-	yaml_emitter_set_width(&emitter, -1); /* no folding: keep values on one line */
-	bool ok = yaml_emitter_open(&emitter) && yaml_emitter_dump(&emitter, &out) &&
-	          yaml_emitter_close(&emitter) && yaml_emitter_flush(&emitter);
-	bool nomem = emitter.error == YAML_MEMORY_ERROR || emitter.error == YAML_WRITER_ERROR;
-	/* dump() consumes the document and leaves it empty; deleting it again is
-	 * harmless and covers the paths where dump() never ran. */
-	yaml_document_delete(&out);
-	yaml_emitter_delete(&emitter);
-	if (!ok || !b.data) {
-		free(b.data);
-		return !ok && !nomem ? -EINVAL : -ENOMEM;
-	}
-	*ret_text = b.data;
-	*ret_len = b.len;
-	return 0;
+    yaml_emitter_t emitter;
+    struct dsh_text_buffer b = {0};
+    if (!yaml_emitter_initialize(&emitter)) {
+        yaml_document_delete(&out);
+        return -ENOMEM;
+    }
+    yaml_emitter_set_output(&emitter, dsh_text_buffer_write, &b);
+    yaml_emitter_set_unicode(&emitter, 1);
+    yaml_emitter_set_width(&emitter, -1); /* no folding: keep values on one line */
+    bool ok = yaml_emitter_open(&emitter) && yaml_emitter_dump(&emitter, &out) &&
+              yaml_emitter_close(&emitter) && yaml_emitter_flush(&emitter);
+    bool nomem = emitter.error == YAML_MEMORY_ERROR || emitter.error == YAML_WRITER_ERROR;
+    /* dump() consumes the document and leaves it empty; deleting it again is
+     * harmless and covers the paths where dump() never ran. */
+    yaml_document_delete(&out);
+    yaml_emitter_delete(&emitter);
+    if (!ok || !b.data) {
+        free(b.data);
+        return !ok && !nomem ? -EINVAL : -ENOMEM;
+    }
+    *ret_text = b.data;
+    *ret_len = b.len;
+    return 0;
 }

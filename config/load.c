@@ -6,105 +6,105 @@
 
 static int parser_error(yaml_parser_t *parser, struct dsh_diagnostics *diags)
 {
-	if (parser->error == YAML_MEMORY_ERROR)
-		return -ENOMEM;
-	const char *problem = parser->problem ? parser->problem : "invalid YAML";
-	yaml_mark_t mark = parser->problem_mark;
-	int err;
-	if (parser->context)
-		err = dsh_diagnostics_add(diags, "yaml", mark.line + 1, mark.column + 1, "%s %s",
-		                          problem, parser->context);
-	else
-		err = dsh_diagnostics_add(diags, "yaml", mark.line + 1, mark.column + 1, "%s",
-		                          problem);
-	return err < 0 ? err : -EINVAL;
+    if (parser->error == YAML_MEMORY_ERROR)
+        return -ENOMEM;
+    const char *problem = parser->problem ? parser->problem : "invalid YAML";
+    yaml_mark_t mark = parser->problem_mark;
+    int err;
+    if (parser->context)
+        err = dsh_diagnostics_add(diags, "yaml", mark.line + 1, mark.column + 1, "%s %s",
+                                  problem, parser->context);
+    else
+        err = dsh_diagnostics_add(diags, "yaml", mark.line + 1, mark.column + 1, "%s",
+                                  problem);
+    return err < 0 ? err : -EINVAL;
 }
 
 int dsh_yaml_load(const char *text, size_t len, yaml_document_t *ret_doc,
                   struct dsh_diagnostics *ret_diags)
 {
-	yaml_parser_t parser;
-	yaml_document_t extra;
-	int err = 0;
+    yaml_parser_t parser;
+    yaml_document_t extra;
+    int err = 0;
 
-	dsh_diagnostics_init(ret_diags);
-	memset(ret_doc, 0, sizeof(*ret_doc));
-	if (!text && len > 0)
-		return -EINVAL;
-	if (!yaml_parser_initialize(&parser))
-		return -ENOMEM;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)(text ? text : ""), len);
-	if (!yaml_parser_load(&parser, ret_doc)) {
-		err = parser_error(&parser, ret_diags);
-		memset(ret_doc, 0, sizeof(*ret_doc));
-		goto out;
-	}
-	if (!yaml_document_get_root_node(ret_doc))
-		goto out;
+    dsh_diagnostics_init(ret_diags);
+    memset(ret_doc, 0, sizeof(*ret_doc));
+    if (!text && len > 0)
+        return -EINVAL;
+    if (!yaml_parser_initialize(&parser))
+        return -ENOMEM;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)(text ? text : ""), len);
+    if (!yaml_parser_load(&parser, ret_doc)) {
+        err = parser_error(&parser, ret_diags);
+        memset(ret_doc, 0, sizeof(*ret_doc));
+        goto out;
+    }
+    if (!yaml_document_get_root_node(ret_doc))
+        goto out;
 
-	/* A second document would be silently ignored by the consumer: refuse it. */
-	if (!yaml_parser_load(&parser, &extra)) {
-		err = parser_error(&parser, ret_diags);
-	} else {
-		yaml_node_t *root = yaml_document_get_root_node(&extra);
-		if (root) {
-			err = dsh_diagnostics_add(ret_diags, "yaml", root->start_mark.line + 1,
-			                          root->start_mark.column + 1,
-			                          "expected a single YAML document");
-			err = err < 0 ? err : -EINVAL;
-		}
-		yaml_document_delete(&extra);
-	}
-	if (err < 0) {
-		yaml_document_delete(ret_doc);
-		memset(ret_doc, 0, sizeof(*ret_doc));
-	}
+    /* A second document would be silently ignored by the consumer: refuse it. */
+    if (!yaml_parser_load(&parser, &extra)) {
+        err = parser_error(&parser, ret_diags);
+    } else {
+        yaml_node_t *root = yaml_document_get_root_node(&extra);
+        if (root) {
+            err = dsh_diagnostics_add(ret_diags, "yaml", root->start_mark.line + 1,
+                                      root->start_mark.column + 1,
+                                      "expected a single YAML document");
+            err = err < 0 ? err : -EINVAL;
+        }
+        yaml_document_delete(&extra);
+    }
+    if (err < 0) {
+        yaml_document_delete(ret_doc);
+        memset(ret_doc, 0, sizeof(*ret_doc));
+    }
 out:
-	yaml_parser_delete(&parser);
-	return err;
+    yaml_parser_delete(&parser);
+    return err;
 }
 
 void dsh_row_release(struct dsh_row *row)
 {
-	if (!row)
-		return;
-	yaml_document_delete(&row->doc);
-	dsh_catalog_close(row->catalog);
-	memset(row, 0, sizeof(*row));
+    if (!row)
+        return;
+    yaml_document_delete(&row->doc);
+    dsh_catalog_close(row->catalog);
+    memset(row, 0, sizeof(*row));
 }
 
 int dsh_row_load(const char *provider_name, const char *text, size_t len, struct dsh_row *ret_row,
                  struct dsh_diagnostics *ret_diags)
 {
-	char errbuf[256];
-	memset(ret_row, 0, sizeof(*ret_row));
-	int err = dsh_yaml_load(text, len, &ret_row->doc, ret_diags);
-	if (err < 0)
-		return err;
-	ret_row->root = yaml_document_get_root_node(&ret_row->doc);
+    char errbuf[256];
+    memset(ret_row, 0, sizeof(*ret_row));
+    int err = dsh_yaml_load(text, len, &ret_row->doc, ret_diags);
+    if (err < 0)
+        return err;
+    ret_row->root = yaml_document_get_root_node(&ret_row->doc);
 
-	err = dsh_catalog_open(&ret_row->catalog, errbuf, sizeof(errbuf));
-	if (err < 0) {
-		/* Only a broken build gets here; still say why. */
-		int e = dsh_diagnostics_add(ret_diags, "catalog", 0, 0, "%s", errbuf);
-		dsh_row_release(ret_row);
-		return e < 0 ? e : err;
-	}
-	err = dsh_config_validate_node(ret_row->catalog, provider_name, &ret_row->doc,
-	                               ret_row->root, ret_diags);
-	if (err < 0) {
-		dsh_row_release(ret_row);
-		return err;
-	}
-	ret_row->provider = dsh_catalog_find(ret_row->catalog, provider_name);
-	return 0;
+    err = dsh_catalog_open(&ret_row->catalog, errbuf, sizeof(errbuf));
+    if (err < 0) {
+        /* Only a broken build gets here; still say why. */
+        int e = dsh_diagnostics_add(ret_diags, "catalog", 0, 0, "%s", errbuf);
+        dsh_row_release(ret_row);
+        return e < 0 ? e : err;
+    }
+    err = dsh_config_validate_node(ret_row->catalog, provider_name, &ret_row->doc,
+                                   ret_row->root, ret_diags);
+    if (err < 0) {
+        dsh_row_release(ret_row);
+        return err;
+    }
+    ret_row->provider = dsh_catalog_find(ret_row->catalog, provider_name);
+    return 0;
 }
 
 int dsh_config_validate_text(const char *provider_name, const char *text, size_t len,
                              struct dsh_diagnostics *ret_diags)
 {
-	struct dsh_row row;
-	int err = dsh_row_load(provider_name, text, len, &row, ret_diags);
-	dsh_row_release(&row);
-	return err;
+    struct dsh_row row;
+    int err = dsh_row_load(provider_name, text, len, &row, ret_diags);
+    dsh_row_release(&row);
+    return err;
 }

@@ -8,31 +8,31 @@ begin='<!-- config-table:begin -->'
 end='<!-- config-table:end -->'
 
 for marker in "$begin" "$end"; do
-	n=$(grep -cxF -- "$marker" "$readme" || true)
-	if [ "$n" != 1 ]; then
-		echo "$readme: want exactly one line '$marker', found $n" >&2
-		exit 1
-	fi
+    n=$(grep -cxF -- "$marker" "$readme" || true)
+    if [ "$n" != 1 ]; then
+        echo "$readme: want exactly one line '$marker', found $n" >&2
+        exit 1
+    fi
 done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$gen" >"$tmp/want"
 awk -v b="$begin" -v e="$end" '$0 == e { inside = 0 } inside { print } $0 == b { inside = 1 }' \
-	"$readme" >"$tmp/have"
+    "$readme" >"$tmp/have"
 
 if [ "$mode" = --update ]; then
-	awk -v b="$begin" -v e="$end" -v t="$tmp/want" '
-		$0 == b { print; while ((getline line < t) > 0) print line; skip = 1; next }
-		$0 == e { skip = 0 }
-		!skip { print }' "$readme" >"$tmp/new"
-	cat "$tmp/new" >"$readme"
-	echo "updated the configuration table in $readme"
-	exit 0
+    awk -v b="$begin" -v e="$end" -v t="$tmp/want" '
+        $0 == b { print; while ((getline line < t) > 0) print line; skip = 1; next }
+        $0 == e { skip = 0 }
+        !skip { print }' "$readme" >"$tmp/new"
+    cat "$tmp/new" >"$readme"
+    echo "updated the configuration table in $readme"
+    exit 0
 fi
 
 if ! diff -u "$tmp/have" "$tmp/want"; then
-	echo "$readme: the configuration table differs from catalog.yaml (diff above: -README +catalog)." >&2
-	echo "Regenerate it: meson compile -C build update-config-table" >&2
-	exit 1
+    echo "$readme: the configuration table differs from catalog.yaml (diff above: -README +catalog)." >&2
+    echo "Regenerate it: meson compile -C build update-config-table" >&2
+    exit 1
 fi
