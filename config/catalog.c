@@ -8,9 +8,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog_internal.h"
+#include "catalog_check.h"
+#include "dsh_catalog_lookup.h"
+#include "dsh_diagnostics.h"
+#include "dsh_strv.h"
+#include "dsh_yaml_load.h"
+#include "scalar.h"
 
-int dsh_catalog_fail(struct dsh_catalog_reader *r, const yaml_node_t *node, const char *fmt, ...)
+struct reader {
+    yaml_document_t *doc;
+    char *errbuf;
+    size_t errlen;
+    int err; /* first error; later failures keep it */
+};
+
+static int read_fields(struct reader *r, yaml_node_t *seq,
+                       struct dsh_catalog_field **ret_fields, size_t *ret_n);
+
+/* Records "catalog.yaml:L:C: ..." (first error wins); returns the error. */
+__attribute__((format(printf, 3, 4))) static int
+reader_fail(struct reader *r, const yaml_node_t *node, const char *fmt, ...)
 {
     if (r->err == 0 && r->errbuf && r->errlen > 0) {
         int n = node ? snprintf(r->errbuf, r->errlen, "catalog.yaml:%zu:%zu: ",
@@ -28,7 +45,7 @@ int dsh_catalog_fail(struct dsh_catalog_reader *r, const yaml_node_t *node, cons
     return r->err;
 }
 
-static int oom(struct dsh_catalog_reader *r)
+static int oom(struct reader *r)
 {
     if (r->err == 0 && r->errbuf && r->errlen > 0)
         snprintf(r->errbuf, r->errlen, "catalog.yaml: out of memory");
@@ -37,58 +54,58 @@ static int oom(struct dsh_catalog_reader *r)
 }
 
 /* Checks map holds only keys[] (each at most once) and returns their values. */
-static int collect(struct dsh_catalog_reader *r, yaml_node_t *map, const char *what,
+static int collect(struct reader *r, yaml_node_t *map, const char *what,
                    const char *const *keys, size_t n_keys, yaml_node_t **ret_nodes)
 {
     for (size_t i = 0; i < n_keys; i++)
         ret_nodes[i] = NULL;
     if (!map || map->type != YAML_MAPPING_NODE)
-        return dsh_catalog_fail(r, map, "%s must be a mapping", what);
+        return reader_fail(r, map, "%s must be a mapping", what);
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
         yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
         if (k->type != YAML_SCALAR_NODE)
-            return dsh_catalog_fail(r, k, "%s: keys must be scalars", what);
+            return reader_fail(r, k, "%s: keys must be scalars", what);
         size_t i = 0;
         while (i < n_keys && strcmp(keys[i], dsh_node_text(k)) != 0)
             i++;
         if (i == n_keys)
-            return dsh_catalog_fail(r, k, "%s: unknown key \"%s\"", what, dsh_node_text(k));
+            return reader_fail(r, k, "%s: unknown key \"%s\"", what, dsh_node_text(k));
         if (ret_nodes[i])
-            return dsh_catalog_fail(r, k, "%s: duplicate key \"%s\"", what, keys[i]);
+            return reader_fail(r, k, "%s: duplicate key \"%s\"", what, keys[i]);
         ret_nodes[i] = yaml_document_get_node(r->doc, p->value);
     }
     return 0;
 }
 
-static int read_text(struct dsh_catalog_reader *r, yaml_node_t *node, const char *what,
+static int read_text(struct reader *r, yaml_node_t *node, const char *what,
                      char **ret_text)
 {
     if (node->type != YAML_SCALAR_NODE || dsh_node_is_null(node))
-        return dsh_catalog_fail(r, node, "%s must be a non-null scalar", what);
+        return reader_fail(r, node, "%s must be a non-null scalar", what);
     *ret_text = strdup(dsh_node_text(node));
     return *ret_text ? 0 : oom(r);
 }
 
-static int read_bool(struct dsh_catalog_reader *r, yaml_node_t *node, const char *what,
+static int read_bool(struct reader *r, yaml_node_t *node, const char *what,
                      bool *ret_value)
 {
     if (node->type != YAML_SCALAR_NODE || dsh_scalar_kind(node) != DSH_SCALAR_BOOL)
-        return dsh_catalog_fail(r, node, "%s must be true or false", what);
+        return reader_fail(r, node, "%s must be true or false", what);
     *ret_value = strcmp(dsh_node_text(node), "true") == 0;
     return 0;
 }
 
-static int read_int(struct dsh_catalog_reader *r, yaml_node_t *node, const char *what,
+static int read_int(struct reader *r, yaml_node_t *node, const char *what,
                     int64_t *ret_value)
 {
     if (node->type != YAML_SCALAR_NODE || dsh_scalar_kind(node) != DSH_SCALAR_INT ||
         dsh_scalar_int(node, ret_value) < 0)
-        return dsh_catalog_fail(r, node, "%s must be a 64-bit integer", what);
+        return reader_fail(r, node, "%s must be a 64-bit integer", what);
     return 0;
 }
 
-static int read_type(struct dsh_catalog_reader *r, yaml_node_t *node, const char *what,
+static int read_type(struct reader *r, yaml_node_t *node, const char *what,
                      enum dsh_field_type *ret_type)
 {
     if (node->type == YAML_SCALAR_NODE)
@@ -97,14 +114,14 @@ static int read_type(struct dsh_catalog_reader *r, yaml_node_t *node, const char
                 *ret_type = t;
                 return 0;
             }
-    return dsh_catalog_fail(r, node, "%s: unknown type", what);
+    return reader_fail(r, node, "%s: unknown type", what);
 }
 
-static int read_strv(struct dsh_catalog_reader *r, yaml_node_t *seq, const char *what,
+static int read_strv(struct reader *r, yaml_node_t *seq, const char *what,
                      char ***ret_strv, size_t *ret_n)
 {
     if (seq->type != YAML_SEQUENCE_NODE)
-        return dsh_catalog_fail(r, seq, "%s must be a sequence", what);
+        return reader_fail(r, seq, "%s must be a sequence", what);
     size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     char **strv = calloc(n + 1, sizeof(*strv));
     if (!strv)
@@ -121,14 +138,14 @@ static int read_strv(struct dsh_catalog_reader *r, yaml_node_t *seq, const char 
 }
 
 /* One typed constant (a default or a conditional branch) of field. */
-static int read_value(struct dsh_catalog_reader *r, const struct dsh_catalog_field *field,
+static int read_value(struct reader *r, const struct dsh_catalog_field *field,
                       enum dsh_field_type type, yaml_node_t *node,
                       struct dsh_catalog_value *ret_value)
 {
     char what[160];
     snprintf(what, sizeof(what), "default of %s", field->key);
     if (type == DSH_FIELD_OBJECT)
-        return dsh_catalog_fail(r, node, "%s: objects take defaultText only", what);
+        return reader_fail(r, node, "%s: objects take defaultText only", what);
     if (type == DSH_FIELD_LIST) {
         int err = read_strv(r, node, what, &ret_value->items, &ret_value->n_items);
         for (size_t i = 0; err == 0 && i < ret_value->n_items; i++) {
@@ -141,7 +158,7 @@ static int read_value(struct dsh_catalog_reader *r, const struct dsh_catalog_fie
         return err;
     }
     if (node->type != YAML_SCALAR_NODE)
-        return dsh_catalog_fail(r, node, "%s must be a scalar", what);
+        return reader_fail(r, node, "%s must be a scalar", what);
     enum dsh_scalar_kind kind = dsh_scalar_kind(node);
     const char *text = dsh_node_text(node);
     switch (type) {
@@ -154,21 +171,21 @@ static int read_value(struct dsh_catalog_reader *r, const struct dsh_catalog_fie
             return r->err;
         if ((field->has_min && ret_value->integer < field->min) ||
             (field->has_max && ret_value->integer > field->max))
-            return dsh_catalog_fail(r, node, "%s is outside min..max", what);
+            return reader_fail(r, node, "%s is outside min..max", what);
         break;
     case DSH_FIELD_ENUM:
         if (!dsh_strv_contains(field->values, text))
-            return dsh_catalog_fail(r, node, "%s is not one of its values", what);
+            return reader_fail(r, node, "%s is not one of its values", what);
         break;
     case DSH_FIELD_PATH:
         if (text[0] != '/')
-            return dsh_catalog_fail(r, node, "%s must be an absolute path", what);
+            return reader_fail(r, node, "%s must be an absolute path", what);
         /* fall through */
     case DSH_FIELD_STRING:
         if (kind != DSH_SCALAR_STRING)
-            return dsh_catalog_fail(r, node, "%s must be a string", what);
+            return reader_fail(r, node, "%s must be a string", what);
         if (field->non_empty && text[0] == '\0')
-            return dsh_catalog_fail(r, node, "%s must not be empty", what);
+            return reader_fail(r, node, "%s must not be empty", what);
         break;
     default:
         break;
@@ -177,7 +194,7 @@ static int read_value(struct dsh_catalog_reader *r, const struct dsh_catalog_fie
     return ret_value->text ? 0 : oom(r);
 }
 
-static int read_default(struct dsh_catalog_reader *r, struct dsh_catalog_field *field,
+static int read_default(struct reader *r, struct dsh_catalog_field *field,
                         yaml_node_t *node)
 {
     static const char *const keys[] = {"if", "then", "else"};
@@ -190,13 +207,13 @@ static int read_default(struct dsh_catalog_reader *r, struct dsh_catalog_field *
     }
     field->def.kind = DSH_DEFAULT_CONDITIONAL;
     if (field->type == DSH_FIELD_LIST || field->type == DSH_FIELD_OBJECT)
-        return dsh_catalog_fail(r, node, "%s: conditional defaults need a scalar type",
+        return reader_fail(r, node, "%s: conditional defaults need a scalar type",
                                 field->key);
     if (collect(r, node, "conditional default", keys, 3, v) < 0 ||
         collect(r, v[0], "default if", if_keys, 2, c) < 0)
         return r->err;
     if (!v[1] || !v[2] || !c[0] || !c[1])
-        return dsh_catalog_fail(r, node, "%s: a conditional default needs "
+        return reader_fail(r, node, "%s: a conditional default needs "
                                 "if: {field, equals}, then and else", field->key);
     if (read_text(r, c[0], "if.field", &field->def.if_field) < 0 ||
         read_text(r, c[1], "if.equals", &field->def.if_equals) < 0 ||
@@ -206,7 +223,7 @@ static int read_default(struct dsh_catalog_reader *r, struct dsh_catalog_field *
     return 0;
 }
 
-static int read_requirement(struct dsh_catalog_reader *r, yaml_node_t *node,
+static int read_requirement(struct reader *r, yaml_node_t *node,
                             struct dsh_catalog_requirement *ret_req)
 {
     static const char *const keys[] = {"when", "field", "equals"};
@@ -214,7 +231,7 @@ static int read_requirement(struct dsh_catalog_reader *r, yaml_node_t *node,
     if (collect(r, node, "requires", keys, 3, v) < 0)
         return r->err;
     if (!v[0] || !v[1] || !v[2])
-        return dsh_catalog_fail(r, node, "requires needs when, field and equals");
+        return reader_fail(r, node, "requires needs when, field and equals");
     if (read_text(r, v[0], "requires.when", &ret_req->when) < 0 ||
         read_text(r, v[1], "requires.field", &ret_req->field) < 0 ||
         read_text(r, v[2], "requires.equals", &ret_req->equals) < 0)
@@ -222,7 +239,7 @@ static int read_requirement(struct dsh_catalog_reader *r, yaml_node_t *node,
     return 0;
 }
 
-static int read_requirements(struct dsh_catalog_reader *r, struct dsh_catalog_field *field,
+static int read_requirements(struct reader *r, struct dsh_catalog_field *field,
                              yaml_node_t *node)
 {
     bool single = node->type != YAML_SEQUENCE_NODE;
@@ -250,14 +267,14 @@ static const char *const field_keys[K_COUNT] = {
     "items",    "required", "nonEmpty", "requires",    "atMost", "fields", "meaning",
 };
 
-static int read_field(struct dsh_catalog_reader *r, yaml_node_t *node,
+static int read_field(struct reader *r, yaml_node_t *node,
                       struct dsh_catalog_field *f)
 {
     yaml_node_t *v[K_COUNT];
     if (collect(r, node, "field", field_keys, K_COUNT, v) < 0)
         return r->err;
     if (!v[K_KEY] || !v[K_TYPE] || !v[K_MEANING])
-        return dsh_catalog_fail(r, node, "a field needs key, type and meaning");
+        return reader_fail(r, node, "a field needs key, type and meaning");
     if (read_text(r, v[K_KEY], "key", &f->key) < 0 ||
         read_type(r, v[K_TYPE], f->key, &f->type) < 0 ||
         read_text(r, v[K_MEANING], "meaning", &f->meaning) < 0)
@@ -265,32 +282,32 @@ static int read_field(struct dsh_catalog_reader *r, yaml_node_t *node,
 
     bool is_list = f->type == DSH_FIELD_LIST;
     if (is_list != (v[K_ITEMS] != NULL))
-        return dsh_catalog_fail(r, node, "%s: `items` goes with (and only with) type list",
+        return reader_fail(r, node, "%s: `items` goes with (and only with) type list",
                                 f->key);
     f->item_type = f->type;
     if (is_list && read_type(r, v[K_ITEMS], f->key, &f->item_type) < 0)
         return r->err;
     if (is_list && (f->item_type == DSH_FIELD_LIST || f->item_type == DSH_FIELD_OBJECT))
-        return dsh_catalog_fail(r, v[K_ITEMS], "%s: list items must be scalars", f->key);
+        return reader_fail(r, v[K_ITEMS], "%s: list items must be scalars", f->key);
 
     bool is_enum = f->item_type == DSH_FIELD_ENUM;
     if (is_enum != (v[K_VALUES] != NULL))
-        return dsh_catalog_fail(r, node, "%s: `values` goes with (and only with) enums",
+        return reader_fail(r, node, "%s: `values` goes with (and only with) enums",
                                 f->key);
     if (is_enum && read_strv(r, v[K_VALUES], "values", &f->values, &f->n_values) < 0)
         return r->err;
     if (is_enum && f->n_values == 0)
-        return dsh_catalog_fail(r, v[K_VALUES], "%s: an enum needs values", f->key);
+        return reader_fail(r, v[K_VALUES], "%s: an enum needs values", f->key);
 
     bool is_int = f->item_type == DSH_FIELD_INTEGER;
     if (!is_int && (v[K_MIN] || v[K_MAX] || v[K_UNIT]))
-        return dsh_catalog_fail(r, node, "%s: min, max and unit need integers", f->key);
+        return reader_fail(r, node, "%s: min, max and unit need integers", f->key);
     if ((f->has_min = v[K_MIN]) && read_int(r, v[K_MIN], "min", &f->min) < 0)
         return r->err;
     if ((f->has_max = v[K_MAX]) && read_int(r, v[K_MAX], "max", &f->max) < 0)
         return r->err;
     if (f->has_min && f->has_max && f->min > f->max)
-        return dsh_catalog_fail(r, v[K_MIN], "%s: min exceeds max", f->key);
+        return reader_fail(r, v[K_MIN], "%s: min exceeds max", f->key);
     if (v[K_UNIT] && read_text(r, v[K_UNIT], "unit", &f->unit) < 0)
         return r->err;
 
@@ -299,12 +316,12 @@ static int read_field(struct dsh_catalog_reader *r, yaml_node_t *node,
     if (v[K_NON_EMPTY] && read_bool(r, v[K_NON_EMPTY], "nonEmpty", &f->non_empty) < 0)
         return r->err;
     if (f->non_empty && f->item_type != DSH_FIELD_STRING && f->item_type != DSH_FIELD_PATH)
-        return dsh_catalog_fail(r, v[K_NON_EMPTY], "%s: nonEmpty needs strings", f->key);
+        return reader_fail(r, v[K_NON_EMPTY], "%s: nonEmpty needs strings", f->key);
 
     if ((f->type == DSH_FIELD_OBJECT) != (v[K_FIELDS] != NULL))
-        return dsh_catalog_fail(r, node, "%s: `fields` goes with (and only with) objects",
+        return reader_fail(r, node, "%s: `fields` goes with (and only with) objects",
                                 f->key);
-    if (v[K_FIELDS] && dsh_catalog_read_fields(r, v[K_FIELDS], &f->fields, &f->n_fields) < 0)
+    if (v[K_FIELDS] && read_fields(r, v[K_FIELDS], &f->fields, &f->n_fields) < 0)
         return r->err;
 
     if (v[K_REQUIRES] && read_requirements(r, f, v[K_REQUIRES]) < 0)
@@ -316,18 +333,18 @@ static int read_field(struct dsh_catalog_reader *r, yaml_node_t *node,
     if (v[K_DEFAULT_TEXT] && read_text(r, v[K_DEFAULT_TEXT], "defaultText", &f->def.text) < 0)
         return r->err;
     if (!f->required && f->def.kind == DSH_DEFAULT_NONE && !f->def.text)
-        return dsh_catalog_fail(r, node, "%s: an optional field needs default or defaultText",
+        return reader_fail(r, node, "%s: an optional field needs default or defaultText",
                                 f->key);
     if (f->required && (v[K_DEFAULT] || v[K_DEFAULT_TEXT]))
-        return dsh_catalog_fail(r, node, "%s: a required field has no default", f->key);
+        return reader_fail(r, node, "%s: a required field has no default", f->key);
     return 0;
 }
 
-int dsh_catalog_read_fields(struct dsh_catalog_reader *r, yaml_node_t *seq,
-                            struct dsh_catalog_field **ret_fields, size_t *ret_n)
+static int read_fields(struct reader *r, yaml_node_t *seq,
+                       struct dsh_catalog_field **ret_fields, size_t *ret_n)
 {
     if (seq->type != YAML_SEQUENCE_NODE)
-        return dsh_catalog_fail(r, seq, "fields must be a sequence");
+        return reader_fail(r, seq, "fields must be a sequence");
     size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     struct dsh_catalog_field *fields = calloc(n ? n : 1, sizeof(*fields));
     if (!fields)
@@ -338,10 +355,15 @@ int dsh_catalog_read_fields(struct dsh_catalog_reader *r, yaml_node_t *seq,
         if (read_field(r, yaml_document_get_node(r->doc, seq->data.sequence.items.start[i]),
                        &fields[i]) < 0)
             return r->err;
-    return dsh_catalog_check_siblings(r, seq, fields, n);
+    char problem[256];
+    size_t bad;
+    if (dsh_catalog_check_siblings(fields, n, &bad, problem, sizeof problem) < 0)
+        return reader_fail(
+            r, yaml_document_get_node(r->doc, seq->data.sequence.items.start[bad]), "%s", problem);
+    return 0;
 }
 
-static int read_provider(struct dsh_catalog_reader *r, yaml_node_t *node,
+static int read_provider(struct reader *r, yaml_node_t *node,
                          struct dsh_catalog_provider *p)
 {
     static const char *const keys[] = {"name", "summary", "fields"};
@@ -349,21 +371,21 @@ static int read_provider(struct dsh_catalog_reader *r, yaml_node_t *node,
     if (collect(r, node, "provider", keys, 3, v) < 0)
         return r->err;
     if (!v[0] || !v[2])
-        return dsh_catalog_fail(r, node, "a provider needs name and fields");
+        return reader_fail(r, node, "a provider needs name and fields");
     if (read_text(r, v[0], "name", &p->name) < 0 ||
         (v[1] && read_text(r, v[1], "summary", &p->summary) < 0))
         return r->err;
-    return dsh_catalog_read_fields(r, v[2], &p->fields, &p->n_fields);
+    return read_fields(r, v[2], &p->fields, &p->n_fields);
 }
 
-static int read_catalog(struct dsh_catalog_reader *r, yaml_node_t *root, struct dsh_catalog *cat)
+static int read_catalog(struct reader *r, yaml_node_t *root, struct dsh_catalog *cat)
 {
     static const char *const keys[] = {"providers"};
     yaml_node_t *seq;
     if (collect(r, root, "the catalog", keys, 1, &seq) < 0)
         return r->err;
     if (!seq || seq->type != YAML_SEQUENCE_NODE)
-        return dsh_catalog_fail(r, seq ? seq : root, "providers must be a sequence");
+        return reader_fail(r, seq ? seq : root, "providers must be a sequence");
     size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     cat->providers = calloc(n ? n : 1, sizeof(*cat->providers));
     if (!cat->providers)
@@ -375,7 +397,7 @@ static int read_catalog(struct dsh_catalog_reader *r, yaml_node_t *root, struct 
             return r->err;
         for (size_t j = 0; j < i; j++)
             if (strcmp(cat->providers[j].name, cat->providers[i].name) == 0)
-                return dsh_catalog_fail(r, item, "duplicate provider %s",
+                return reader_fail(r, item, "duplicate provider %s",
                                         cat->providers[i].name);
     }
     return 0;
@@ -399,11 +421,11 @@ int dsh_catalog_open_text(const char *text, size_t len, struct dsh_catalog **ret
         return err;
     }
     struct dsh_catalog *cat = calloc(1, sizeof(*cat));
-    struct dsh_catalog_reader r = {.doc = &doc, .errbuf = errbuf, .errlen = errlen};
+    struct reader r = {.doc = &doc, .errbuf = errbuf, .errlen = errlen};
     if (!cat)
         err = oom(&r);
     else if (!yaml_document_get_root_node(&doc))
-        err = dsh_catalog_fail(&r, NULL, "the catalog is empty");
+        err = reader_fail(&r, NULL, "the catalog is empty");
     else
         err = read_catalog(&r, yaml_document_get_root_node(&doc), cat);
     yaml_document_delete(&doc);

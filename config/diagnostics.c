@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "dsh_diagnostics.h"
 
 void dsh_diagnostics_init(struct dsh_diagnostics *diags)
 {

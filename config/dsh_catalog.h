@@ -1,5 +1,5 @@
 /* The configuration catalog (catalog.yaml), parsed into read-only data.
- * Included by dsh_config.h; see config/README.md. */
+ * Its reader is catalog.c; lookups and freeing are dsh_catalog_lookup.h. */
 #ifndef DSH_CATALOG_H
 #define DSH_CATALOG_H
 
@@ -88,18 +88,5 @@ int dsh_catalog_open(struct dsh_catalog **ret_catalog, char *errbuf, size_t errl
 /* Same for any catalog text (tests, tools). */
 int dsh_catalog_open_text(const char *text, size_t len, struct dsh_catalog **ret_catalog,
                           char *errbuf, size_t errlen);
-void dsh_catalog_close(struct dsh_catalog *catalog); /* NULL ok */
-
-/* (transfer none) NULL when unknown. */
-const struct dsh_catalog_provider *dsh_catalog_find(const struct dsh_catalog *catalog,
-                                                    const char *provider_name);
-/* Field by dotted path ("launch.kind"); NULL when unknown. (transfer none) */
-const struct dsh_catalog_field *dsh_catalog_field_find(const struct dsh_catalog_provider *provider,
-                                                       const char *path);
-/* Among fields[0..n); key need not be NUL-terminated. */
-const struct dsh_catalog_field *dsh_catalog_field_lookup(const struct dsh_catalog_field *fields,
-                                                         size_t n_fields, const char *key,
-                                                         size_t key_len);
-const char *dsh_field_type_name(enum dsh_field_type type);
 
 #endif

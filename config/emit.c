@@ -2,10 +2,11 @@
  * row's config to the plugin's load() as text. Shared (aliased) nodes stay
  * shared; cycles are refused. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "dsh_emit.h"
 #include "dsh_text_buffer.h"
 
 #define MAX_DEPTH 256 /* the emitter recurses too; configs are shallow */

@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "dsh_catalog_lookup.h"
+#include "dsh_getters.h"
+#include "dsh_strv.h"
+#include "scalar.h"
 
 struct lookup {
     const struct dsh_catalog_field *field;

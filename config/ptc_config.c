@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "dsh_diagnostics.h"
+#include "dsh_getters.h"
+#include "dsh_row.h"
+#include "dsh_typed_config.h"
 
 #define N_ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
 

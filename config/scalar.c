@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "scalar.h"
 
 static bool all_digits(const char *s, size_t len)
 {

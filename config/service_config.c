@@ -4,7 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "dsh_diagnostics.h"
+#include "dsh_getters.h"
+#include "dsh_row.h"
+#include "dsh_strv.h"
+#include "dsh_typed_config.h"
 
 static const char *const sandbox_mode_names[] = {
     [DSH_SANDBOX_READ_ONLY] = "read-only",

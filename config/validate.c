@@ -8,7 +8,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config_internal.h"
+#include "dsh_catalog_lookup.h"
+#include "dsh_diagnostics.h"
+#include "dsh_getters.h"
+#include "dsh_strv.h"
+#include "dsh_validate.h"
+#include "scalar.h"
 
 struct ctx {
     yaml_document_t *doc;
