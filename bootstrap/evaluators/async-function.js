@@ -12,13 +12,11 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { getProgramImportHandler } from '../imports/handler.js';
 import { inHookedImportScope, withImporter } from '../imports/hooked-imports.js';
+import { FUNCTION_BODY_WRAP } from '../strip-wraps.js';
 import { formatCompileError, formatSyntaxError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
 
 export const PROGRAM_NAME = '[program]';
 
-// The TypeScript parser sees the body inside an async function so `return`/`await` are legal.
-const STRIP_PREFIX = 'async function __ptc_program__() {\n';
-const STRIP_SUFFIX = '\n}';
 // V8 compiles the body on its own line after the directive; lineOffset -1 restores its numbering.
 const SCRIPT_PREFIX = "(async function () {'use strict';\n";
 const SCRIPT_SUFFIX = '\n})';
@@ -54,10 +52,9 @@ export function createAsyncFunctionEvaluator() {
     async evaluate({ program, cwd }) {
       process.chdir(cwd);
       const filename = path.join(process.cwd(), PROGRAM_NAME);
-      let body = stripProgramTypes(program, { prefix: STRIP_PREFIX, suffix: STRIP_SUFFIX, filename });
+      let body = stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename });
       if (getProgramImportHandler() !== null) {
-        const wrap = { prefix: STRIP_PREFIX, suffix: STRIP_SUFFIX };
-        body = withImporter(body, { referrer: filename, wrap, source: program, filename });
+        body = withImporter(body, { referrer: filename, wrap: FUNCTION_BODY_WRAP, source: program, filename });
       }
       const programFunction = compile(body, filename, program);
       // Called from the microtask queue through Reflect.apply (which adds no stack frame and

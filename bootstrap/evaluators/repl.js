@@ -21,6 +21,7 @@ import { PassThrough } from 'node:stream';
 import { getProgramImportHandler } from '../imports/handler.js';
 import { inHookedImportScope, withImporter } from '../imports/hooked-imports.js';
 import { callerRun } from '../run-state.js';
+import { FUNCTION_BODY_WRAP } from '../strip-wraps.js';
 import { formatCompileError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
 import { settledCompletion } from './repl-completion.js';
 import { createGlobalsInstaller, registerContextRealm } from './repl-globals.js';
@@ -29,10 +30,8 @@ const require = createRequire(import.meta.url);
 
 export const PROGRAM_NAME = '[program]';
 
-// Type stripping sees the program inside an async function so top-level `await` parses; a
-// top-level `return` gets through and Node's REPL reports "Illegal return statement".
-const STRIP_PREFIX = 'async function __ptc_program__() {\n';
-const STRIP_SUFFIX = '\n}';
+// Type stripping sees the program inside an async function (FUNCTION_BODY_WRAP); a top-level
+// `return` gets through and Node's REPL reports "Illegal return statement".
 
 // Frames from here down belong to the REPL machinery (vm, repl, domain) and the bootstrap.
 const MACHINERY_FRAME = /^\s+at (?:ContextifyScript\.runInContext|makeContextifyScript|REPLServer\.defaultEval) \(node:/;
@@ -119,7 +118,7 @@ export function createReplEvaluator() {
     evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, discardCompletion = false }) {
       process.chdir(cwd);
       const filename = path.join(process.cwd(), name);
-      let code = asStatements(stripProgramTypes(program, { prefix: STRIP_PREFIX, suffix: STRIP_SUFFIX, filename }));
+      let code = asStatements(stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename }));
       const repl = serverFor(run, retain);
       if (getProgramImportHandler() !== null) {
         // Node's REPL imports from `<cwd>/repl` and requires a module namespace.

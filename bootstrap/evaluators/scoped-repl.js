@@ -17,6 +17,7 @@
 
 import { createRequire } from 'node:module';
 import vm from 'node:vm';
+import { FUNCTION_BODY_WRAP } from '../strip-wraps.js';
 import { formatCompileError, formatSyntaxError, ProgramSyntaxError, rejectSourceAt, stripProgramTypes } from '../typescript.js';
 import { programImportOption } from '../imports/program-imports.js';
 
@@ -32,8 +33,6 @@ export const COMPLETION_PREFIX = `${VALUE}=`;
 export const COMPLETION_SHIFT = COMPLETION_PREFIX.length; // 17
 
 // Type stripping sees the program inside an async function so top-level `await` parses.
-const STRIP_PREFIX = 'async function __ptc_program__() {\n';
-const STRIP_SUFFIX = '\n}';
 const HEADER_LINES = 2;
 
 let parser; // acorn + acorn-walk, loaded on first use: per-call formats never need them
@@ -166,7 +165,7 @@ export class ScopeChain {
   // chain changes until `start()`. Throws ProgramSyntaxError for rejected programs.
   prepare(program, { filename, context }) {
     checkReserved(program, filename);
-    const body = stripProgramTypes(program, { prefix: STRIP_PREFIX, suffix: STRIP_SUFFIX, filename });
+    const body = stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename });
     const ast = this.#parse(body, { program, filename, context });
     const scan = scanDeclarations(ast, { strict: this.#strict });
     if (scan.topLevelReturn !== null) {

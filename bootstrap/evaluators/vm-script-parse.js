@@ -8,6 +8,7 @@
 
 import * as acorn from 'acorn';
 import * as walk from 'acorn-walk';
+import { VM_SCRIPT_RETURN_MESSAGE } from '../strip-wraps.js';
 
 const PARSE_OPTIONS = {
   ecmaVersion: 'latest',
@@ -20,7 +21,7 @@ const PARSE_OPTIONS = {
 };
 
 export const MESSAGES = {
-  return: 'top-level return is not supported in vm-script programs; end the program with an expression to produce its result',
+  return: VM_SCRIPT_RETURN_MESSAGE,
   import: 'static import is not supported in vm-script programs; use `await import(...)`',
   export: 'export is not supported in vm-script programs',
   using: 'top-level `using` declarations are not supported in vm-script programs; put disposable bindings inside a block',

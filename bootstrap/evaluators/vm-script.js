@@ -15,6 +15,7 @@ import path from 'node:path';
 import util from 'node:util';
 import vm from 'node:vm';
 import { programImportOption } from '../imports/program-imports.js';
+import { VM_SCRIPT_WRAP } from '../strip-wraps.js';
 import { formatCompileError, formatSyntaxError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
 import { lowerTopLevelAwait, unboxCompletion } from './vm-script-await.js';
 import { createScriptContext, installGlobals } from './vm-script-context.js';
@@ -22,8 +23,6 @@ import { analyzeScript, locate, MESSAGES, ScriptProblem, topLevelDeclaration } f
 
 export const PROGRAM_NAME = '[program]';
 
-// The TypeScript parser reports a top-level return before acorn sees the program.
-const STRIP_MESSAGES = new Map([['Return statement is not allowed here', MESSAGES.return]]);
 
 const RUN_OPTIONS = { displayErrors: false };
 
@@ -109,7 +108,7 @@ export function createVmScriptEvaluator() {
     evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals }) {
       process.chdir(cwd);
       const filename = path.join(process.cwd(), name);
-      const code = stripProgramTypes(program, { prefix: '', suffix: '', filename, messages: STRIP_MESSAGES });
+      const code = stripProgramTypes(program, { ...VM_SCRIPT_WRAP, filename });
       const context = contextFor(run, retain);
       const { script, lowered, analysis } = compile(code, program, filename, context);
       installGlobals(context, globals);

@@ -1,0 +1,56 @@
+// The type stripper: a long-lived Node process that runs only Node's erasable-type stripper
+// (amaro) for the host, so program processes never pay for loading it. The host starts it as
+//   node stripper.js --max-message-bytes=<N>
+// confined like a program (read-only, no network) and speaks newline-delimited JSON:
+//   in  (stdin):  {"id": <integer>, "format": <program format>, "filename": <string>, "source": <string>}
+//   out (stdout): {"type": "ready"} once, after a warm-up strip of a constant input; then per request
+//                 {"id", "ok": true, "code": <stripped source>} or
+//                 {"id", "ok": false, "message": <"SyntaxError: ..." with location and caret>}
+// The formats' wraps and messages are the evaluators' own (strip-wraps.js), so errors read exactly
+// as when the child strips. A malformed request ends the process (exit 2): the host restarts it.
+// Nothing here is trusted by the host: it checks every stripped text (plugin/base/strip_check.c).
+
+import { FrameReader } from './frame-reader.js';
+import { FrameWriter } from './frame-writer.js';
+import { parseOptions } from './options.js';
+import { STRIP_WRAPS } from './strip-wraps.js';
+import { isProgramSyntaxError, stripProgramTypes } from './typescript.js';
+import { dropRuntimeWarnings } from './warnings.js';
+
+const OUT_FD = 1;
+
+function fail(message) {
+  process.stderr.write(`ptc stripper: ${message}\n`);
+  process.exit(2);
+}
+
+let options;
+try {
+  options = parseOptions(process.argv.slice(2));
+} catch (error) {
+  fail(error.message);
+}
+dropRuntimeWarnings();
+const writer = new FrameWriter(OUT_FD, options.maxMessageBytes, (error) => fail(`stdout lost: ${error.code ?? error.message}`));
+
+function answer(request) {
+  const { id, format, filename, source } = request ?? {};
+  const wrap = Object.hasOwn(STRIP_WRAPS, format) ? STRIP_WRAPS[format] : undefined;
+  if (!Number.isSafeInteger(id) || !wrap || typeof filename !== 'string' || typeof source !== 'string') {
+    fail('malformed request');
+  }
+  try {
+    return { id, ok: true, code: stripProgramTypes(source, { ...wrap, filename }) };
+  } catch (error) {
+    if (!isProgramSyntaxError(error)) throw error;
+    return { id, ok: false, message: error.formatted };
+  }
+}
+
+// Loads and compiles amaro (and its wasm) before the first program arrives.
+answer({ id: 0, format: 'async-function', filename: '[warm-up]', source: 'const warm: number = 1; return warm as number' });
+writer.send({ type: 'ready' });
+
+const reader = new FrameReader(options.maxMessageBytes, (frame) => writer.send(answer(frame)), (error) => fail(error.message));
+process.stdin.on('data', (chunk) => reader.push(chunk));
+process.stdin.on('end', () => process.exit(0));
