@@ -6,6 +6,7 @@
 #define DSH_JSON_STRICT_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Nesting deeper than this is refused (json-c recurses per level). */
@@ -14,6 +15,9 @@
 /* json_object_to_json_string_ext flags for the JSON text the project writes: compact, and '/'
  * left as is (json-c escapes it as "\/" by default). */
 #define DSH_JSON_PRINT_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* Whether v is a JSON string without NUL bytes (usable as a C string). */
+bool dsh_json_is_text(json_object *v);
 
 /* The value of text[0..len) (transfer full), or NULL when it is not exactly one strict value. */
 json_object *dsh_json_parse_strict(const char *text, size_t len);

@@ -263,8 +263,7 @@ static json_object *parse_object(struct parser *ps)
         if (ps->failed)
             goto bad;
         /* json-c keys are C strings: a NUL would cut the name. */
-        bool usable = strlen(json_object_get_string(key)) == (size_t)json_object_get_string_len(key) &&
-                      consume(ps, ':');
+        bool usable = dsh_json_is_text(key) && consume(ps, ':');
         json_object *v = usable ? parse_value(ps) : NULL;
         /* A repeated key keeps its last value, as JSON.parse does. */
         if (!usable || ps->failed || json_object_object_add(object, json_object_get_string(key), v) != 0) {
@@ -320,4 +319,10 @@ json_object *dsh_json_parse_strict(const char *text, size_t len)
         return NULL;
     }
     return v;
+}
+
+bool dsh_json_is_text(json_object *v)
+{
+    return json_object_is_type(v, json_type_string) &&
+           strlen(json_object_get_string(v)) == (size_t)json_object_get_string_len(v);
 }

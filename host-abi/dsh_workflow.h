@@ -6,8 +6,10 @@
  * provider table, and starts subagents through a host-supplied dsh_subagent_provider.
  *
  * Thread rule: as for providers (ABI.md). The engine calls the host back (on_event, on_done and
- * subagent vtable methods) only on the host thread, inside the runtime's dispatch()/wait(), inside
- * its own dispatch(), or inside a subagent callback. See "Workflow engine" in ABI.md.
+ * subagent vtable methods) only on the host thread, inside its own dispatch() (which dispatches
+ * the lent runtime), inside the runtime's dispatch()/wait() when the host calls them, inside
+ * unload(), or inside a subagent callback; never inside start() or cancel(). See "Workflow
+ * engine" in ABI.md.
  */
 #ifndef DSH_WORKFLOW_H
 #define DSH_WORKFLOW_H
@@ -84,19 +86,19 @@ struct dsh_workflow_engine {
                 struct dsh_error *ret_error);
     /* request_json: {"script", "meta"?, "args"?, "provider"?, "maxTotalAgents"?, "agent"?:
      * {"id", "sessionId"?}, "cwd"?}. Rejects with DSH_E_REQUEST_INVALID (bad request or meta),
-     * DSH_E_NOT_FOUND (unknown provider), DSH_E_LIMIT (a cap out of range), DSH_E_SCRIPT_INVALID
-     * (the script does not compile). Blocking: the compile check is one short run of the lent
-     * runtime, pumped with its wait(), so callbacks of the runtime's other runs may be dispatched
-     * inside start() (never a workflow on_done). On success on_done is called exactly once later;
-     * on error never. */
+     * DSH_E_NOT_FOUND (unknown provider), DSH_E_LIMIT (a cap out of range) or the runtime's
+     * resolve/run error. Never blocks and calls nothing back. A script that does not compile is
+     * a run without events whose on_done reports error.code "script-invalid". On success on_done
+     * is called exactly once later; on error never. */
     int (*start)(struct dsh_workflow *engine, const char *request_json, size_t request_len,
                  const struct dsh_workflow_callbacks *callbacks, dsh_workflow_run *ret_run,
                  struct dsh_error *ret_error);
     /* Aborts the PTC process and every child at once; the run ends through on_done with
      * stopReason "cancelled" once children are disposed. DSH_E_NOT_FOUND for an unknown run. */
     int (*cancel)(struct dsh_workflow *engine, dsh_workflow_run run, const char *reason);
-    /* The engine's own pollable fd (deferred completions). The host also keeps dispatching the
-     * runtime instance it lent: the engine does not poll it. */
+    /* One pollable fd for the engine and the runtime lent to it (an epoll set holding both);
+     * dispatch() also dispatches the runtime, so a host polls only this fd and calls only this
+     * dispatch(). */
     int (*get_fd)(struct dsh_workflow *engine);
     int (*dispatch)(struct dsh_workflow *engine);
     /* Cancels every run and waits (blocking, dispatching the runtime) until each has ended;

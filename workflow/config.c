@@ -1,5 +1,5 @@
 /* The row's config, validated against the catalog entry `dsh-workflow-ptc` (catalog.yaml). */
-#include "internal.h"
+#include "config.h"
 
 #include "dsh_config.h"
 
@@ -17,7 +17,7 @@ int wf__config_parse(const char *yaml, size_t len, struct wf_config *ret, struct
     int rc = dsh_yaml_load(yaml ? yaml : "", yaml ? len : 0, &doc, &diags);
     if (rc == 0 && (rc = dsh_catalog_open(&cat, msg, sizeof msg)) < 0) {
         yaml_document_delete(&doc);
-        return wf__fail(err, DSH_E_CONFIG_INVALID, "catalog: %s", msg);
+        return dsh_error_setf(err, DSH_E_CONFIG_INVALID, "catalog: %s", msg);
     }
     yaml_node_t *root = rc == 0 ? yaml_document_get_root_node(&doc) : NULL;
     if (rc == 0)
@@ -25,8 +25,8 @@ int wf__config_parse(const char *yaml, size_t len, struct wf_config *ret, struct
     if (rc < 0) {
         char *text = NULL;
         dsh_diagnostics_join(&diags, &text);
-        wf__fail(err, rc == -ENOMEM ? -ENOMEM : DSH_E_CONFIG_INVALID, "%s",
-                 text && *text ? text : "invalid configuration");
+        dsh_error_setf(err, rc == -ENOMEM ? -ENOMEM : DSH_E_CONFIG_INVALID, "%s",
+                       text && *text ? text : "invalid configuration");
         free(text);
         dsh_diagnostics_release(&diags);
         yaml_document_delete(&doc);
@@ -44,7 +44,7 @@ int wf__config_parse(const char *yaml, size_t len, struct wf_config *ret, struct
     yaml_document_delete(&doc);
     dsh_catalog_close(cat);
     if (rc < 0)
-        return wf__fail(err, DSH_E_CONFIG_INVALID, "cannot read the configuration: %s",
-                        dsh_strerror(rc));
+        return dsh_error_setf(err, DSH_E_CONFIG_INVALID, "cannot read the configuration: %s",
+                              dsh_strerror(rc));
     return 0;
 }

@@ -167,6 +167,9 @@ try {
   envelope = { ok: false, code: 'script-invalid', message: message(e) };
 }
 if (!envelope) {
+  // The engine holds the start event until this first event: a script that does not compile never
+  // started, so its run reports only the result (code script-invalid).
+  emit({ type: 'compiled' });
   let promise;
   try {
     promise = script.runInContext(context, { timeout: cfg.syncTimeoutMs });

@@ -1,72 +1,67 @@
-/* One workflow run: its PTC run on the lent runtime, the guest's binding calls, cancellation and
- * the final result. A run ends only when its PTC run ended and every child was disposed. */
-#include "internal.h"
+/* See run.h. */
+#include "run.h"
+
+#include "children.h"
+#include "events.h"
+#include "request.h"
 
 #include <errno.h>
+#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
-static struct wf_run *find_run(struct dsh_workflow *e, dsh_workflow_run id)
+struct wf_run {
+    const struct wf_run_env *env;
+    dsh_workflow_run id;
+    struct wf_request request;
+    struct wf_observer observer;
+    struct wf_children children;
+    dsh_run_id ptc_run;
+    bool ptc_live;    /* the PTC run was accepted and its on_done has not come yet */
+    char *ptc_result; /* the PTC result JSON once on_done came */
+    bool cancelled;
+    char *cancel_reason;
+    bool due; /* on_done goes out in the engine's next dispatch() */
+};
+
+dsh_workflow_run wf__run_id(const struct wf_run *run)
 {
-    for (struct wf_run *r = e->runs; r; r = r->next)
-        if (r->id == id)
-            return r;
-    return NULL;
+    return run->id;
 }
 
-static void send_start(struct wf_run *run)
+bool wf__run_due(const struct wf_run *run)
 {
-    if (!run->start_event)
+    return run->due;
+}
+
+/* Queues on_done once the PTC run and every child are gone. */
+static void maybe_finish(struct wf_run *run)
+{
+    if (run->ptc_live || !wf__children_empty(&run->children) || run->due)
         return;
-    char *text = run->start_event;
-    run->start_event = NULL; /* first, so the callback cannot resend it */
-    run->cb.on_event(run->cb.userdata, run->id, text, strlen(text));
-    free(text);
+    run->due = true;
+    run->env->hooks->due(run->env->userdata);
 }
 
-void wf__emit(struct wf_run *run, json_object *event)
+static void reply(void *userdata, uint64_t call, const char *json)
 {
-    send_start(run);
-    const char *text = json_object_to_json_string_ext(event, DSH_JSON_PRINT_FLAGS);
-    run->cb.on_event(run->cb.userdata, run->id, text, strlen(text));
-    json_object_put(event);
-}
-
-void wf__reply(struct wf_run *run, uint64_t call, const char *json)
-{
+    struct wf_run *run = userdata;
     /* Once the PTC run ended nobody waits for the answer (reply would say not-found). */
     if (run->ptc_live)
-        run->engine->rt->reply(run->engine->rt_inst, run->ptc_run, call, true, json, strlen(json));
+        run->env->rt->reply(run->env->rt_inst, run->ptc_run, call, true, json, strlen(json));
 }
 
-static bool is_text(json_object *v)
+static void refuse(struct wf_run *run, uint64_t call, const char *message)
 {
-    return json_object_is_type(v, json_type_string) &&
-           strlen(json_object_get_string(v)) == (size_t)json_object_get_string_len(v);
+    run->env->rt->reply(run->env->rt_inst, run->ptc_run, call, false, message, strlen(message));
 }
 
-/* One guest event as observers get it: {type: "log", message, phase?} or {type: "phase", title},
- * NUL-free strings, rebuilt from those fields only; NULL for anything else. */
-static json_object *guest_event(json_object *ev)
+static void children_idle(void *userdata)
 {
-    json_object *type, *text;
-    if (!json_object_is_type(ev, json_type_object) || !json_object_object_get_ex(ev, "type", &type) ||
-        !json_object_is_type(type, json_type_string))
-        return NULL;
-    const char *kind = json_object_get_string(type);
-    const char *field = !strcmp(kind, "log") ? "message" : !strcmp(kind, "phase") ? "title" : NULL;
-    if (!field || !json_object_object_get_ex(ev, field, &text) || !is_text(text))
-        return NULL;
-    json_object *phase = NULL;
-    if (!strcmp(kind, "log") && json_object_object_get_ex(ev, "phase", &phase) && phase && !is_text(phase))
-        return NULL;
-    json_object *out = json_object_new_object();
-    json_object_object_add(out, "type", json_object_new_string(kind));
-    json_object_object_add(out, field, json_object_get(text));
-    if (phase)
-        json_object_object_add(out, "phase", json_object_get(phase));
-    return out;
+    maybe_finish(userdata);
 }
+
+static const struct wf_children_hooks children_hooks = {.reply = reply, .idle = children_idle};
 
 /* workflow.progress(events): guest events, forwarded in order, answered at once. A malformed
  * event is refused (after the valid ones before it), which fails the workflow. */
@@ -75,17 +70,14 @@ static void progress_call(struct wf_run *run, uint64_t call, json_object *events
     const char *msg = NULL;
     if (!json_object_is_type(events, json_type_array))
         msg = "workflow.progress: expected an array of events";
-    for (size_t i = 0; !msg && i < json_object_array_length(events); i++) {
-        json_object *ev = guest_event(json_object_array_get_idx(events, i));
-        if (ev)
-            wf__emit(run, ev);
-        else
-            msg = "workflow.progress: events are {type: \"log\", message: string} or {type: \"phase\", title: string}";
-    }
+    for (size_t i = 0; !msg && i < json_object_array_length(events); i++)
+        if (wf__observer_guest_event(&run->observer, json_object_array_get_idx(events, i)) < 0)
+            msg = "workflow.progress: events are {type: \"log\", message: string} or {type: "
+                  "\"phase\", title: string}";
     if (msg)
-        run->engine->rt->reply(run->engine->rt_inst, run->ptc_run, call, false, msg, strlen(msg));
+        refuse(run, call, msg);
     else
-        wf__reply(run, call, "null");
+        reply(run, call, "null");
 }
 
 static void on_call(void *userdata, dsh_run_id ptc_run, uint64_t call, const char *global,
@@ -98,14 +90,12 @@ static void on_call(void *userdata, dsh_run_id ptc_run, uint64_t call, const cha
     (void)args_len;
     if (json_object_is_type(args, json_type_array) && json_object_array_length(args) > 0)
         arg = json_object_array_get_idx(args, 0);
-    if (!strcmp(name, "progress")) {
+    if (!strcmp(name, "progress"))
         progress_call(run, call, arg);
-    } else if (!strcmp(name, "agent") && json_object_is_type(arg, json_type_object)) {
-        wf__agent_call(run, call, arg);
-    } else {
-        const char *msg = "workflow: unexpected binding call";
-        run->engine->rt->reply(run->engine->rt_inst, run->ptc_run, call, false, msg, strlen(msg));
-    }
+    else if (!strcmp(name, "agent") && json_object_is_type(arg, json_type_object))
+        wf__children_agent_call(&run->children, call, arg, run->cancelled || !run->ptc_live);
+    else
+        refuse(run, call, "workflow: unexpected binding call");
     json_object_put(args);
 }
 
@@ -116,56 +106,60 @@ static void on_ptc_done(void *userdata, dsh_run_id ptc_run, const char *result, 
     run->ptc_live = false;
     run->ptc_result = strndup(result, len);
     /* Children the script did not await end with it. */
-    wf__cancel_children(run, "the workflow ended");
-    wf__maybe_finish(run);
+    wf__children_cancel(&run->children, "the workflow ended");
+    maybe_finish(run);
 }
 
-int wf__start(struct dsh_workflow *engine, const char *request_json, size_t request_len,
-              const struct dsh_workflow_callbacks *callbacks, dsh_workflow_run *ret_run,
-              struct dsh_error *err)
+static void free_run(struct wf_run *run)
 {
-    if (!engine || !request_json || !callbacks || !ret_run || !callbacks->on_event ||
-        !callbacks->on_done)
-        return wf__fail(err, -EINVAL, "start needs an engine, a request, callbacks and ret_run");
+    wf__request_release(&run->request);
+    free(run->ptc_result);
+    free(run->cancel_reason);
+    free(run);
+}
+
+int wf__run_start(const struct wf_run_env *env, dsh_workflow_run id, const char *request_json,
+                  size_t request_len, const struct dsh_workflow_callbacks *callbacks,
+                  struct wf_run **ret_run, struct dsh_error *err)
+{
     struct wf_run *run = calloc(1, sizeof *run);
     if (!run)
-        return wf__fail(err, -ENOMEM, "out of memory");
-    run->engine = engine;
-    run->cb = *callbacks;
-    char *request = NULL, *spec = NULL;
+        return dsh_error_setf(err, -ENOMEM, "out of memory");
+    run->env = env;
+    run->id = id;
+    struct wf_request *req = &run->request;
+    char *spec = NULL;
     size_t spec_len = 0;
-    int rc = wf__request_build(engine, request_json, request_len, run, &request, err);
+    int rc = wf__request_parse(env->config, env->providers, request_json, request_len, req, err);
     if (rc == 0)
-        rc = engine->rt->resolve(engine->rt_inst, request, strlen(request), &spec, &spec_len, err);
-    free(request);
-    struct dsh_run_callbacks rcb = {.struct_size = sizeof rcb,
-                                    .on_call = on_call,
-                                    .on_done = on_ptc_done,
-                                    .userdata = run};
+        rc = env->rt->resolve(env->rt_inst, req->runtime_request, strlen(req->runtime_request),
+                              &spec, &spec_len, err);
+    struct dsh_run_callbacks rcb = {
+        .struct_size = sizeof rcb, .on_call = on_call, .on_done = on_ptc_done, .userdata = run};
     if (rc == 0)
-        rc = engine->rt->run(engine->rt_inst, spec, spec_len, &rcb, &run->ptc_run, err);
-    engine->rt->free_text(spec);
+        rc = env->rt->run(env->rt_inst, spec, spec_len, &rcb, &run->ptc_run, err);
+    env->rt->free_text(spec);
     if (rc < 0) {
-        free(run->start_event);
-        free(run->session_id);
-        free(run->cwd);
-        free(run->agent_id);
-        free(run);
+        free_run(run);
         return rc;
     }
     run->ptc_live = true;
-    run->id = engine->next_id++;
-    run->next = engine->runs;
-    engine->runs = run;
-    *ret_run = run->id;
-    wf__wake(engine); /* the start event goes out in the next dispatch() */
+    wf__observer_init(&run->observer, callbacks, id, req->start_event);
+    req->start_event = NULL; /* the observer's now */
+    struct wf_children_context context = {.providers = env->providers,
+                                          .default_provider = req->provider,
+                                          .agent_id = req->agent_id,
+                                          .session_id = req->session_id,
+                                          .cwd = req->cwd,
+                                          .run = id};
+    wf__children_init(&run->children, &children_hooks, run, &run->observer, &context);
+    *ret_run = run;
     return 0;
 }
 
-int wf__cancel(struct dsh_workflow *engine, dsh_workflow_run id, const char *reason)
+int wf__run_cancel(struct wf_run *run, const char *reason)
 {
-    struct wf_run *run = engine ? find_run(engine, id) : NULL;
-    if (!run || run->done_queued)
+    if (run->due)
         return DSH_E_NOT_FOUND;
     if (run->cancelled)
         return 0;
@@ -173,18 +167,10 @@ int wf__cancel(struct dsh_workflow *engine, dsh_workflow_run id, const char *rea
     run->cancel_reason = strdup(reason ? reason : "cancelled");
     /* At once, no cooperative step: the PTC process and the signal shared by every child. */
     if (run->ptc_live)
-        engine->rt->cancel(engine->rt_inst, run->ptc_run, run->cancel_reason);
-    wf__cancel_children(run, run->cancel_reason);
-    wf__maybe_finish(run);
+        run->env->rt->cancel(run->env->rt_inst, run->ptc_run, run->cancel_reason);
+    wf__children_cancel(&run->children, run->cancel_reason);
+    maybe_finish(run);
     return 0;
-}
-
-void wf__maybe_finish(struct wf_run *run)
-{
-    if (run->ptc_live || run->children || run->done_queued)
-        return;
-    run->done_queued = true;
-    wf__wake(run->engine);
 }
 
 static void set_error(json_object *res, const char *code, const char *message)
@@ -198,14 +184,16 @@ static void set_error(json_object *res, const char *code, const char *message)
 /* {value, stopReason, error?, agentsStarted} from the PTC result and the guest's envelope. */
 static json_object *build_result(struct wf_run *run)
 {
-    json_object *res = json_object_new_object(), *ptc = json_tokener_parse(run->ptc_result ? run->ptc_result : "null");
+    json_object *res = json_object_new_object(),
+                *ptc = json_tokener_parse(run->ptc_result ? run->ptc_result : "null");
     json_object *ok, *value = NULL, *env_ok, *err, *v;
     const char *stop = "error";
     if (run->cancelled) {
         stop = "cancelled";
         set_error(res, "cancelled", run->cancel_reason);
     } else if (json_object_object_get_ex(ptc, "ok", &ok) && json_object_get_boolean(ok) &&
-               json_object_object_get_ex(ptc, "value", &v) && json_object_object_get_ex(v, "ok", &env_ok)) {
+               json_object_object_get_ex(ptc, "value", &v) &&
+               json_object_object_get_ex(v, "ok", &env_ok)) {
         if (json_object_get_boolean(env_ok)) {
             stop = "completed";
             json_object_object_get_ex(v, "value", &value);
@@ -213,58 +201,40 @@ static json_object *build_result(struct wf_run *run)
             json_object *code = NULL, *msg = NULL;
             json_object_object_get_ex(v, "code", &code);
             json_object_object_get_ex(v, "message", &msg);
-            set_error(res, code ? json_object_get_string(code) : "exception", json_object_get_string(msg));
+            set_error(res, code ? json_object_get_string(code) : "exception",
+                      json_object_get_string(msg));
         }
     } else if (json_object_object_get_ex(ptc, "error", &err)) {
         json_object *kind = NULL, *msg = NULL;
         json_object_object_get_ex(err, "kind", &kind);
         json_object_object_get_ex(err, "message", &msg);
-        set_error(res, kind ? json_object_get_string(kind) : "exception", json_object_get_string(msg));
+        set_error(res, kind ? json_object_get_string(kind) : "exception",
+                  json_object_get_string(msg));
     } else {
         set_error(res, "protocol", "the workflow program returned no envelope");
     }
     json_object_object_add(res, "value", value ? json_object_get(value) : NULL);
     json_object_object_add(res, "stopReason", json_object_new_string(stop));
-    json_object_object_add(res, "agentsStarted", json_object_new_int64((int64_t)run->agents_started));
+    json_object_object_add(res, "agentsStarted",
+                           json_object_new_int64((int64_t)run->children.started));
     json_object_put(ptc);
     return res;
 }
 
-static void free_run(struct wf_run *run)
+/* A script that did not compile never started: its run reports only on_done. */
+static bool never_started(const struct wf_run *run, json_object *result)
 {
-    free(run->start_event);
-    free(run->session_id);
-    free(run->cwd);
-    free(run->agent_id);
-    free(run->ptc_result);
-    free(run->cancel_reason);
-    free(run);
+    json_object *err, *code;
+    return !wf__observer_started(&run->observer) &&
+           json_object_object_get_ex(result, "error", &err) &&
+           json_object_object_get_ex(err, "code", &code) &&
+           !strcmp(json_object_get_string(code), "script-invalid");
 }
 
-int wf__deliver_done(struct dsh_workflow *e)
+void wf__run_finish(struct wf_run *run)
 {
-    int n = 0;
-    for (struct wf_run *r = e->runs; r; r = r->next)
-        send_start(r);
-    for (struct wf_run **link = &e->runs; *link;) {
-        struct wf_run *run = *link;
-        if (!run->done_queued) {
-            link = &run->next;
-            continue;
-        }
-        *link = run->next; /* unlinked first: the id is dead inside on_done */
-        json_object *res = build_result(run);
-        json_object *end = json_object_new_object();
-        json_object_object_add(end, "type", json_object_new_string("end"));
-        json_object_object_add(end, "stopReason", json_object_get(json_object_object_get(res, "stopReason")));
-        json_object_object_add(end, "agentsStarted", json_object_new_int64((int64_t)run->agents_started));
-        wf__emit(run, end);
-        const char *text = json_object_to_json_string_ext(res, DSH_JSON_PRINT_FLAGS);
-        run->cb.on_done(run->cb.userdata, run->id, text, strlen(text));
-        json_object_put(res);
-        free_run(run);
-        n++;
-        link = &e->runs; /* on_done may have started or ended other runs */
-    }
-    return n;
+    json_object *res = build_result(run);
+    wf__observer_done(&run->observer, res, never_started(run, res));
+    json_object_put(res);
+    free_run(run);
 }

@@ -28,8 +28,10 @@ struct wf_cmd {
     struct dsh_workflow *wf;
     dsh_workflow_run run;
     bool json;
+    bool events_seen;
     bool done;
     int status;
+    int dispatch_error; /* the last one reported */
     int sigpipe[2];
 };
 
@@ -60,7 +62,11 @@ static void on_engine_fd(void *arg, uint32_t events)
 {
     (void)events;
     struct wf_cmd *c = arg;
-    c->engine->dispatch(c->wf);
+    int rc = c->engine->dispatch(c->wf);
+    /* Reported once: a broken instance would otherwise flood stderr at every wakeup. */
+    if (rc < 0 && rc != c->dispatch_error)
+        fprintf(stderr, "dsh: workflow dispatch failed: %s\n", dsh_strerror(rc));
+    c->dispatch_error = rc < 0 ? rc : 0;
 }
 
 static const char *str(json_object *o, const char *key)
@@ -101,6 +107,7 @@ static void on_event(void *userdata, dsh_workflow_run run, const char *json, siz
 {
     (void)run;
     struct wf_cmd *c = userdata;
+    c->events_seen = true;
     if (c->json) { /* machine-readable progress: one event per line on stderr */
         fprintf(stderr, "%.*s\n", (int)len, json);
         fflush(stderr);
@@ -113,10 +120,14 @@ static void on_done(void *userdata, dsh_workflow_run run, const char *json, size
 {
     (void)run;
     struct wf_cmd *c = userdata;
-    json_object *r = json_tokener_parse(json), *err;
+    json_object *r = json_tokener_parse(json), *err = json_object_object_get(r, "error");
     bool completed = !strcmp(str(r, "stopReason"), "completed");
     c->status = completed ? DSHH_EXIT_OK : DSHH_EXIT_FAILURE;
-    if (c->json) {
+    if (!c->events_seen && !strcmp(str(err, "code"), "script-invalid")) {
+        /* The script never started (it does not compile): reported like a rejected start. */
+        fprintf(stderr, "dsh: the workflow was rejected (script-invalid): %s\n", str(err, "message"));
+        c->status = DSHH_EXIT_USAGE;
+    } else if (c->json) {
         fflush(stdout);
         dshh__write_all(STDOUT_FILENO, json, len);
         dshh__write_all(STDOUT_FILENO, "\n", 1);
@@ -125,7 +136,7 @@ static void on_done(void *userdata, dsh_workflow_run run, const char *json, size
         if (completed)
             printf("%s\n", json_object_to_json_string_ext(value, DSH_JSON_PRINT_FLAGS));
         fflush(stdout);
-        if (json_object_object_get_ex(r, "error", &err))
+        if (err)
             fprintf(stderr, "error (%s): %s\n", str(err, "code"), str(err, "message"));
     }
     json_object_put(r);
@@ -248,7 +259,9 @@ static int run_workflow(struct wf_cmd *c, struct dshh_host *host, const struct d
         c->wf = NULL;
         goto out;
     }
-    /* Both fds: the engine's deferred completions and (already watched) the runtime's. */
+    /* One fd for the engine and the runtime it was lent: the engine's dispatch() dispatches the
+     * runtime too, so the host stops watching the runtime's own fd. */
+    dshh__loop_remove_fd(host->loop, host->provider->get_fd(host->instance));
     if (dshh__loop_add_fd(host->loop, c->engine->get_fd(c->wf), EPOLLIN, on_engine_fd, c) < 0 ||
         dshh__loop_add_fd(host->loop, c->sigpipe[0], EPOLLIN, on_sigpipe, c) < 0)
         goto out;

@@ -61,3 +61,16 @@ Test(json_strict, literals_nesting_and_repeated_keys)
     cr_expect_not_null(ok, "exactly the maximum depth parses");
     json_object_put(ok);
 }
+
+Test(json_strict, is_text_refuses_embedded_nul_and_non_strings)
+{
+    json_object *plain = json_object_new_string("a/b"), *nul = json_object_new_string_len("a\0b", 3);
+    json_object *number = json_object_new_int(1);
+    cr_expect(dsh_json_is_text(plain));
+    cr_expect_not(dsh_json_is_text(nul));
+    cr_expect_not(dsh_json_is_text(number));
+    cr_expect_not(dsh_json_is_text(NULL));
+    json_object_put(plain);
+    json_object_put(nul);
+    json_object_put(number);
+}

@@ -1,4 +1,4 @@
-// The "command" subagent provider (workflow row commandTemplate) and the syntax check at start,
+// The "command" subagent provider (workflow row commandTemplate) and unparsable scripts,
 // through the real `dsh workflow run`.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
