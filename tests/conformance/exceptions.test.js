@@ -32,9 +32,13 @@ test('a thrown plain object is rendered', async () => {
   assert.match(r.error.message, /code: 42/);
 });
 
-test('an unrenderable thrown value still gives an exception result', async () => {
+// bootstrap/README.md: "values whose rendering throws read `exception value could not be rendered`".
+test('an unrenderable thrown value gives the documented message', async () => {
   const r = await fails('throw new Proxy({}, { get() { throw new Error("trap") }, getPrototypeOf() { throw new Error("trap") }, ownKeys() { throw new Error("trap") } })');
-  assert.ok(r.error.message.length > 0);
+  assert.equal(r.error.message, 'exception value could not be rendered');
+  // Control: the same object without traps renders, so the case above is the rendering failure.
+  const plain = await fails('throw new Proxy({}, {})');
+  assert.equal(plain.error.message, 'Uncaught {}');
 });
 
 test('a rejected promise completion is an exception', async () => {

@@ -33,15 +33,13 @@ test('an embedded carrier gets the heap limit through NODE_OPTIONS and the progr
   assert.equal(result.value[1], 0);
 });
 
+// README (Status): an absolute launch.executable that does not exist fails the run as
+// sandbox-unavailable: the sandbox cannot confine a program binary that is not there.
 test('a launch executable that does not exist fails the run, not the host', async () => {
-  let outcome;
-  try {
-    outcome = (await runProgram('return 1', { runtime: { launch: { kind: 'embedded', executable: '/nonexistent/carrier' } } })).result;
-  } catch (error) {
-    outcome = { rejected: String(error) }; // dsh refused the configuration (exit 2)
-  }
-  assert.ok(outcome.rejected?.includes('status 2') || ['worker-exit', 'sandbox-unavailable'].includes(outcome.error?.kind),
-            JSON.stringify(outcome));
+  const dir = tempDir('dsh-carrier-'); // exists, so dsh can list it as readable
+  const { result, status } = await runProgram('return 1', { runtime: { launch: { kind: 'embedded', executable: join(dir, 'missing-carrier') } } });
+  assert.equal(status, 1, JSON.stringify(result));
+  assert.deepEqual(result.error, { kind: 'sandbox-unavailable', message: 'the sandbox could not confine the program: No such file or directory' });
 });
 
 // A bare launch.executable is looked up on PATH; the execution world must see where it is found

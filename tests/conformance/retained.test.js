@@ -54,15 +54,24 @@ test('the final expression is awaited and static imports are rejected', async ()
   await s.close();
 });
 
+// A barrier through the shared workspace: each run announces itself with a file, then waits for
+// the other's. Serialized owners can never both pass it (the first would wait for a run that only
+// starts after it ends), so the values prove concurrency without any time bound.
+const barrier = (me, other) =>
+  `var who = "${me}"; var fs = await import("node:fs"); fs.writeFileSync("${me}.ready", "");\n` +
+  `while (!fs.existsSync("${other}.ready")) await new Promise(r => setTimeout(r, 10));\nwho`;
+
 test('distinct owners are isolated and run concurrently', async () => {
   const s = new Serve({ runtime: SCRIPT });
-  s.send({ type: 'run', id: 'a1', program: 'var who = "a"; await new Promise(r => setTimeout(r, 800)); who', stateOwner: 'a' });
-  s.send({ type: 'run', id: 'b1', program: 'var who = "b"; await new Promise(r => setTimeout(r, 800)); who', stateOwner: 'b' });
-  const started = Date.now();
+  // Control: alone, the barrier never opens, so the case below would catch serialized runs.
+  const lone = await s.run('c1', barrier('c', 'nobody'), { stateOwner: 'c', timeoutMs: 1000 });
+  assert.equal(lone.error?.kind, 'timeout', JSON.stringify(lone));
+  s.send({ type: 'run', id: 'a1', program: barrier('a', 'b'), stateOwner: 'a', timeoutMs: 60000 });
+  s.send({ type: 'run', id: 'b1', program: barrier('b', 'a'), stateOwner: 'b', timeoutMs: 60000 });
   const [a, b] = await Promise.all([s.result('a1'), s.result('b1')]);
-  assert.deepEqual([a.value, b.value], ['a', 'b']);
-  assert.ok(Date.now() - started < 3000, 'the two owners did not run concurrently');
+  assert.deepEqual([a.value, b.value], ['a', 'b'], JSON.stringify([a, b]));
   assert.equal((await s.run('a2', 'who', { stateOwner: 'a' })).value, 'a');
+  assert.equal((await s.run('b2', 'who', { stateOwner: 'b' })).value, 'b');
   await s.close();
 });
 

@@ -20,7 +20,7 @@ static void teardown(void)
     close(pair[1]);
 }
 
-TestSuite(control, .init = setup, .fini = teardown);
+TestSuite(control, .init = setup, .fini = teardown, .timeout = 30);
 
 Test(control, splits_lines_across_reads)
 {

@@ -78,7 +78,7 @@ static void run_program(struct fixture *f, const char *program, const char *owne
         cr_assert_geq(f->p->wait(f->inst, 1000), 0);
 }
 
-Test(initializers, rejected_outside_persistent_in_memory)
+Test(initializers, rejected_outside_persistent_in_memory, .timeout = 60)
 {
     struct fixture f = {0};
     load(&f, "executionMode: vm-script\nscriptPersistence: true\n");
@@ -87,7 +87,7 @@ Test(initializers, rejected_outside_persistent_in_memory)
     unload(&f);
 }
 
-Test(initializers, removed_registration_does_not_run_and_late_registration_is_rejected)
+Test(initializers, removed_registration_does_not_run_and_late_registration_is_rejected, .timeout = 60)
 {
     struct fixture f = {0};
     load(&f, "executionMode: persistent-in-memory\n");
