@@ -26,8 +26,7 @@ static int check_meta(json_object *meta, struct dsh_error *err)
 {
     if (!json_object_is_type(meta, json_type_object))
         return dsh_error_setf(err, DSH_E_REQUEST_INVALID, "meta must be an object");
-    json_object_object_foreach(meta, key, value)
-    {
+    json_object_object_foreach(meta, key, value) {
         if (!known(meta_keys, key))
             return dsh_error_setf(err, DSH_E_REQUEST_INVALID, "meta.%s: unknown field", key);
         if (!strcmp(key, "phases")) {
@@ -50,8 +49,7 @@ static int check_agent(json_object *agent, struct wf_request *parsed, struct dsh
     if (!json_object_is_type(agent, json_type_object))
         return dsh_error_setf(err, DSH_E_REQUEST_INVALID,
                               "agent must be an object {id, sessionId?}");
-    json_object_object_foreach(agent, key, value)
-    {
+    json_object_object_foreach(agent, key, value) {
         if (strcmp(key, "id") && strcmp(key, "sessionId"))
             return dsh_error_setf(err, DSH_E_REQUEST_INVALID, "agent.%s: unknown field", key);
         if (!json_object_is_type(value, json_type_string) &&
@@ -74,8 +72,7 @@ static int check_request(const struct wf_config *config,
                          struct wf_request *parsed, int64_t *ret_total, struct dsh_error *err)
 {
     json_object *v;
-    json_object_object_foreach(req, key, value)
-    {
+    json_object_object_foreach(req, key, value) {
         (void)value;
         if (!known(request_keys, key))
             return dsh_error_setf(err, DSH_E_REQUEST_INVALID, "%s: unknown request field", key);
