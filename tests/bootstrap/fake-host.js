@@ -1,5 +1,5 @@
-// A small stand-in for the C host: spawns the pinned Node on bootstrap/process.js with fd 3 as a
-// socketpair, speaks the control protocol, answers binding calls and collects every frame.
+// A small stand-in for the C host: spawns the pinned Node on bootstrap/process.js (or another
+// child runtime given as `command`, e.g. bootstrap-python) with fd 3 as a socketpair, speaks the control protocol, answers binding calls and collects every frame.
 // It checks what the real host checks about frame shape (one JSON object per line, size limit)
 // and records violations instead of hiding them.
 
@@ -31,11 +31,12 @@ export class ChildSession {
   #waiters = [];
   #partial = Buffer.alloc(0);
 
-  constructor({ maxMessageBytes = 1 << 20, maxPendingCalls = 16, env = DEFAULT_ENV, nodeArgs = [], args, onFrame } = {}) {
+  constructor({ maxMessageBytes = 1 << 20, maxPendingCalls = 16, env = DEFAULT_ENV, nodeArgs = [], command, args, onFrame } = {}) {
     this.maxMessageBytes = maxMessageBytes;
     this.onFrame = onFrame;
     const argv = args ?? [`--max-message-bytes=${maxMessageBytes}`, `--max-pending-calls=${maxPendingCalls}`];
-    this.child = spawn(NODE, [...nodeArgs, PROCESS_JS, ...argv], {
+    const [executable, ...leading] = command ?? [NODE, ...nodeArgs, PROCESS_JS];
+    this.child = spawn(executable, [...leading, ...argv], {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       env,
     });
@@ -63,6 +64,7 @@ export class ChildSession {
       try {
         const frame = JSON.parse(line.toString('utf8'));
         Object.defineProperty(frame, 'bytes', { value: line.length, enumerable: false });
+        Object.defineProperty(frame, 'raw', { value: line.toString('utf8'), enumerable: false });
         this.frames.push(frame);
         this.onFrame?.(frame, this);
       } catch (error) {

@@ -1,0 +1,1 @@
+"""The Python child runtime behind bootstrap-python/process.py (see README.md)."""

@@ -1,0 +1,44 @@
+"""Wires the child together after `hello`: environment confinement, output capture, the fd-3
+reader feeding the control loop, and the asyncio loop that runs programs."""
+
+import asyncio
+import os
+import sys
+import warnings
+
+from .child_loop import ChildLoop
+from .environment import confine_environment
+from .frames import FrameReader
+from .output import OutputCapture
+
+
+def start_child(writer, options, control_fd, diagnose):
+    confine_environment(control_fd)
+    output = OutputCapture(writer)
+    output.install(sys)
+    # Warnings (never-awaited coroutines, deprecations) are output like in `python3`, once each.
+    warnings.simplefilter('default')
+
+    def protocol_error(message):
+        diagnose(f'protocol error: {message}')
+        os._exit(2)
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    child = ChildLoop(writer, output, options, protocol_error)
+    reader = FrameReader(options['max_message_bytes'], child.handle_frame, lambda error: protocol_error(str(error)))
+
+    def readable():
+        try:
+            chunk = os.read(control_fd, 65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as error:
+            diagnose(f'control channel error: {error.strerror}')
+            os._exit(1)
+        if not chunk:
+            os._exit(0)  # the host closed the channel
+        reader.push(chunk)
+
+    loop.add_reader(control_fd, readable)
+    loop.run_forever()

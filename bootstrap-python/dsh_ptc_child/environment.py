@@ -1,0 +1,23 @@
+"""Environment confinement, done once before any program runs. The native environment keeps
+only executable-search and temporary paths (PATH, TMPDIR, TEMP, TMP; everything else is unset),
+and the program-visible os.environ starts empty. Processes the program starts without an
+explicit env inherit the native environment: those paths plus what the program put into
+os.environ, so executable search and the sandbox's temp dir keep working and no secret is
+inherited. The control descriptor is not inherited by them."""
+
+import os
+
+KEPT_NATIVE_VARIABLES = ('PATH', 'TMPDIR', 'TEMP', 'TMP')
+
+
+def confine_environment(control_fd):
+    for key in list(os.environ):
+        if key not in KEPT_NATIVE_VARIABLES:
+            del os.environ[key]  # unsetenv: gone for native code and child processes too
+    temp = os.environ.get('TMPDIR')
+    if temp:
+        import tempfile
+        tempfile.tempdir = temp
+    # os.environ and os.environb share this mapping; emptying it leaves the native copies.
+    os.environ._data.clear()
+    os.set_inheritable(control_fd, False)

@@ -1,0 +1,93 @@
+"""Lossless JSON encoding: a value is accepted only if the host reads back exactly what the
+program produced. Only None, bool, int (any size: every digit is kept), finite float, str, list
+and dict with str keys are JSON; everything else (tuples, sets, bytes, other objects, subclasses
+of the JSON types, NaN, infinities, -0.0, lone surrogates, cycles) is refused with a message that
+names the offending path ("result['a'][2] is nan")."""
+
+import json
+import math
+import re
+import sys
+
+_IDENTIFIER = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+
+
+class LossyValueError(Exception):
+    def __init__(self, path, problem):
+        super().__init__(f'{path} {problem}')
+        self.path = path
+
+
+def _string(value, path):
+    try:
+        value.encode('utf-8')
+    except UnicodeEncodeError:
+        raise LossyValueError(path, 'contains a lone surrogate') from None
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _describe(value):
+    kind = type(value)
+    if kind is tuple:
+        return 'a tuple (use a list)'
+    if kind in (set, frozenset):
+        return 'a set (use a list)'
+    if kind in (bytes, bytearray, memoryview):
+        return 'bytes (decode them to str)'
+    if callable(value):
+        return 'a function or other callable'
+    name = getattr(kind, '__qualname__', None) or 'non-JSON'
+    return f'an instance of {name} (only dict, list, str, int, float, bool and None are JSON)'
+
+
+def _member(path, key):
+    return f'{path}.{key}' if _IDENTIFIER.match(key) else f'{path}[{_string(key, path)}]'
+
+
+def _encode(value, path, ancestors):
+    kind = type(value)
+    if value is None:
+        return 'null'
+    if kind is bool:
+        return 'true' if value else 'false'
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        if math.isnan(value):
+            raise LossyValueError(path, 'is nan')
+        if math.isinf(value):
+            raise LossyValueError(path, 'is inf' if value > 0 else 'is -inf')
+        if value == 0 and math.copysign(1.0, value) < 0:
+            raise LossyValueError(path, 'is -0.0')
+        return float.__repr__(value)
+    if kind is str:
+        return _string(value, path)
+    if kind is not list and kind is not dict:
+        raise LossyValueError(path, f'is {_describe(value)}')
+    if id(value) in ancestors:
+        raise LossyValueError(path, 'is a circular reference')
+    ancestors.add(id(value))
+    try:
+        if kind is list:
+            return '[' + ','.join(_encode(item, f'{path}[{i}]', ancestors) for i, item in enumerate(value)) + ']'
+        parts = []
+        for key, item in value.items():
+            if type(key) is not str:
+                raise LossyValueError(path, f'has a non-string key {key!r}')
+            key_path = _member(path, key)
+            parts.append(f'{_string(key, key_path + " (key)")}:{_encode(item, key_path, ancestors)}')
+        return '{' + ','.join(parts) + '}'
+    finally:
+        ancestors.discard(id(value))
+
+
+def encode_lossless(value, root='value'):
+    """The JSON text of value, or LossyValueError naming the first lossy path."""
+    saved = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)  # big ints keep all their digits
+    try:
+        return _encode(value, root, set())
+    except RecursionError:
+        raise LossyValueError(root, 'is nested too deeply to encode') from None
+    finally:
+        sys.set_int_max_str_digits(saved)
