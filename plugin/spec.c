@@ -1,4 +1,5 @@
 /* Parsing of resolved specs. run() never invents defaults: every field must be present. */
+#include "binding_names.h"
 #include "frames.h"
 #include "internal.h"
 #include "images.h"
@@ -24,30 +25,6 @@ int ptc__check_cwd(struct dsh_instance *inst, const char *cwd, struct dsh_error 
     return 0;
 }
 
-static bool is_identifier(const char *s)
-{
-    if (!s || !*s)
-        return false;
-    for (const char *p = s; *p; p++) {
-        bool alpha = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || *p == '$';
-        bool digit = *p >= '0' && *p <= '9';
-        if (!alpha && !(digit && p != s))
-            return false;
-    }
-    return true;
-}
-
-/* Names the bootstrap itself defines, which a binding namespace must not shadow. */
-static bool is_reserved_global(const char *name)
-{
-    static const char *const reserved[] = {"inspect", "Image", "globalThis", "process", "console",
-                                           "require", "module", "undefined", "eval", NULL};
-    for (size_t i = 0; reserved[i]; i++)
-        if (strcmp(reserved[i], name) == 0)
-            return true;
-    return false;
-}
-
 static int check_bindings(json_object *bindings, struct dsh_error *err)
 {
     size_t n = json_object_array_length(bindings);
@@ -56,10 +33,9 @@ static int check_bindings(json_object *bindings, struct dsh_error *err)
         if (!json_object_is_type(ns, json_type_object) ||
             !json_object_object_get_ex(ns, "global", &v) || !json_object_is_type(v, json_type_string))
             return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].global must be a string", i);
-        const char *global = json_object_get_string(v);
-        if (!is_identifier(global) || is_reserved_global(global))
-            return ptc__fail(err, DSH_E_REQUEST_INVALID,
-                             "bindings[%zu].global \"%s\" is not a usable identifier", i, global);
+        const char *global = json_object_get_string(v), *problem;
+        if ((problem = ptc__binding_name_problem(PTC_BINDING_GLOBAL, global)))
+            return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].global \"%s\" %s", i, global, problem);
         for (size_t j = 0; j < i; j++) {
             json_object *other, *g;
             other = json_object_array_get_idx(bindings, j);
@@ -72,13 +48,20 @@ static int check_bindings(json_object *bindings, struct dsh_error *err)
             return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].functions must be an array", i);
         for (size_t k = 0; k < json_object_array_length(fns); k++) {
             json_object *fn = json_object_array_get_idx(fns, k);
-            if (!json_object_is_type(fn, json_type_string) || !is_identifier(json_object_get_string(fn)))
-                return ptc__fail(err, DSH_E_REQUEST_INVALID,
-                                 "bindings[%zu].functions[%zu] must be an identifier", i, k);
+            if (!json_object_is_type(fn, json_type_string))
+                return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].functions[%zu] must be a string", i, k);
+            const char *name = json_object_get_string(fn);
+            if ((problem = ptc__binding_name_problem(PTC_BINDING_FUNCTION, name)))
+                return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].functions[%zu] \"%s\" %s", i, k,
+                                 name, problem);
         }
-        if (json_object_object_get_ex(ns, "errorClass", &v) &&
-            (!json_object_is_type(v, json_type_string) || !is_identifier(json_object_get_string(v))))
-            return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].errorClass must be an identifier", i);
+        if (json_object_object_get_ex(ns, "errorClass", &v)) {
+            if (!json_object_is_type(v, json_type_string))
+                return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].errorClass must be a string", i);
+            const char *name = json_object_get_string(v);
+            if ((problem = ptc__binding_name_problem(PTC_BINDING_ERROR_CLASS, name)))
+                return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].errorClass \"%s\" %s", i, name, problem);
+        }
         json_object_object_foreach(ns, key, val)
         {
             (void)val;

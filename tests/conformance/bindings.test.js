@@ -90,3 +90,30 @@ test('concurrent runs in one host are independent', async () => {
   });
   await s.close();
 });
+
+// One binding declaration must be valid for JavaScript and Python programs alike, so resolve
+// refuses names either language or runtime reserves, naming the binding.
+test('names reserved by either program language are caller misuse naming the binding', async () => {
+  const s = new Serve();
+  try {
+    const cases = [
+      [{ global: 'lambda', functions: ['f'] }, 'bindings[0].global "lambda" is a reserved word in JavaScript or Python'],
+      [{ global: '__builtins__', functions: ['f'] }, 'bindings[0].global "__builtins__" is a global the runtime defines'],
+      [{ global: 'h', functions: ['ok', 'message'] }, 'bindings[0].functions[1] "message" is a member of error objects'],
+      [{ global: 'h', functions: ['__init__'] }, 'bindings[0].functions[0] "__init__" is a __dunder__ name, reserved by Python'],
+      [{ global: 'h', functions: ['f'], errorClass: 'None' }, 'bindings[0].errorClass "None" is a reserved word in JavaScript or Python'],
+      [{ global: 'h$', functions: ['f'] }, 'bindings[0].global "h$" is not an identifier (ASCII letters, digits and _, not starting with a digit)'],
+    ];
+    for (const [i, [binding, message]] of cases.entries()) {
+      s.send({ type: 'run', id: `n${i}`, program: 'return 1', bindings: [binding] });
+      const event = await s.next((e) => e.id === `n${i}`);
+      assert.equal(event.type, 'error', JSON.stringify(event));
+      assert.ok(event.message.includes(message), `${event.message} should say ${message}`);
+    }
+    // Control: the same declarations with ordinary names run.
+    const ok = await s.run('fine', 'return typeof h.ok', { bindings: [{ global: 'h', functions: ['ok', 'messages'], errorClass: 'HError' }] });
+    assert.equal(ok.value, 'function');
+  } finally {
+    await s.close();
+  }
+});
