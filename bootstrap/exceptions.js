@@ -1,5 +1,6 @@
 // Renders a thrown value as the `message` of an `exception` result.
-//   Error objects    -> their stack, minus frames inside this bootstrap (first line "Name: message")
+//   Error objects    -> their stack, minus frames inside this bootstrap (first line "Name: message"),
+//                       then their cause chain
 //   anything else    -> "Uncaught " + util.inspect(value), the way Node's REPL reports it
 //   unrenderable     -> a fixed message, because a hostile value must not break result delivery
 
@@ -39,13 +40,34 @@ function isError(value) {
   return util.types.isNativeError(value) || value instanceof Error;
 }
 
+// The cause chain, one "[cause]: Name: message" line each (as Node's inspect labels it): fetch's
+// "fetch failed" carries the refused socket (connect EACCES) only there, and the host's denial
+// detection reads the message. A cause that cannot be rendered ends the chain.
+const MAX_CAUSES = 4;
+function causeLines(error) {
+  const lines = [];
+  let current = error;
+  for (let depth = 0; depth < MAX_CAUSES; depth++) {
+    try {
+      current = current.cause;
+      if (current === undefined || current === null) break;
+      lines.push(`[cause]: ${isError(current) ? Error.prototype.toString.call(current) : formatValue(current)}`);
+    } catch {
+      break;
+    }
+  }
+  return lines;
+}
+
 function renderError(error) {
   const header = Error.prototype.toString.call(error);
   const stack = error.stack;
-  if (typeof stack !== 'string' || stack === '') return header;
+  const causes = causeLines(error);
+  const tail = causes.length ? `\n${causes.join('\n')}` : '';
+  if (typeof stack !== 'string' || stack === '') return header + tail;
   const cleaned = stripInternalFrames(stack);
   // A message changed after construction leaves a stale stack header; lead with the real one.
-  return cleaned.startsWith(header) ? cleaned : `${header}\n${cleaned}`;
+  return (cleaned.startsWith(header) ? cleaned : `${header}\n${cleaned}`) + tail;
 }
 
 export function formatThrown(value) {

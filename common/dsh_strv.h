@@ -23,5 +23,7 @@ void dsh_strv_clear(struct dsh_strv *sv);
 void dsh_strv_free(char **v);              /* NULL ok */
 char **dsh_strv_dup(const char *const *v); /* NULL input gives an empty vector; NULL on ENOMEM */
 bool dsh_strv_contains(char *const *v, const char *s); /* NULL v ok */
+/* The entries joined by separator (malloc'd; NULL on ENOMEM); NULL v gives "". */
+char *dsh_strv_join(char *const *v, const char *separator);
 
 #endif

@@ -84,3 +84,19 @@ bool dsh_strv_contains(char *const *v, const char *s)
             return true;
     return false;
 }
+
+char *dsh_strv_join(char *const *v, const char *separator)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f)
+        return NULL;
+    for (size_t i = 0; v && v[i]; i++)
+        fprintf(f, "%s%s", i ? separator : "", v[i]);
+    if (fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}

@@ -108,6 +108,13 @@ struct dsh_provider {
     int (*registerImage)(struct dsh_instance *instance, dsh_run_id run, const char *attachment_id,
                          const char *host_path, char **ret_descriptor_json, size_t *ret_len,
                          struct dsh_error *ret_error);
+
+    /* ---- appended in 1.1 ---- */
+    /* Host directories that hold the provider's own files (its bootstrap, its default Node.js),
+     * which the execution world must be able to read: a NULL-terminated array of absolute paths,
+     * static, valid until dlclose. Needs no instance: a host passes it to its services (the Linux
+     * services' extra_readable_roots) before load(). */
+    const char *const *(*readable_roots)(void);
 };
 
 /* The one exported symbol. Returns NULL when host_abi_major is not supported. */

@@ -1,6 +1,7 @@
 /* The provider table and the instance lifecycle: dsh_provider_entry, load, unload, loop
  * integration and the small synchronous calls. Runs live in run.c. */
 #include "internal.h"
+#include "own_files.h"
 #include "env.h"
 #include "run.h"
 
@@ -394,6 +395,7 @@ static const struct dsh_provider provider = {
     .free_text = free_text,
     .wait = wait_and_dispatch,
     .registerImage = register_image,
+    .readable_roots = ptc__own_readable_roots,
 };
 
 __attribute__((visibility("default"))) const struct dsh_provider *dsh_provider_entry(uint32_t host_abi_major)

@@ -25,6 +25,21 @@ bool ptc__env_usable(const struct ptc_env *env)
     return !env->invalidated && env->state != PTC_ENV_CLOSING && !env->run;
 }
 
+/* V8's one-line verdict when the heap limit is hit (it follows with a long GC and native-stack
+ * dump), or NULL. */
+static const char *heap_verdict(const struct ptc_env *env, int *ret_len)
+{
+    static const char marker[] = "JavaScript heap out of memory";
+    const char *tail = env->stderr_tail, *hit = memmem(tail, env->stderr_tail_len, marker, sizeof marker - 1);
+    if (!hit)
+        return NULL;
+    const char *line = hit;
+    while (line > tail && line[-1] != '\n')
+        line--;
+    *ret_len = (int)(hit + sizeof marker - 1 - line);
+    return line;
+}
+
 char *ptc__env_exit_description(const struct ptc_env *env)
 {
     char status[64] = "";
@@ -41,7 +56,12 @@ char *ptc__env_exit_description(const struct ptc_env *env)
     if (env->control_error < 0)
         snprintf(transport, sizeof transport, "; control channel: %s", strerror(-env->control_error));
     char *text = NULL;
-    if (env->stderr_tail_len)
+    int verdict_len = 0;
+    const char *verdict = env->run && env->inst ? heap_verdict(env, &verdict_len) : NULL;
+    if (verdict)
+        (void)!asprintf(&text, "the program exhausted the JavaScript heap (maxOldGenerationSizeMb: %lld)%s; V8: %.*s",
+                        (long long)env->inst->config.max_old_generation_size_mb, status, verdict_len, verdict);
+    else if (env->stderr_tail_len)
         (void)!asprintf(&text, "%s%s%s; stderr: %.*s", what, status, transport, (int)env->stderr_tail_len,
                         env->stderr_tail);
     else

@@ -3,6 +3,7 @@
  * explicit launch names paths that already live in the subprocess world (or an executable's bare
  * name, found on PATH). */
 #include "internal.h"
+#include "own_files.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -12,12 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef PTC_DEFAULT_NODE
-#error "PTC_DEFAULT_NODE must name the pinned Node executable"
-#endif
-#ifndef PTC_DEFAULT_BOOTSTRAP
-#error "PTC_DEFAULT_BOOTSTRAP must name bootstrap/process.js"
-#endif
 
 void ptc__argv_free(char **argv)
 {
@@ -50,6 +45,10 @@ static int resolve_executable(struct dsh_instance *inst, const char *name, char 
             return ptc__fail(err, DSH_E_CONFIG_INVALID, "launch.executable %s must be an absolute path or a bare name", name);
         if ((size_t)snprintf(buf, len, "%s", name) >= len)
             return ptc__fail(err, -ENAMETOOLONG, "launch.executable is too long");
+        /* A subprocess-world path: the Linux services' world shows host paths as they are, so a
+         * missing file is named here instead of failing inside the sandbox. */
+        if (access(name, X_OK) != 0 && errno == ENOENT)
+            return ptc__fail(err, DSH_E_NOT_FOUND, "launch.executable %s does not exist", name);
         return 0;
     }
     const char *search = getenv("PATH");
@@ -77,8 +76,13 @@ int ptc__launch_argv(struct dsh_instance *inst, char ***ret_argv, char ***ret_en
     char node[PATH_MAX], bootstrap[PATH_MAX], heap[64], message[64], pending[64];
     int rc;
     if (!launch->is_explicit) {
-        if ((rc = map_path(inst, PTC_DEFAULT_NODE, node, sizeof node, err)) < 0 ||
-            (rc = map_path(inst, PTC_DEFAULT_BOOTSTRAP, bootstrap, sizeof bootstrap, err)) < 0)
+        if (access(ptc__own_node(), X_OK) != 0)
+            return ptc__fail(err, DSH_E_NOT_FOUND,
+                             "the pinned Node.js is missing (%s does not exist): run examples/setup.sh in the "
+                             "source tree (npm ci in bootstrap/runtime), then build and install again",
+                             ptc__own_node());
+        if ((rc = map_path(inst, ptc__own_node(), node, sizeof node, err)) < 0 ||
+            (rc = map_path(inst, ptc__own_bootstrap(), bootstrap, sizeof bootstrap, err)) < 0)
             return rc;
     } else {
         if ((rc = resolve_executable(inst, launch->executable, node, sizeof node, err)) < 0)
@@ -86,7 +90,7 @@ int ptc__launch_argv(struct dsh_instance *inst, char ***ret_argv, char ***ret_en
         if (launch->kind == PTC_LAUNCH_NODE_SCRIPT) {
             if (launch->bootstrap_path)
                 snprintf(bootstrap, sizeof bootstrap, "%s", launch->bootstrap_path);
-            else if ((rc = map_path(inst, PTC_DEFAULT_BOOTSTRAP, bootstrap, sizeof bootstrap, err)) < 0)
+            else if ((rc = map_path(inst, ptc__own_bootstrap(), bootstrap, sizeof bootstrap, err)) < 0)
                 return rc;
         }
     }

@@ -31,6 +31,8 @@ step "C suites (meson test)" meson test -C build --print-errorlogs --num-process
 step "bootstrap (meson test --suite bootstrap)" meson test -C build --print-errorlogs --num-processes 2 --suite bootstrap
 step "Python bootstrap (meson test --suite bootstrap-python)" meson test -C build --print-errorlogs --num-processes 2 --suite bootstrap-python
 step "conformance through dsh (meson test --suite conformance)" meson test -C build --print-errorlogs --num-processes 2 --suite conformance
+step "install into a prefix, move it, use it alone (tests/install)" ./tests/install/run.sh
+step "quick start leaves nothing behind" ./tests/install/quickstart.sh
 
 # Sanitizers: the C code again, instrumented. Node-heavy suites run only in the plain build.
 if [ ! -f build-asan/build.ninja ]; then

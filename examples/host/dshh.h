@@ -174,7 +174,20 @@ void dshh__emit_error(const char *id_text, const char *fmt, ...)
 int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts);
 int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts);
 
+/* ---- paths.c: installed or build-tree locations ---------------------------------------------------- */
+enum dshh_path { DSHH_PATH_PROVIDER, DSHH_PATH_WORKFLOW, DSHH_PATH_PROFILE, DSHH_PATH_LAUNCHER,
+                 DSHH_PATH_COUNT };
+/* The default location of a file dsh uses; NULL for the launcher of an installed dsh (the
+ * services library finds its own). */
+const char *dshh__path(enum dshh_path which);
+
+/* ---- doctor.c: `dsh doctor` ------------------------------------------------------------------------ */
+int dshh__cmd_doctor(const struct dshh_options *opts);
+
 /* ---- main.c: options shared by the commands --------------------------------------------------------- */
+/* Prints one line "dsh COMMAND: PROBLEM (see 'dsh COMMAND --help')" (command NULL: the global
+ * usage) and returns DSHH_EXIT_USAGE. */
+int dshh__usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 struct dshh_options {
     const char *profile;
     const char *catalog;

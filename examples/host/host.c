@@ -11,16 +11,6 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#ifndef DSH_DEFAULT_PROVIDER_PATH
-#error "meson passes DSH_DEFAULT_PROVIDER_PATH (the built plugin)"
-#endif
-#ifndef DSH_BOOTSTRAP_DIR
-#error "meson passes DSH_BOOTSTRAP_DIR (the directory of the plugin's default bootstrap)"
-#endif
-#ifndef DSH_LAUNCHER_PATH
-#error "meson passes DSH_LAUNCHER_PATH (the built dsh-sandbox-launch)"
-#endif
-
 static const char *const builtin_names[] = {DSHH_NAME_FS, DSHH_NAME_SUBPROCESS, DSHH_NAME_SANDBOX,
                                             DSHH_NAME_POLICY, DSHH_NAME_DEMO,
                                             "dsh-workflow-ptc" /* workflow_cmd.c */, NULL};
@@ -72,9 +62,12 @@ struct svc_values {
     int64_t max_abi;
     int64_t confine_delay_ms; /* test-only fault injection */
     int64_t fail_quiescence;  /* test-only fault injection */
+    bool require_full;
     char *mode;
     char *workspace_root;
-    char *readable[4]; /* NULL-terminated: bootstrap dir, bootstrapPath dir, carrier dir */
+    /* NULL-terminated: the provider's readable_roots(), the directories of a bootstrapPath and
+     * of an embedded carrier the provider row names */
+    char **readable;
 };
 
 static void svc_values_free(struct svc_values *v)
@@ -82,8 +75,7 @@ static void svc_values_free(struct svc_values *v)
     dsh_strv_free(v->extra_roots);
     free(v->mode);
     free(v->workspace_root);
-    for (size_t i = 0; v->readable[i]; i++)
-        free(v->readable[i]);
+    dsh_strv_free(v->readable);
 }
 
 /* The execution world sees only the system, the workspace and what we list here, so the
@@ -108,12 +100,28 @@ static int add_parent_dir(const struct dsh_catalog_provider *p, const struct dsh
     return 0;
 }
 
-static int readable_roots(const struct dsh_catalog *cat, const struct dshh_profile *profile,
-                          struct svc_values *v)
+/* The table's readable_roots (1.1) names the provider's own files; an older provider, none. */
+static const char *const *provider_roots(const struct dsh_provider *p)
 {
-    size_t n = 0;
-    if (!(v->readable[n++] = strdup(DSH_BOOTSTRAP_DIR)))
+    static const char *const none[] = {NULL};
+    size_t end = offsetof(struct dsh_provider, readable_roots) + sizeof(p->readable_roots);
+    const char *const *roots =
+        p && p->struct_size >= end && p->readable_roots ? p->readable_roots() : NULL;
+    return roots ? roots : none;
+}
+
+static int readable_roots(const struct dsh_catalog *cat, const struct dshh_profile *profile,
+                          const struct dsh_provider *provider, struct svc_values *v)
+{
+    const char *const *own = provider_roots(provider);
+    size_t n = 0, nown = 0;
+    while (own[nown])
+        nown++;
+    if (!(v->readable = calloc(nown + 3, sizeof *v->readable)))
         return -ENOMEM;
+    for (; n < nown; n++)
+        if (!(v->readable[n] = strdup(own[n])))
+            return -ENOMEM;
     for (size_t i = 0; i < profile->nrows; i++) {
         const struct dshh_row *row = &profile->rows[i];
         const struct dsh_catalog_provider *p = dsh_catalog_find(cat, row->name);
@@ -135,7 +143,8 @@ static int readable_roots(const struct dsh_catalog *cat, const struct dshh_profi
     return 0;
 }
 
-static int read_service_rows(const struct dshh_profile *profile, struct svc_values *v)
+static int read_service_rows(const struct dshh_profile *profile, const struct dsh_provider *provider,
+                             struct svc_values *v)
 {
     struct dsh_catalog *cat;
     char msg[512] = "";
@@ -155,6 +164,9 @@ static int read_service_rows(const struct dshh_profile *profile, struct svc_valu
         if (rc == 0)
             rc = dsh_config_get_int(p, row_doc(row), row->config, "confineDelayMs",
                                     &v->confine_delay_ms);
+        if (rc == 0)
+            rc = dsh_config_get_bool(p, row_doc(row), row->config, "requireFullEnforcement",
+                                     &v->require_full);
     }
     if (rc == 0 && (rc = enabled_row(profile, DSHH_NAME_SUBPROCESS, &row)) == 0 && row) {
         const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_SUBPROCESS);
@@ -169,7 +181,7 @@ static int read_service_rows(const struct dshh_profile *profile, struct svc_valu
                                     &v->workspace_root);
     }
     if (rc == 0)
-        rc = readable_roots(cat, profile, v);
+        rc = readable_roots(cat, profile, provider, v);
     dsh_catalog_close(cat);
     if (rc < 0 && rc != -1)
         fprintf(stderr, "dsh: cannot read the service rows: %s\n", strerror(-rc));
@@ -188,12 +200,12 @@ static int mount_services(struct dshh_host *host, const struct dshh_profile *pro
         return -1;
     /* Kept until close: the services may borrow the option strings. */
     host->svc_values = vp;
-    if (read_service_rows(profile, vp))
+    if (read_service_rows(profile, host->provider, vp))
         return -1;
     struct svc_values v = *vp;
     struct dsh_linux_services_options o = {
         .struct_size = sizeof(o),
-        .launcher_path = DSH_LAUNCHER_PATH,
+        .launcher_path = dshh__path(DSHH_PATH_LAUNCHER),
         .extra_writable_roots = (const char *const *)v.extra_roots,
         .max_landlock_abi = (int)v.max_abi,
         .confine_delay_ms = (uint32_t)v.confine_delay_ms,
@@ -204,6 +216,7 @@ static int mount_services(struct dshh_host *host, const struct dshh_profile *pro
         .logger = &host->logger,
         .extra_readable_roots = (const char *const *)v.readable,
         .fail_quiescence_observations = (uint32_t)v.fail_quiescence,
+        .require_full_enforcement = v.require_full,
     };
     struct dsh_error err = {0};
     int rc = dsh_linux_services_create(&o, &host->services_impl, &err);
@@ -245,7 +258,9 @@ static void on_provider_fd(void *arg, uint32_t events)
     host->dispatch_error = rc < 0 ? rc : 0;
 }
 
-static int load_provider(struct dshh_host *host, const struct dshh_profile *profile)
+/* dlopen()s the provider row's object before the services exist: they need its readable_roots. */
+static int open_provider(struct dshh_host *host, const struct dshh_profile *profile,
+                         const struct dshh_row **ret_row)
 {
     const struct dshh_row *prow = NULL;
     for (size_t i = 0; i < profile->nrows; i++) {
@@ -263,9 +278,13 @@ static int load_provider(struct dshh_host *host, const struct dshh_profile *prof
         fprintf(stderr, "dsh: the composition has no enabled provider row\n");
         return -1;
     }
-    host->provider_path = prow->path ? prow->path : DSH_DEFAULT_PROVIDER_PATH;
-    if (dshh__provider_open(host->provider_path, prow->name, &host->dl, &host->provider, stderr))
-        return -1;
+    host->provider_path = prow->path ? prow->path : dshh__path(DSHH_PATH_PROVIDER);
+    *ret_row = prow;
+    return dshh__provider_open(host->provider_path, prow->name, &host->dl, &host->provider, stderr);
+}
+
+static int load_provider(struct dshh_host *host, const struct dshh_row *prow)
+{
     char *text = NULL;
     size_t len = 0;
     if (prow->config) {
@@ -345,8 +364,9 @@ int dshh__host_open(struct dshh_host *host, const struct dshh_options *opts,
         fprintf(stderr, "dsh: epoll: %s\n", strerror(-rc));
         return -1;
     }
-    if (mount_services(host, profile) || load_provider(host, profile) ||
-        register_initializers(host, opts))
+    const struct dshh_row *prow = NULL;
+    if (open_provider(host, profile, &prow) || mount_services(host, profile) ||
+        load_provider(host, prow) || register_initializers(host, opts))
         return -1;
     return 0;
 }

@@ -7,31 +7,107 @@
 #include <errno.h>
 #include <getopt.h>
 #include <json-c/json.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef DSH_DEFAULT_PROFILE
-#error "meson passes DSH_DEFAULT_PROFILE (examples/profiles/default.yaml)"
+#ifndef DSH_VERSION
+#error "meson passes DSH_VERSION (the project version)"
 #endif
 
-static void usage(FILE *out)
+int dshh__usage_error(const char *command, const char *fmt, ...)
 {
-    fputs("usage:\n"
-          "  dsh [--profile FILE] [--patch FILE]... --dump-config\n"
-          "  dsh [--profile FILE] [--patch FILE]... config validate [FILE]\n"
-          "  dsh [--profile FILE] [--patch FILE]... config persistent-patch [--format F]\n"
-          "  dsh headless [--profile FILE] [--patch FILE]... [-v]\n"
-          "      (--program FILE.ts | -e CODE) [--json] [--cwd DIR] [--timeout-ms N|null]\n"
-          "      [--state-owner OWNER] [--session ID] [--discard-completion] [--image ID=PATH]...\n"
-          "  dsh headless [--profile FILE] [--patch FILE]... [-v] --serve\n"
-          "  dsh workflow run SCRIPT.js [--args JSON] [--json] ...  (dsh workflow --help)\n"
-          "      (headless also takes [--initializer FILE]...: environment initializers,\n"
-          "       persistent-in-memory only, registered right after the provider loads)\n"
-          "  dsh headless [--profile FILE] [--patch FILE]...  (load, print describe(), unload)\n"
-          "Exit status: 0 ok, 1 program failure (or invalid rows for config validate),\n"
-          "2 usage or configuration error.\n"
-          "Default profile: " DSH_DEFAULT_PROFILE "\n",
-          out);
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "dsh%s%s: ", command ? " " : "", command ? command : "");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see 'dsh%s%s --help')\n", command ? " " : "", command ? command : "");
+    va_end(ap);
+    return DSHH_EXIT_USAGE;
+}
+
+static void help_global(void)
+{
+    printf("usage: dsh COMMAND [OPTIONS]\n"
+           "Runs TypeScript programs in confined Node.js processes (dsh-ptc-runtime-node).\n"
+           "\n"
+           "Commands:\n"
+           "  headless                 run one program (-e, --program) or serve JSON lines (--serve)\n"
+           "  workflow run             run a workflow script (dsh-workflow-ptc)\n"
+           "  config validate          check a profile or patch against the catalog\n"
+           "  config persistent-patch  print the patch that retains execution state\n"
+           "  doctor                   report what this machine gives the sandbox\n"
+           "\n"
+           "  dsh [--profile FILE] [--patch FILE]... --dump-config   print the composition\n"
+           "  dsh --version | --help\n"
+           "\n"
+           "'dsh COMMAND --help' lists a command's options; the manual is dsh(1).\n"
+           "Exit status: 0 ok, 1 program failure, 2 usage or configuration error.\n"
+           "Default profile: %s\n",
+           dshh__path(DSHH_PATH_PROFILE));
+}
+
+static const char composition_help[] =
+    "  --profile FILE        the base composition (default: %s)\n"
+    "  --patch FILE          a patch layer applied in order (repeatable)\n"
+    "  -v, --verbose         log the services and the provider to stderr\n";
+
+static void help_headless(void)
+{
+    printf("usage: dsh headless [OPTIONS] (-e CODE | --program FILE.ts)\n"
+           "       dsh headless [OPTIONS] --serve\n"
+           "       dsh headless [OPTIONS]      load the provider, print describe(), unload\n"
+           "\n");
+    printf(composition_help, dshh__path(DSHH_PATH_PROFILE));
+    printf("  --initializer FILE    environment initializer (persistent-in-memory; repeatable)\n"
+           "Program:\n"
+           "  -e, --eval CODE       the program text\n"
+           "  --program FILE.ts     the program file ('-' reads stdin)\n"
+           "  --json                print the result JSON instead of a summary\n"
+           "  --cwd DIR             working directory (absolute; default: the workspace root)\n"
+           "  --timeout-ms N|null   elapsed deadline in ms (null: none)\n"
+           "  --state-owner OWNER   keep the environment for OWNER (retaining modes)\n"
+           "  --session ID          the sandbox-policy session\n"
+           "  --discard-completion  do not return the program's value\n"
+           "  --image ID=PATH       register a PNG or JPEG before the program starts (repeatable)\n"
+           "--serve: one JSON request per line on stdin, one event per line on stdout.\n"
+           "  Requests: run {id, program, stateOwner?, timeoutMs?, cwd?, discardCompletion?,\n"
+           "              sessionId?, mode?, bindings?: [{global, functions}], images?}\n"
+           "            reply {run, call, ok, value? | message}   cancel {id, reason?}\n"
+           "            release {id, stateOwner}   set-mode {mode, session?, id?}\n"
+           "  Events:   call {run, call, global, name, args}   result {id, result}\n"
+           "            released {id}   mode-set {id?, ...}   error {id?, message}\n"
+           "  Runs are concurrent; at end of input dsh waits for them, then exits 0.\n"
+           "  The full contract and a captured session: examples/host/README.md.\n"
+           "Exit status: 0 ok, 1 program failure, 2 usage or configuration error.\n");
+}
+
+static void help_config(const char *sub)
+{
+    bool validate = sub && !strcmp(sub, "validate"), patch = sub && !strcmp(sub, "persistent-patch");
+    if (validate || !patch)
+        printf("usage: dsh config validate [OPTIONS] [FILE]\n"
+               "  Checks FILE (a profile or a patch: a YAML list of rows) against the catalog, or\n"
+               "  without FILE the composition of --profile and --patch. Every error names the\n"
+               "  field and its FILE:line:column. Exit 0 valid, 1 invalid, 2 usage.\n");
+    if (patch || !validate)
+        printf("usage: dsh config persistent-patch [OPTIONS] [--format F]\n"
+               "  Prints the patch that retains execution state for program format F\n"
+               "  (async-function, vm-script, scoped-repl, repl; default: the ptc-runtime row's).\n");
+    printf("\n");
+    printf(composition_help, dshh__path(DSHH_PATH_PROFILE));
+}
+
+static void help_doctor(void)
+{
+    printf("usage: dsh doctor [OPTIONS]\n"
+           "  Prints, one line each, what this machine gives the sandbox: the kernel, Landlock,\n"
+           "  seccomp, user and PID namespaces, the Node.js the provider launches (by running a\n"
+           "  program) and its bootstrap, and the enforcement of each policy mode under the\n"
+           "  composition's sandbox row. Exit 0 when workspace-write is fully enforced and the\n"
+           "  program ran, 1 otherwise, 2 usage or configuration error.\n"
+           "\n");
+    printf(composition_help, dshh__path(DSHH_PATH_PROFILE));
 }
 
 enum {
@@ -52,7 +128,27 @@ enum {
     OPT_FORMAT,
 };
 
-static int parse_options(int argc, char **argv, struct dshh_options *o, int *ret_first)
+/* Options that only `dsh headless` takes (their presence elsewhere is a usage error). */
+static bool headless_only(int opt)
+{
+    switch (opt) {
+    case OPT_SERVE: case OPT_JSON: case OPT_PROGRAM: case 'e': case OPT_CWD: case OPT_TIMEOUT:
+    case OPT_OWNER: case OPT_SESSION: case OPT_DISCARD: case OPT_INITIALIZER: case OPT_IMAGE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+struct parsed {
+    bool help;
+    bool version;
+    const char *headless_option; /* the first headless-only option given ("--cwd", "-e") */
+    bool format_given;
+};
+
+static int parse_options(int argc, char **argv, const char *command, struct dshh_options *o,
+                         struct parsed *ret, int *ret_first)
 {
     static const struct option longopts[] = {
         {"profile", required_argument, NULL, OPT_PROFILE},
@@ -75,9 +171,18 @@ static int parse_options(int argc, char **argv, struct dshh_options *o, int *ret
         {"format", required_argument, NULL, OPT_FORMAT},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    int c, index = -1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "e:vh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":e:vh", longopts, &index)) != -1) {
+        static char option_name[32];
+        if (headless_only(c) && !ret->headless_option) {
+            if (index >= 0)
+                snprintf(option_name, sizeof option_name, "--%s", longopts[index].name);
+            else
+                snprintf(option_name, sizeof option_name, "-%c", c);
+            ret->headless_option = option_name;
+        }
+        index = -1;
         switch (c) {
         case OPT_PROFILE:
             o->profile = optarg;
@@ -90,12 +195,11 @@ static int parse_options(int argc, char **argv, struct dshh_options *o, int *ret
             break;
         case OPT_FORMAT:
             o->format = optarg;
+            ret->format_given = true;
             break;
         case OPT_IMAGE:
-            if (!strchr(optarg, '=') || optarg[0] == '=') {
-                fprintf(stderr, "dsh: --image takes ID=PATH\n");
-                return -1;
-            }
+            if (!strchr(optarg, '=') || optarg[0] == '=')
+                return dshh__usage_error(command, "--image takes ID=PATH");
             o->images[o->nimages++] = optarg;
             break;
         case OPT_DUMP:
@@ -124,10 +228,8 @@ static int parse_options(int argc, char **argv, struct dshh_options *o, int *ret
                 break;
             }
             o->timeout_ms = strtoll(optarg, &end, 10);
-            if (errno || end == optarg || *end || o->timeout_ms <= 0) {
-                fprintf(stderr, "dsh: --timeout-ms takes a positive integer or null\n");
-                return -1;
-            }
+            if (errno || end == optarg || *end || o->timeout_ms <= 0)
+                return dshh__usage_error(command, "--timeout-ms takes a positive integer or null");
             break;
         }
         case OPT_OWNER:
@@ -143,17 +245,15 @@ static int parse_options(int argc, char **argv, struct dshh_options *o, int *ret
             o->verbose = true;
             break;
         case 'h':
-            usage(stdout);
-            exit(DSHH_EXIT_OK);
+            ret->help = true;
+            break;
         case OPT_VERSION:
-            printf("dsh (host ABI %d.%d)\n", DSH_ABI_MAJOR, DSH_ABI_MINOR);
-            exit(DSHH_EXIT_OK);
+            ret->version = true;
+            break;
+        case ':':
+            return dshh__usage_error(command, "option %s needs an argument", argv[optind - 1]);
         default:
-            if (optopt)
-                fprintf(stderr, "dsh: option -%c needs an argument or is unknown\n", optopt);
-            else
-                fprintf(stderr, "dsh: unknown option %s\n", argv[optind - 1]);
-            return -1;
+            return dshh__usage_error(command, "unknown option %s", argv[optind - 1]);
         }
     }
     *ret_first = optind;
@@ -166,23 +266,15 @@ static int check_headless(const struct dshh_options *o)
     bool program = o->program_file || o->program_code;
     bool run_opts = o->json || o->cwd || o->timeout_ms != -1 || o->state_owner || o->session_id ||
                     o->discard_completion || o->nimages;
-    if (o->program_file && o->program_code) {
-        fprintf(stderr, "dsh: --program and -e exclude each other\n");
-        return -1;
-    }
-    if (o->serve && (program || run_opts)) {
-        fprintf(stderr, "dsh: --serve takes no program options (requests carry them)\n");
-        return -1;
-    }
-    if (!program && run_opts) {
-        fprintf(stderr, "dsh: --json, --cwd, --timeout-ms, --state-owner, --session, --image and "
-                        "--discard-completion need --program or -e\n");
-        return -1;
-    }
-    if (o->cwd && o->cwd[0] != '/') {
-        fprintf(stderr, "dsh: --cwd must be an absolute path\n");
-        return -1;
-    }
+    if (o->program_file && o->program_code)
+        return dshh__usage_error("headless", "--program and -e exclude each other");
+    if (o->serve && (program || run_opts))
+        return dshh__usage_error("headless", "--serve takes no program options (requests carry them)");
+    if (!program && run_opts)
+        return dshh__usage_error("headless", "--json, --cwd, --timeout-ms, --state-owner, --session, "
+                                             "--image and --discard-completion need --program or -e");
+    if (o->cwd && o->cwd[0] != '/')
+        return dshh__usage_error("headless", "--cwd must be an absolute path");
     return 0;
 }
 
@@ -234,34 +326,100 @@ out:
     return status;
 }
 
+static bool is_command(const char *word)
+{
+    return !strcmp(word, "headless") || !strcmp(word, "config") || !strcmp(word, "doctor");
+}
+
+/* The command word, for messages before the options are parsed (NULL: none yet). */
+static const char *command_word(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (is_command(argv[i]))
+            return argv[i];
+    return NULL;
+}
+
+/* `config SUB`: SUB's own help and options. */
+static int config_command(struct dshh_options *opts, const struct parsed *p, int nwords, char **words)
+{
+    const char *sub = nwords >= 2 ? words[1] : NULL;
+    bool known = sub && (!strcmp(sub, "validate") || !strcmp(sub, "persistent-patch"));
+    char name[64];
+    snprintf(name, sizeof name, "config%s%s", known ? " " : "", known ? sub : "");
+    if (p->help) {
+        help_config(sub);
+        return DSHH_EXIT_OK;
+    }
+    if (!sub)
+        return dshh__usage_error("config", "expected validate or persistent-patch");
+    if (!known)
+        return dshh__usage_error("config", "unknown subcommand '%s'", sub);
+    if (p->headless_option)
+        return dshh__usage_error(name, "unknown option %s", p->headless_option);
+    if (p->format_given && strcmp(sub, "persistent-patch") != 0)
+        return dshh__usage_error(name, "unknown option --format");
+    int max_words = !strcmp(sub, "validate") ? 3 : 2;
+    if (nwords > max_words)
+        return dshh__usage_error(name, "unexpected argument '%s'", words[max_words]);
+    return dshh__cmd_config(opts, nwords - 1, words + 1);
+}
+
+static int run_command(struct dshh_options *opts, const struct parsed *p, int nwords, char **words)
+{
+    const char *command = nwords ? words[0] : NULL;
+    if (p->version) {
+        printf("dsh %s (host ABI %d.%d)\n", DSH_VERSION, DSH_ABI_MAJOR, DSH_ABI_MINOR);
+        return DSHH_EXIT_OK;
+    }
+    if (command && !is_command(command))
+        return dshh__usage_error(NULL, "unknown command '%s'", command);
+    if (command && !strcmp(command, "config"))
+        return config_command(opts, p, nwords, words);
+    if (p->help) {
+        if (!command)
+            help_global();
+        else if (!strcmp(command, "headless"))
+            help_headless();
+        else
+            help_doctor();
+        return DSHH_EXIT_OK;
+    }
+    if (!command && !opts->dump_config)
+        return dshh__usage_error(NULL, "expected a command");
+    if (nwords > 1)
+        return dshh__usage_error(command, "unexpected argument '%s'", words[1]);
+    if (p->format_given)
+        return dshh__usage_error(command, "unknown option --format");
+    if (command && !strcmp(command, "doctor")) {
+        if (p->headless_option)
+            return dshh__usage_error(command, "unknown option %s", p->headless_option);
+        if (opts->dump_config)
+            return dshh__usage_error(command, "unknown option --dump-config");
+        return dshh__cmd_doctor(opts);
+    }
+    if (!command && p->headless_option)
+        return dshh__usage_error(NULL, "%s is an option of dsh headless", p->headless_option);
+    return check_headless(opts) ? DSHH_EXIT_USAGE : headless(opts);
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "workflow")) /* own options: workflow_cmd.c */
         return dshh__cmd_workflow(argc - 1, argv + 1);
-    struct dshh_options opts = {.profile = DSH_DEFAULT_PROFILE, .timeout_ms = -1};
+    struct dshh_options opts = {.profile = dshh__path(DSHH_PATH_PROFILE), .timeout_ms = -1};
     opts.patches = calloc((size_t)argc, sizeof(*opts.patches));
     opts.initializers = calloc((size_t)argc, sizeof(*opts.initializers));
     opts.images = calloc((size_t)argc, sizeof(*opts.images));
-    int first;
-    if (!opts.patches || !opts.initializers || !opts.images || parse_options(argc, argv, &opts, &first)) {
-        usage(stderr);
-        free(opts.patches);
-        free(opts.initializers);
-        free(opts.images);
-        return DSHH_EXIT_USAGE;
-    }
-    int nwords = argc - first;
-    char **words = argv + first;
-    int status;
-    if (nwords >= 1 && !strcmp(words[0], "config")) {
-        status = dshh__cmd_config(&opts, nwords - 1, words + 1);
-    } else if ((nwords == 1 && !strcmp(words[0], "headless")) || (nwords == 0 && opts.dump_config)) {
-        status = check_headless(&opts) ? DSHH_EXIT_USAGE : headless(&opts);
-    } else {
-        if (nwords)
-            fprintf(stderr, "dsh: unknown command '%s'\n", words[0]);
-        usage(stderr);
+    struct parsed parsed = {0};
+    int first = argc, status;
+    if (!opts.patches || !opts.initializers || !opts.images) {
+        fprintf(stderr, "dsh: out of memory\n");
         status = DSHH_EXIT_USAGE;
+    } else if (parse_options(argc, argv, command_word(argc, argv), &opts, &parsed, &first)) {
+        status = DSHH_EXIT_USAGE;
+    } else {
+        status = run_command(&opts, &parsed, argc - first, argv + first);
     }
     free(opts.patches);
     free(opts.initializers);

@@ -165,17 +165,7 @@ static int validate_file(const struct dsh_catalog *cat, const struct dshh_profil
     return invalid;
 }
 
-static void config_usage(FILE *out)
-{
-    fputs("usage: dsh [--profile FILE] [--patch FILE]... config validate [FILE]\n"
-          "       dsh [--profile FILE] [--patch FILE]... config persistent-patch [--format F]\n"
-          "  persistent-patch prints the patch that retains execution state for program format F\n"
-          "  (async-function, vm-script, scoped-repl, repl; default: the ptc-runtime row's).\n"
-          "  FILE: a profile or patch (a YAML list of rows); without FILE the composition\n"
-          "  of --profile and --patch is validated. Exit 0 valid, 1 invalid, 2 usage.\n",
-          out);
-}
-
+/* argv: validate [FILE] | persistent-patch (main.c checked the words and options). */
 int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv)
 {
     if (argc == 1 && !strcmp(argv[0], "persistent-patch")) {
@@ -186,14 +176,6 @@ int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv)
                          : dshh__cmd_persistent_patch(&profile, opts->format, stdout, stderr);
         dshh__profile_free(&profile);
         return status;
-    }
-    if (opts->format) {
-        config_usage(stderr);
-        return DSHH_EXIT_USAGE;
-    }
-    if (argc < 1 || strcmp(argv[0], "validate") != 0 || argc > 2) {
-        config_usage(stderr);
-        return DSHH_EXIT_USAGE;
     }
     struct dshh_profile profile;
     if (dshh__profile_compose(&profile, opts->profile, (const char *const *)opts->patches,

@@ -18,10 +18,6 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#ifndef DSH_DEFAULT_WORKFLOW_PATH
-#error "meson passes DSH_DEFAULT_WORKFLOW_PATH (the built dsh-workflow-ptc.so)"
-#endif
-
 struct wf_cmd {
     struct dshh_host *host;
     const struct dsh_workflow_engine *engine;
@@ -201,7 +197,7 @@ static int workflow_row(const struct dshh_profile *p, char **ret_yaml, const cha
                         const char ***ret_command)
 {
     *ret_yaml = NULL;
-    *ret_path = DSH_DEFAULT_WORKFLOW_PATH;
+    *ret_path = dshh__path(DSHH_PATH_WORKFLOW);
     *ret_command = NULL;
     for (size_t i = 0; i < p->nrows; i++) {
         const struct dshh_row *row = &p->rows[i];
@@ -292,15 +288,26 @@ out:
     return status;
 }
 
-static void usage(FILE *out)
+static void usage(void)
 {
-    fputs("usage: dsh workflow run SCRIPT.js [--args JSON] [--meta JSON] [--json]\n"
-          "         [--profile FILE] [--patch FILE]... [--cwd DIR] [--session ID] [--agent ID]\n"
-          "         [--provider NAME] [--max-total-agents N] [-v]\n"
-          "Progress is printed as it happens (with --json: one event JSON per line on stderr,\n"
-          "the result JSON on stdout). SIGINT/SIGTERM cancel the workflow.\n"
-          "Exit status: 0 completed, 1 error or cancelled, 2 usage or a rejected start.\n",
-          out);
+    printf("usage: dsh workflow run SCRIPT.js [OPTIONS]\n"
+           "  Runs a workflow script through the dsh-workflow-ptc engine, which runs it through\n"
+           "  the composition's ptc-runtime row; subagents run as nested confined programs.\n"
+           "\n"
+           "  --args JSON              the script's args\n"
+           "  --meta JSON              {name?, description?, phases?}\n"
+           "  --json                   events as JSON lines on stderr, the result JSON on stdout\n"
+           "  --cwd DIR                working directory of the run and its subagents\n"
+           "  --session ID             the calling agent's sandbox-policy session\n"
+           "  --agent ID               the calling agent's id\n"
+           "  --provider NAME          the subagent provider (nested, or command)\n"
+           "  --max-total-agents N     lower the row's maxTotalAgents for this run\n"
+           "  --profile FILE           the base composition (default: %s)\n"
+           "  --patch FILE             a patch layer applied in order (repeatable)\n"
+           "  -v, --verbose            log the services and the provider to stderr\n"
+           "Progress is printed as it happens. SIGINT/SIGTERM cancel the workflow.\n"
+           "Exit status: 0 completed, 1 error or cancelled, 2 usage or a rejected start.\n",
+           dshh__path(DSHH_PATH_PROFILE));
 }
 
 static int parse(int argc, char **argv, struct dshh_options *o, struct wf_opts *w, const char **script)
@@ -316,9 +323,10 @@ static int parse(int argc, char **argv, struct dshh_options *o, struct wf_opts *
         {NULL, 0, NULL, 0},
     };
     int ch;
+    bool help = false;
     opterr = 0;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
         switch (ch) {
         case O_ARGS: w->args = optarg; break;
         case O_META: w->meta = optarg; break;
@@ -333,18 +341,35 @@ static int parse(int argc, char **argv, struct dshh_options *o, struct wf_opts *
             char *end;
             w->max_total = strtoll(optarg, &end, 10);
             if (end == optarg || *end) {
-                fprintf(stderr, "dsh: --max-total-agents takes an integer\n");
+                dshh__usage_error("workflow run", "--max-total-agents takes an integer");
                 return -1;
             }
             break;
         }
         case 'v': o->verbose = true; break;
-        case 'h': usage(stdout); return 1;
-        default: fprintf(stderr, "dsh: unknown or incomplete option %s\n", argv[optind - 1]); return -1;
+        case 'h': help = true; break;
+        case ':':
+            dshh__usage_error("workflow run", "option %s needs an argument", argv[optind - 1]);
+            return -1;
+        default:
+            dshh__usage_error("workflow run", "unknown option %s", argv[optind - 1]);
+            return -1;
         }
     }
-    if (argc - optind != 2 || strcmp(argv[optind], "run")) {
-        fprintf(stderr, "dsh: expected `workflow run SCRIPT.js`\n");
+    if (help) {
+        usage();
+        return 1;
+    }
+    if (argc - optind < 1 || strcmp(argv[optind], "run")) {
+        dshh__usage_error("workflow run", "expected `dsh workflow run SCRIPT.js`");
+        return -1;
+    }
+    if (argc - optind < 2) {
+        dshh__usage_error("workflow run", "missing SCRIPT.js");
+        return -1;
+    }
+    if (argc - optind > 2) {
+        dshh__usage_error("workflow run", "unexpected argument '%s'", argv[optind + 2]);
         return -1;
     }
     *script = argv[optind + 1];
@@ -353,14 +378,12 @@ static int parse(int argc, char **argv, struct dshh_options *o, struct wf_opts *
 
 int dshh__cmd_workflow(int argc, char **argv)
 {
-    struct dshh_options opts = {.profile = DSH_DEFAULT_PROFILE, .timeout_ms = -1};
+    struct dshh_options opts = {.profile = dshh__path(DSHH_PATH_PROFILE), .timeout_ms = -1};
     struct wf_opts w = {.max_total = -1};
     const char *script_path = NULL;
     opts.patches = calloc((size_t)argc + 1, sizeof *opts.patches);
     int p = opts.patches ? parse(argc, argv, &opts, &w, &script_path) : -1;
     if (p) {
-        if (p < 0)
-            usage(stderr);
         free(opts.patches);
         return p < 0 ? DSHH_EXIT_USAGE : DSHH_EXIT_OK;
     }

@@ -1,6 +1,7 @@
 /* The reference Linux services: construction, configuration and the shared helpers. */
 #include "internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -9,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef DSHX_DEFAULT_LIBEXEC_DIR
-#define DSHX_DEFAULT_LIBEXEC_DIR "/usr/libexec/dsh"
+#ifndef DSHX_HELPER_DIR
+#error "meson passes DSHX_HELPER_DIR (libexecdir/dsh, relative to the library's directory)"
 #endif
 
 struct dsh_linux_services {
@@ -81,9 +82,26 @@ static int canonical_roots(const char *const *roots, const char *what, char ***r
     return *ret_roots ? 0 : dshx__fail(ret_error, -ENOMEM, "out of memory");
 }
 
-static char *dup_or(const char *s, const char *fallback)
+/* The installed dsh-sandbox-launch: DSHX_HELPER_DIR, relative to the directory this library was
+ * loaded from unless it is absolute, so an installed prefix can move. NULL when unknown. */
+static char *installed_launcher(void)
 {
-    return strdup(s ? s : fallback);
+    char *path = NULL;
+    if (DSHX_HELPER_DIR[0] == '/') {
+        if (asprintf(&path, "%s/dsh-sandbox-launch", DSHX_HELPER_DIR) < 0)
+            return NULL;
+        return path;
+    }
+    Dl_info info;
+    char self[PATH_MAX];
+    if (!dladdr((void *)dsh_linux_services_create, &info) || !info.dli_fname ||
+        !realpath(info.dli_fname, self))
+        return NULL;
+    char *slash = strrchr(self, '/');
+    *slash = '\0';
+    if (asprintf(&path, "%s/%s/dsh-sandbox-launch", self, DSHX_HELPER_DIR) < 0)
+        return NULL;
+    return path;
 }
 
 static int configure(const struct dsh_linux_services_options *o, struct dshx__config *ret_config,
@@ -100,6 +118,7 @@ static int configure(const struct dsh_linux_services_options *o, struct dshx__co
     c->confine_delay_ms = o->confine_delay_ms;
     if (HAS(o, fail_quiescence_observations))
         c->fail_quiescence_observations = o->fail_quiescence_observations;
+    c->require_full_enforcement = HAS(o, require_full_enforcement) && o->require_full_enforcement;
     c->defer = o->defer;
     c->loop = o->loop;
     c->logger = o->logger;
@@ -108,7 +127,7 @@ static int configure(const struct dsh_linux_services_options *o, struct dshx__co
     if (!dshx__mode_valid(mode))
         return dshx__fail(ret_error, DSH_E_CONFIG_INVALID, "unknown default_mode: %s", mode);
     c->default_mode = strdup(mode);
-    c->launcher_path = dup_or(o->launcher_path, DSHX_DEFAULT_LIBEXEC_DIR "/dsh-sandbox-launch");
+    c->launcher_path = o->launcher_path ? strdup(o->launcher_path) : installed_launcher();
     if (supervisor) {
         c->supervisor_path = strdup(supervisor);
     } else if (c->launcher_path) {
@@ -150,7 +169,7 @@ static void config_clear(struct dshx__config *c)
     dsh_strv_free(c->extra_readable_roots);
 }
 
-int dsh_linux_services_create(const struct dsh_linux_services_options *options,
+DSHX_EXPORT int dsh_linux_services_create(const struct dsh_linux_services_options *options,
                               struct dsh_linux_services **ret_services, struct dsh_error *ret_error)
 {
     if (!options || !ret_services ||
@@ -185,7 +204,7 @@ int dsh_linux_services_create(const struct dsh_linux_services_options *options,
     return 0;
 }
 
-void dsh_linux_services_destroy(struct dsh_linux_services *services)
+DSHX_EXPORT void dsh_linux_services_destroy(struct dsh_linux_services *services)
 {
     if (!services)
         return;
@@ -197,28 +216,28 @@ void dsh_linux_services_destroy(struct dsh_linux_services *services)
     free(services);
 }
 
-const struct dsh_fs_service *dsh_linux_fs(struct dsh_linux_services *services)
+DSHX_EXPORT const struct dsh_fs_service *dsh_linux_fs(struct dsh_linux_services *services)
 {
     return services ? &services->fs_vt : NULL;
 }
 
-const struct dsh_subprocess_service *dsh_linux_subprocess(struct dsh_linux_services *services)
+DSHX_EXPORT const struct dsh_subprocess_service *dsh_linux_subprocess(struct dsh_linux_services *services)
 {
     return services ? &services->subprocess_vt : NULL;
 }
 
-const struct dsh_sandbox_service *dsh_linux_sandbox(struct dsh_linux_services *services)
+DSHX_EXPORT const struct dsh_sandbox_service *dsh_linux_sandbox(struct dsh_linux_services *services)
 {
     return services ? &services->sandbox_vt : NULL;
 }
 
-const struct dsh_sandbox_policy_service *
+DSHX_EXPORT const struct dsh_sandbox_policy_service *
 dsh_linux_sandbox_policy(struct dsh_linux_services *services)
 {
     return services ? &services->policy_vt : NULL;
 }
 
-int dsh_linux_policy_set_mode(struct dsh_linux_services *services, const char *session_id,
+DSHX_EXPORT int dsh_linux_policy_set_mode(struct dsh_linux_services *services, const char *session_id,
                               const char *mode, struct dsh_error *ret_error)
 {
     if (!services)

@@ -16,6 +16,9 @@
 #define DSHX_DEFAULT_SESSION "default"
 #define DSHX_DEFAULT_MAX_PROCESSES 512u
 
+/* The library's public functions (dsh-linux-services.map lists them); everything else is hidden. */
+#define DSHX_EXPORT __attribute__((visibility("default")))
+
 /* ---- kernel facts, probed once at create ---- */
 struct dshx__kernel {
     int landlock_abi;    /* 0 when Landlock is missing */
@@ -42,6 +45,7 @@ struct dshx__config {
     uint32_t confine_delay_ms;
     uint32_t max_processes;
     uint32_t fail_quiescence_observations; /* test-only fault injection */
+    bool require_full_enforcement;
     dsh_defer_fn defer;
     void *loop;
     const struct dsh_logger *logger;
@@ -65,7 +69,10 @@ int dshx__build_env(const char *const *additions, const char *cwd, char ***ret_e
                     struct dsh_error *ret_error);
 
 /* ---- the sandbox report ---- */
-char *dshx__report_json(const char *mode, int landlock_abi, const struct dshx__kernel *kernel);
+/* The report JSON (NULL: out of memory); ret_weak (may be NULL) collects "name: level" of every
+ * capability a restricted mode enforces less than fully. */
+char *dshx__report_json(const char *mode, int landlock_abi, const struct dshx__kernel *kernel,
+                        struct dsh_strv *ret_weak);
 
 /* ---- the four services ---- */
 struct dshx__fs;

@@ -17,7 +17,8 @@ static const char *level(bool full, bool any)
     return full ? "full" : any ? "partial" : "none";
 }
 
-char *dshx__report_json(const char *mode, int abi, const struct dshx__kernel *k)
+char *dshx__report_json(const char *mode, int abi, const struct dshx__kernel *k,
+                        struct dsh_strv *ret_weak)
 {
     bool restricted = strcmp(mode, DSHX_MODE_DANGER) != 0;
     bool ns = k->namespaces, sc = k->seccomp;
@@ -48,8 +49,13 @@ char *dshx__report_json(const char *mode, int abi, const struct dshx__kernel *k)
     };
     size_t n = sizeof(caps) / sizeof(caps[0]);
     bool all_full = true;
-    for (size_t i = 0; i < n; i++)
-        all_full = all_full && strcmp(caps[i].level, "full") == 0;
+    for (size_t i = 0; i < n; i++) {
+        bool full = strcmp(caps[i].level, "full") == 0;
+        all_full = all_full && full;
+        if (!full && restricted && ret_weak &&
+            dsh_strv_pushf(ret_weak, "%s: %s", caps[i].name, caps[i].level) < 0)
+            return NULL;
+    }
 
     json_object *root = json_object_new_object(), *cj = json_object_new_object();
     if (!root || !cj) {

@@ -194,8 +194,20 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
     }
     if (rc == 0 && !(c->env = dsh_strv_finish(&env)))
         rc = -ENOMEM;
-    if (rc == 0 && !(c->report = dshx__report_json(p->mode, abi, &cfg->kernel)))
+    struct dsh_strv weak = {0};
+    if (rc == 0 && !(c->report = dshx__report_json(p->mode, abi, &cfg->kernel, &weak)))
         rc = -ENOMEM;
+    /* require_full_enforcement: a partially enforcing machine fails closed instead of running. */
+    if (rc == 0 && c->restricted && weak.n && cfg->require_full_enforcement) {
+        char *list = dsh_strv_join(weak.v, ", ");
+        dshx__log(cfg, DSH_LOG_ERROR,
+                  "sandbox unavailable for %s: full enforcement is required, but this machine "
+                  "enforces %s",
+                  p->mode, list ? list : "less");
+        free(list);
+        rc = DSH_E_SANDBOX_UNAVAILABLE;
+    }
+    dsh_strv_clear(&weak);
     dsh_strv_clear(&env);
     if (rc < 0) {
         confinement_free(c);

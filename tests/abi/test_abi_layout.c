@@ -1,5 +1,6 @@
 /* Freezes the v1 ABI layout (x86_64 / LP64): an accidental change to a public struct fails here.
  * Appending a field is allowed: update the size, keep every existing offset. */
+#include "dsh_linux_services.h"
 #include "dsh_provider.h"
 
 #include <criterion/criterion.h>
@@ -14,7 +15,7 @@
 Test(abi, version_constants)
 {
     cr_expect_eq(DSH_ABI_MAJOR, 1);
-    cr_expect_eq(DSH_ABI_MINOR, 0);
+    cr_expect_eq(DSH_ABI_MINOR, 1);
 }
 
 Test(abi, error_details)
@@ -25,7 +26,7 @@ Test(abi, error_details)
 
 Test(abi, provider_table_order)
 {
-    SIZE(dsh_provider, 144);
+    SIZE(dsh_provider, 152);
     OFF(dsh_provider, struct_size, 0);
     OFF(dsh_provider, abi_major, 4);
     OFF(dsh_provider, abi_minor, 6);
@@ -46,6 +47,7 @@ Test(abi, provider_table_order)
     OFF(dsh_provider, free_text, 120);
     OFF(dsh_provider, wait, 128);
     OFF(dsh_provider, registerImage, 136);
+    OFF(dsh_provider, readable_roots, 144); /* 1.1 */
 }
 
 Test(abi, run_callbacks)
@@ -152,4 +154,27 @@ Test(abi, strerror_covers_errno_and_ok)
     cr_expect_str_eq(dsh_strerror(-ENOENT), strerror(ENOENT));
     cr_expect_str_eq(dsh_error_name(DSH_E_OWNER_BUSY), "owner-busy");
     cr_expect_null(dsh_error_name(-ENOENT));
+}
+
+/* libdsh-linux-services.so.1: its options struct grows only by appending. */
+Test(abi, linux_services_options)
+{
+    SIZE(dsh_linux_services_options, 112);
+    OFF(dsh_linux_services_options, struct_size, 0);
+    OFF(dsh_linux_services_options, launcher_path, 8);
+    OFF(dsh_linux_services_options, extra_writable_roots, 16);
+    OFF(dsh_linux_services_options, max_landlock_abi, 24);
+    OFF(dsh_linux_services_options, confine_delay_ms, 28);
+    OFF(dsh_linux_services_options, default_mode, 32);
+    OFF(dsh_linux_services_options, workspace_root, 40);
+    OFF(dsh_linux_services_options, defer, 48);
+    OFF(dsh_linux_services_options, loop, 56);
+    OFF(dsh_linux_services_options, logger, 64);
+    OFF(dsh_linux_services_options, extra_readable_roots, 72);
+    OFF(dsh_linux_services_options, supervisor_path, 80);
+    OFF(dsh_linux_services_options, temp_root, 88);
+    OFF(dsh_linux_services_options, max_processes, 96);
+    OFF(dsh_linux_services_options, disable_namespaces, 100);
+    OFF(dsh_linux_services_options, fail_quiescence_observations, 104);
+    OFF(dsh_linux_services_options, require_full_enforcement, 108);
 }

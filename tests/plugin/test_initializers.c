@@ -42,7 +42,13 @@ static void load(struct fixture *f, const char *config)
         .sandbox_policy = dsh_linux_sandbox_policy(f->services),
     };
     f->p = dsh_provider_entry(DSH_ABI_MAJOR);
-    cr_assert_eq(f->p->load(config, strlen(config), &f->bundle, &f->inst, &err), 0, "%s", err.message);
+    /* The core is linked into this test rather than loaded from the plugin's directory, so it
+     * cannot find its bootstrap beside itself: the launch names it. */
+    char full[8192];
+    snprintf(full, sizeof full,
+             "%slaunch: {kind: node-script, executable: '%s', bootstrapPath: '%s/process.js'}\n",
+             config, TEST_NODE, TEST_BOOTSTRAP_DIR);
+    cr_assert_eq(f->p->load(full, strlen(full), &f->bundle, &f->inst, &err), 0, "%s", err.message);
 }
 
 static void unload(struct fixture *f)

@@ -1,0 +1,271 @@
+/* `dsh doctor`: what this machine gives the sandbox, one line each. The kernel facts come from
+ * the services' own enforcement reports (confine() in each policy mode, released at once) and
+ * from small probes of this process; Node.js and the bootstrap from a real program run through
+ * the provider. Exit 0 when workspace-write is fully enforced and the program ran. */
+#include "dshh.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const modes[] = {"read-only", "workspace-write", "danger-full-access"};
+
+/* 0 when a child can unshare(flags), else the errno it got. */
+static int probe_unshare(int flags)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return errno;
+    if (pid == 0)
+        _exit(unshare(flags) == 0 ? 0 : errno & 0xff);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : EINTR;
+}
+
+/* The Seccomp: line of /proc/self/status: 2 when this process already runs under a filter (a
+ * container's seccomp profile), which is what refuses namespaces there. */
+static bool under_seccomp_filter(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+    int mode = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Seccomp: %d", &mode) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return mode == 2;
+}
+
+static void print_namespace(const char *what, int flags, bool root)
+{
+    int err = probe_unshare(flags);
+    if (!err) {
+        printf("%s: available%s\n", what, root && flags == CLONE_NEWUSER ? " (not needed as root)" : "");
+        return;
+    }
+    printf("%s: unavailable (unshare: %s)%s\n", what, strerror(err),
+           err == EPERM && under_seccomp_filter()
+               ? "; dsh runs under a seccomp filter: a container's seccomp profile blocks them"
+               : "");
+}
+
+struct confine_wait {
+    struct dshh_host *host;
+    bool waiting; /* in the loop: completion quits it (a quit before the loop runs is sticky) */
+    bool done;
+    int status;
+    char *report;
+};
+
+static void on_confined(void *userdata, int status, struct dsh_confinement *confinement)
+{
+    struct confine_wait *w = userdata;
+    const struct dsh_sandbox_service *sb = w->host->services.sandbox;
+    w->done = true;
+    w->status = status;
+    if (confinement) {
+        w->report = strdup(confinement->report_json);
+        sb->release_confinement(sb->ctx, confinement);
+    }
+    if (w->waiting)
+        dshh__loop_quit(w->host->loop);
+}
+
+/* The enforcement report of confining this very executable under mode (NULL: confine failed). */
+static char *mode_report(struct dshh_host *host, const char *mode, int *ret_status)
+{
+    const struct dsh_sandbox_service *sb = host->services.sandbox;
+    const struct dsh_sandbox_policy_service *pol = host->services.sandbox_policy;
+    char buf[8192], exe[4096];
+    int n = pol->resolve(pol->ctx, NULL, buf, sizeof buf);
+    ssize_t elen = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    json_object *policy = n > 0 && (size_t)n < sizeof buf ? json_tokener_parse(buf) : NULL;
+    if (!policy || elen <= 0) {
+        json_object_put(policy);
+        *ret_status = -EINVAL;
+        return NULL;
+    }
+    exe[elen] = '\0';
+    json_object_object_add(policy, "mode", json_object_new_string(mode));
+    const char *text = json_object_to_json_string(policy);
+    const char *argv[] = {exe, NULL};
+    struct confine_wait w = {.host = host};
+    uint64_t op;
+    int rc = sb->confine(sb->ctx, argv, text, strlen(text), on_confined, &w, &op);
+    json_object_put(policy);
+    if (rc == 0 && !w.done) {
+        w.waiting = true;
+        rc = dshh__loop_run(host->loop);
+    }
+    *ret_status = rc < 0 ? rc : w.status;
+    return w.report;
+}
+
+/* "full", or "partial (files: partial, ...)" listing every capability below full. */
+static bool print_mode(const char *mode, json_object *report)
+{
+    json_object *enforcement, *caps;
+    const char *level = json_object_object_get_ex(report, "enforcement", &enforcement)
+                            ? json_object_get_string(enforcement)
+                            : "unknown";
+    printf("%s: %s", mode, level);
+    if (!strcmp(mode, "danger-full-access")) {
+        printf(" (unconfined by design)\n");
+        return false;
+    }
+    if (strcmp(level, "full") != 0 && json_object_object_get_ex(report, "capabilities", &caps)) {
+        const char *sep = " (";
+        json_object_object_foreach(caps, name, value)
+        {
+            if (strcmp(json_object_get_string(value), "full") != 0) {
+                printf("%s%s: %s", sep, name, json_object_get_string(value));
+                sep = ", ";
+            }
+        }
+        if (strcmp(sep, " (") != 0)
+            printf(")");
+    }
+    printf("\n");
+    return !strcmp(level, "full");
+}
+
+/* Kernel facts of the services' report: the Landlock ABI it would use and the kernel's. */
+static void print_landlock(json_object *report)
+{
+    json_object *k;
+    int kernel = json_object_object_get_ex(report, "kernelLandlockAbi", &k) ? json_object_get_int(k) : 0;
+    if (kernel > 0)
+        printf("landlock: ABI %d\n", kernel);
+    else
+        printf("landlock: unavailable (needs Linux >= 5.13 with landlock in the lsm= list)\n");
+}
+
+static void print_seccomp(void)
+{
+    unsigned action = SECCOMP_RET_ERRNO;
+    bool available = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 &&
+                     syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+    printf("seccomp: %s%s\n", available ? "available" : "unavailable",
+           under_seccomp_filter() ? " (dsh itself runs under a filter: a container's profile)" : "");
+}
+
+struct node_run {
+    struct dshh_host *host;
+    bool done;
+    char *result;
+};
+
+static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *global,
+                    const char *name, const char *args_json, size_t args_len)
+{
+    (void)global, (void)name, (void)args_json, (void)args_len;
+    struct node_run *nr = userdata;
+    const char *msg = "dsh doctor declares no bindings";
+    nr->host->provider->reply(nr->host->instance, run, call, false, msg, strlen(msg));
+}
+
+static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
+{
+    (void)run;
+    struct node_run *nr = userdata;
+    nr->result = strndup(result_json, result_len);
+    nr->done = true;
+    dshh__loop_quit(nr->host->loop);
+}
+
+/* Runs a program that reports its own Node.js and bootstrap; prints them or the failure. */
+static bool print_node(struct dshh_host *host)
+{
+    static const char request[] =
+        "{\"program\":\"return {node: process.execPath, version: process.version, "
+        "bootstrap: process.argv[1]}\",\"bindings\":[]}";
+    struct node_run nr = {.host = host};
+    struct dsh_run_callbacks cb = {.struct_size = sizeof cb, .on_call = on_call, .on_done = on_done,
+                                   .userdata = &nr};
+    struct dsh_error err = {0};
+    dsh_run_id id;
+    int rc = dshh__start_run(host, request, strlen(request), &cb, &id, &err);
+    if (rc == 0 && !nr.done)
+        rc = dshh__loop_run(host->loop);
+    json_object *result = nr.result ? json_tokener_parse(nr.result) : NULL;
+    json_object *ok, *value, *error, *field;
+    bool ran = result && json_object_object_get_ex(result, "ok", &ok) && json_object_get_boolean(ok) &&
+               json_object_object_get_ex(result, "value", &value);
+    if (ran) {
+        const char *version = json_object_object_get_ex(value, "version", &field) ? json_object_get_string(field) : "?";
+        const char *node = json_object_object_get_ex(value, "node", &field) ? json_object_get_string(field) : "?";
+        const char *bootstrap = json_object_object_get_ex(value, "bootstrap", &field) ? json_object_get_string(field) : "?";
+        printf("node: %s %s (runs confined)\n", node, version);
+        printf("bootstrap: %s\n", bootstrap);
+    } else if (result && json_object_object_get_ex(result, "error", &error)) {
+        json_object *kind = json_object_object_get(error, "kind"), *msg = json_object_object_get(error, "message");
+        printf("node: a program did not run (%s): %s\n", json_object_get_string(kind), json_object_get_string(msg));
+    } else {
+        printf("node: a program did not start: %s\n", *err.message ? err.message : dsh_strerror(rc));
+    }
+    json_object_put(result);
+    free(nr.result);
+    return ran;
+}
+
+int dshh__cmd_doctor(const struct dshh_options *opts)
+{
+    struct utsname u;
+    if (uname(&u) == 0)
+        printf("kernel: %s %s %s\n", u.sysname, u.release, u.machine);
+    struct dshh_profile profile;
+    int status = DSHH_EXIT_USAGE;
+    if (dshh__profile_compose(&profile, opts->profile, (const char *const *)opts->patches,
+                              opts->npatches, stderr) ||
+        dshh__validate_profile(&profile, true, stderr) != 0) {
+        dshh__profile_free(&profile);
+        return status;
+    }
+    struct dshh_host host;
+    if (dshh__host_open(&host, opts, &profile) == 0 && host.services.sandbox &&
+        host.services.sandbox_policy) {
+        int rcs[3];
+        char *reports[3] = {NULL};
+        for (size_t i = 0; i < 3; i++)
+            reports[i] = mode_report(&host, modes[i], &rcs[i]);
+        json_object *danger = reports[2] ? json_tokener_parse(reports[2]) : NULL;
+        print_landlock(danger);
+        json_object_put(danger);
+        print_seccomp();
+        bool root = geteuid() == 0;
+        print_namespace("user namespaces", CLONE_NEWUSER, root);
+        print_namespace("pid namespaces", CLONE_NEWPID | (root ? 0 : CLONE_NEWUSER), root);
+        bool ran = print_node(&host);
+        bool write_full = false;
+        for (size_t i = 0; i < 3; i++) {
+            json_object *report = reports[i] ? json_tokener_parse(reports[i]) : NULL;
+            if (report) {
+                bool full = print_mode(modes[i], report);
+                write_full = write_full || (full && !strcmp(modes[i], "workspace-write"));
+            } else {
+                printf("%s: unavailable (%s)\n", modes[i],
+                       dsh_error_name(rcs[i]) ? dsh_error_name(rcs[i]) : dsh_strerror(rcs[i]));
+            }
+            json_object_put(report);
+            free(reports[i]);
+        }
+        status = write_full && ran ? DSHH_EXIT_OK : DSHH_EXIT_FAILURE;
+    } else if (host.dl) {
+        fprintf(stderr, "dsh doctor: the composition lends no sandbox or sandbox-policy service\n");
+    }
+    dshh__host_close(&host);
+    dshh__profile_free(&profile);
+    return status;
+}

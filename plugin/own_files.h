@@ -1,0 +1,13 @@
+/* The plugin's own files: its bootstrap and default Node.js, found from the plugin's location. */
+#ifndef PTC_OWN_FILES_H
+#define PTC_OWN_FILES_H
+
+/* Host paths, canonical when the file exists (else as looked for, so a message can name it).
+ * Computed once; static storage. */
+const char *ptc__own_node(void);
+const char *ptc__own_bootstrap(void);
+/* The directories of both, for the execution world: NULL-terminated, static (the provider
+ * table's readable_roots). */
+const char *const *ptc__own_readable_roots(void);
+
+#endif /* PTC_OWN_FILES_H */

@@ -1,0 +1,96 @@
+#!/bin/bash
+# The command line a person expects: --version, each command's own --help, one-line usage errors
+# (asserted exactly) and `dsh doctor`.
+# Usage: cli.sh DSH VERSION
+DSH=$1
+VERSION=$2
+. "$(dirname "$0")/lib.sh"
+
+# expect_err_exact TEXT DESCRIPTION: stderr is exactly TEXT (one line).
+expect_err_exact() {
+    CHECKS=$((CHECKS + 1))
+    [ "$(cat "$TMP/err")" = "$1" ] || fail "$2: stderr is not [$1]"
+}
+expect_no_err_line() { # REGEX DESCRIPTION
+    CHECKS=$((CHECKS + 1))
+    ! grep -Eq -- "$1" "$TMP/out" || fail "$2: help has /$1/"
+}
+
+run --version
+expect_status 0 "--version"
+expect_out "^dsh $VERSION \(host ABI 1\.1\)$" "--version names the project and ABI versions"
+
+run --help
+expect_status 0 "--help"
+expect_out "^  doctor " "global help lists doctor"
+
+run headless --help
+expect_status 0 "headless --help"
+expect_out "^  --timeout-ms N\|null " "headless help has its options"
+expect_out "^--serve: one JSON request per line" "headless help summarizes --serve"
+expect_out "Requests: run \{id, program" "headless help lists the requests"
+expect_no_err_line "--format|--args" "headless help has no other command's options"
+
+run config validate --help
+expect_status 0 "config validate --help"
+expect_out "^usage: dsh config validate " "config validate help"
+expect_no_err_line "--timeout-ms|persistent-patch|--args" "config validate help has only its options"
+
+run workflow run --help
+expect_status 0 "workflow run --help"
+expect_out "^  --args JSON " "workflow help has its options"
+expect_no_err_line "--timeout-ms|--format" "workflow help has only its options"
+
+run doctor --help
+expect_status 0 "doctor --help"
+expect_out "^usage: dsh doctor " "doctor help"
+
+# Usage errors: one line naming the problem and the command's --help.
+run headless -e 'return 1' extra-arg
+expect_status 2 "an extra argument"
+expect_err_exact "dsh headless: unexpected argument 'extra-arg' (see 'dsh headless --help')" "extra argument"
+run headless --bogus
+expect_err_exact "dsh headless: unknown option --bogus (see 'dsh headless --help')" "unknown option"
+run headless -e
+expect_err_exact "dsh headless: option -e needs an argument (see 'dsh headless --help')" "missing argument"
+run headless --json
+expect_err_exact "dsh headless: --json, --cwd, --timeout-ms, --state-owner, --session, --image and --discard-completion need --program or -e (see 'dsh headless --help')" "program option without a program"
+run frobnicate
+expect_err_exact "dsh: unknown command 'frobnicate' (see 'dsh --help')" "unknown command"
+run
+expect_status 2 "no command"
+expect_err_exact "dsh: expected a command (see 'dsh --help')" "no command"
+run config validate a b
+expect_err_exact "dsh config validate: unexpected argument 'b' (see 'dsh config validate --help')" "config extra argument"
+run config validate --timeout-ms 5
+expect_err_exact "dsh config validate: unknown option --timeout-ms (see 'dsh config validate --help')" "another command's option"
+run config frob
+expect_err_exact "dsh config: unknown subcommand 'frob' (see 'dsh config --help')" "config subcommand"
+run doctor --json
+expect_err_exact "dsh doctor: unknown option --json (see 'dsh doctor --help')" "doctor option"
+run workflow run
+expect_err_exact "dsh workflow run: missing SCRIPT.js (see 'dsh workflow run --help')" "workflow without a script"
+run workflow run a.js b.js
+expect_err_exact "dsh workflow run: unexpected argument 'b.js' (see 'dsh workflow run --help')" "workflow extra argument"
+
+# dsh doctor: workspace-write is fully enforced on this machine (exit 0); capped at Landlock ABI 2
+# it is partial (exit 1); with requireFullEnforcement as well it cannot run at all.
+cd "$TMP"
+run doctor
+expect_status 0 "doctor on this machine"
+expect_out "^workspace-write: full$" "doctor: workspace-write full"
+expect_out "^landlock: ABI [1-9]$" "doctor: the Landlock ABI"
+expect_out "^pid namespaces: available$" "doctor: PID namespaces"
+expect_out "^node: /.*/bin/node v2[2-9]\.[0-9.]+ \(runs confined\)$" "doctor: the Node the provider runs"
+expect_out "^bootstrap: /.*/bootstrap/process\.js$" "doctor: the bootstrap"
+printf -- '- id: sandbox\n  config: {maxLandlockAbi: 2}\n' >"$TMP/abi2.yaml"
+run doctor --patch "$TMP/abi2.yaml"
+expect_status 1 "doctor with Landlock ABI 2"
+expect_out "^workspace-write: partial \(files: partial, network: partial, ipc: partial, signals: partial, ioctl: partial\)$" "doctor names the partial capabilities"
+printf -- '- id: sandbox\n  config: {maxLandlockAbi: 2, requireFullEnforcement: true}\n' >"$TMP/strict.yaml"
+run doctor --patch "$TMP/strict.yaml"
+expect_status 1 "doctor with requireFullEnforcement"
+expect_out "^workspace-write: unavailable \(sandbox-unavailable\)$" "doctor: strict mode cannot run"
+expect_err "^dsh: \[error\] sandbox unavailable for workspace-write: full enforcement is required, but this machine enforces files: partial, network: partial, ipc: partial, signals: partial, ioctl: partial$" "the logger names why"
+
+finish

