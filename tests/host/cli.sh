@@ -1,9 +1,10 @@
 #!/bin/bash
 # The command line a person expects: --version, each command's own --help, one-line usage errors
 # (asserted exactly) and `dsh doctor`.
-# Usage: cli.sh DSH VERSION
+# Usage: cli.sh DSH VERSION MANPAGE
 DSH=$1
 VERSION=$2
+MANPAGE=$3
 . "$(dirname "$0")/lib.sh"
 
 # expect_err_exact TEXT DESCRIPTION: stderr is exactly TEXT (one line).
@@ -44,6 +45,15 @@ expect_no_err_line "--timeout-ms|--format" "workflow help has only its options"
 run doctor --help
 expect_status 0 "doctor --help"
 expect_out "^usage: dsh doctor " "doctor help"
+
+# The manual page renders without a groff warning and covers every command of the global help.
+CHECKS=$((CHECKS + 1))
+warnings=$(groff -man -Tutf8 -ww -z "$MANPAGE" 2>&1)
+[ -z "$warnings" ] || fail "dsh.1 has groff warnings: $warnings"
+for command in headless 'workflow run' 'config validate' 'config persistent\\-patch' doctor; do
+    CHECKS=$((CHECKS + 1))
+    grep -q "^\.B dsh $command" "$MANPAGE" || fail "dsh.1 lacks the synopsis of $command"
+done
 
 # Usage errors: one line naming the problem and the command's --help.
 run headless -e 'return 1' extra-arg
