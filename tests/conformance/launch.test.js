@@ -34,12 +34,16 @@ test('an embedded carrier gets the heap limit through NODE_OPTIONS and the progr
 });
 
 // README (Status): an absolute launch.executable that does not exist fails the run as
-// sandbox-unavailable: the sandbox cannot confine a program binary that is not there.
+// worker-exit naming the path (see also messages.test.js for a node-script launch).
 test('a launch executable that does not exist fails the run, not the host', async () => {
   const dir = tempDir('dsh-carrier-'); // exists, so dsh can list it as readable
-  const { result, status } = await runProgram('return 1', { runtime: { launch: { kind: 'embedded', executable: join(dir, 'missing-carrier') } } });
+  const missing = join(dir, 'missing-carrier');
+  const { result, status } = await runProgram('return 1', { runtime: { launch: { kind: 'embedded', executable: missing } } });
   assert.equal(status, 1, JSON.stringify(result));
-  assert.deepEqual(result.error, { kind: 'sandbox-unavailable', message: 'the sandbox could not confine the program: No such file or directory' });
+  assert.deepEqual(result.error, {
+    kind: 'worker-exit',
+    message: `the Node process could not be started: launch.executable ${missing} does not exist`,
+  });
 });
 
 // A bare launch.executable is looked up on PATH; the execution world must see where it is found

@@ -162,7 +162,9 @@ static void *open_table(const char *path, const char *symbol, void **ret_dl)
 static void host_open(struct host *h)
 {
     cr_assert_not_null(mkdtemp(workspace));
-    const char *readable[] = {DSH_TEST_BOOTSTRAP_DIR, NULL};
+    /* The plugin names the directories its own files need in the execution world. */
+    h->rt = open_table(DSH_TEST_PTC_PLUGIN, "dsh_provider_entry", &h->ptc_dl);
+    const char *const *readable = h->rt->readable_roots();
     struct dsh_linux_services_options o = {.struct_size = sizeof o,
                                            .launcher_path = DSH_TEST_LAUNCHER,
                                            .supervisor_path = DSH_TEST_SUPERVISOR,
@@ -178,7 +180,6 @@ static void host_open(struct host *h)
                                     .subprocess = dsh_linux_subprocess(h->impl),
                                     .sandbox = dsh_linux_sandbox(h->impl),
                                     .sandbox_policy = dsh_linux_sandbox_policy(h->impl)};
-    h->rt = open_table(DSH_TEST_PTC_PLUGIN, "dsh_provider_entry", &h->ptc_dl);
     cr_assert_eq(h->rt->load("", 0, &services, &h->inst, &err), 0, "runtime: %s", err.message);
     h->engine = open_table(DSH_TEST_WORKFLOW_PLUGIN, "dsh_workflow_entry", &h->wf_dl);
     struct dsh_runtime_service lent = {.struct_size = sizeof lent,
