@@ -76,7 +76,7 @@ static void help_headless(void)
            "            reply {run, call, ok, value? | message}   cancel {id, reason?}\n"
            "            release {id, stateOwner}   set-mode {mode, session?, id?}\n"
            "  Events:   call {run, call, global, name, args}   result {id, result}\n"
-           "            released {id}   mode-set {id?, ...}   error {id?, message}\n"
+           "            released {id}   mode-set {session, mode, id?}   error {id?, message}\n"
            "  Runs are concurrent; at end of input dsh waits for them, then exits 0.\n"
            "  The full contract and a captured session: examples/host/README.md.\n"
            "Exit status: 0 ok, 1 program failure, 2 usage or configuration error.\n");
