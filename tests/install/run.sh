@@ -30,8 +30,10 @@ expect_match() {
 src="$tmp/src"
 mkdir -p "$src"
 (cd "$root" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | (cd "$src" && tar -xf -)
-cp -al "$root/bootstrap/node_modules" "$src/bootstrap/node_modules"
-cp -al "$root/bootstrap/runtime/node_modules" "$src/bootstrap/runtime/node_modules"
+for deps in bootstrap/node_modules bootstrap/runtime/node_modules; do
+    cp -al "$root/$deps" "$src/$deps" 2>/dev/null ||
+        { rm -rf "${src:?}/$deps" && cp -a "$root/$deps" "$src/$deps"; } # another filesystem
+done
 
 # -Dnode names an installed Node.js instead of the pinned one; an older one is refused at setup.
 for old in /usr/bin/node /usr/bin/nodejs; do
