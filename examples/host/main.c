@@ -326,16 +326,37 @@ out:
     return status;
 }
 
-static bool is_command(const char *word)
+/* The commands main() dispatches ("workflow" parses its own options: workflow_cmd.c). */
+#define DSHH_COMMAND_TABLE(X)                                                                      \
+    X(HEADLESS, "headless")                                                                        \
+    X(CONFIG, "config")                                                                            \
+    X(DOCTOR, "doctor")
+
+enum command {
+    CMD_NONE = -1,
+#define DSHH__COMMAND_ENUM(suffix, name) CMD_##suffix,
+    DSHH_COMMAND_TABLE(DSHH__COMMAND_ENUM)
+#undef DSHH__COMMAND_ENUM
+};
+
+static enum command command_of(const char *word)
 {
-    return !strcmp(word, "headless") || !strcmp(word, "config") || !strcmp(word, "doctor");
+    static const char *const names[] = {
+#define DSHH__COMMAND_NAME(suffix, name) [CMD_##suffix] = name,
+        DSHH_COMMAND_TABLE(DSHH__COMMAND_NAME)
+#undef DSHH__COMMAND_NAME
+    };
+    for (size_t i = 0; word && i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(word, names[i]))
+            return (enum command)i;
+    return CMD_NONE;
 }
 
 /* The command word, for messages before the options are parsed (NULL: none yet). */
 static const char *command_word(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
-        if (is_command(argv[i]))
+        if (command_of(argv[i]) != CMD_NONE)
             return argv[i];
     return NULL;
 }
@@ -367,38 +388,39 @@ static int config_command(struct dshh_options *opts, const struct parsed *p, int
 
 static int run_command(struct dshh_options *opts, const struct parsed *p, int nwords, char **words)
 {
-    const char *command = nwords ? words[0] : NULL;
+    const char *word = nwords ? words[0] : NULL;
+    enum command command = command_of(word);
     if (p->version) {
         printf("dsh %s (host ABI %d.%d)\n", DSH_VERSION, DSH_ABI_MAJOR, DSH_ABI_MINOR);
         return DSHH_EXIT_OK;
     }
-    if (command && !is_command(command))
-        return dshh__usage_error(NULL, "unknown command '%s'", command);
-    if (command && !strcmp(command, "config"))
+    if (word && command == CMD_NONE)
+        return dshh__usage_error(NULL, "unknown command '%s'", word);
+    if (command == CMD_CONFIG)
         return config_command(opts, p, nwords, words);
     if (p->help) {
-        if (!command)
-            help_global();
-        else if (!strcmp(command, "headless"))
+        if (command == CMD_HEADLESS)
             help_headless();
-        else
+        else if (command == CMD_DOCTOR)
             help_doctor();
+        else
+            help_global();
         return DSHH_EXIT_OK;
     }
-    if (!command && !opts->dump_config)
+    if (!word && !opts->dump_config)
         return dshh__usage_error(NULL, "expected a command");
     if (nwords > 1)
-        return dshh__usage_error(command, "unexpected argument '%s'", words[1]);
+        return dshh__usage_error(word, "unexpected argument '%s'", words[1]);
     if (p->format_given)
-        return dshh__usage_error(command, "unknown option --format");
-    if (command && !strcmp(command, "doctor")) {
+        return dshh__usage_error(word, "unknown option --format");
+    if (command == CMD_DOCTOR) {
         if (p->headless_option)
-            return dshh__usage_error(command, "unknown option %s", p->headless_option);
+            return dshh__usage_error(word, "unknown option %s", p->headless_option);
         if (opts->dump_config)
-            return dshh__usage_error(command, "unknown option --dump-config");
+            return dshh__usage_error(word, "unknown option --dump-config");
         return dshh__cmd_doctor(opts);
     }
-    if (!command && p->headless_option)
+    if (!word && p->headless_option)
         return dshh__usage_error(NULL, "%s is an option of dsh headless", p->headless_option);
     return check_headless(opts) ? DSHH_EXIT_USAGE : headless(opts);
 }
