@@ -128,19 +128,28 @@ static int configure(const struct dsh_linux_services_options *o, struct dshx__co
         return dshx__fail(ret_error, DSH_E_CONFIG_INVALID, "unknown default_mode: %s", mode);
     c->default_mode = strdup(mode);
     c->launcher_path = o->launcher_path ? strdup(o->launcher_path) : installed_launcher();
+    if (!c->default_mode || !c->launcher_path)
+        return o->launcher_path || !c->default_mode
+                   ? dshx__fail(ret_error, -ENOMEM, "out of memory")
+                   : dshx__fail(ret_error, DSH_E_CONFIG_INVALID,
+                                "launcher_path is NULL and the installed dsh-sandbox-launch "
+                                "cannot be located from this library");
+    if (c->launcher_path[0] != '/')
+        return dshx__fail(ret_error, DSH_E_CONFIG_INVALID, "launcher_path must be absolute: %s",
+                          c->launcher_path);
     if (supervisor) {
         c->supervisor_path = strdup(supervisor);
-    } else if (c->launcher_path) {
+    } else {
         const char *slash = strrchr(c->launcher_path, '/');
         int n = (int)(slash - c->launcher_path);
         if (asprintf(&c->supervisor_path, "%.*s/dsh-range-supervisor", n, c->launcher_path) < 0)
             c->supervisor_path = NULL;
     }
-    if (!c->default_mode || !c->launcher_path || !c->supervisor_path)
+    if (!c->supervisor_path)
         return dshx__fail(ret_error, -ENOMEM, "out of memory");
-    if (c->launcher_path[0] != '/' || c->supervisor_path[0] != '/')
+    if (c->supervisor_path[0] != '/')
         return dshx__fail(ret_error, DSH_E_CONFIG_INVALID,
-                          "launcher and supervisor paths must be absolute");
+                          "supervisor_path must be absolute: %s", c->supervisor_path);
     int rc = canonical_dir(temp_root ? temp_root : "/tmp", "temp_root", &c->temp_root, ret_error);
     char cwd[PATH_MAX];
     const char *ws = o->workspace_root ? o->workspace_root : getcwd(cwd, sizeof(cwd));

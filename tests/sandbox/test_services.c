@@ -412,3 +412,56 @@ Test(services, launcher_fails_closed_and_landlock_holds_alone)
     struct stat st;
     cr_assert(stat(DSH_TEST_LAUNCHER, &st) == 0);
 }
+
+Test(services, a_relative_launcher_is_refused_naming_it)
+{
+    struct dsh_linux_services_options o = {.struct_size = sizeof(o),
+                                           .launcher_path = "dsh-sandbox-launch",
+                                           .workspace_root = f.ws,
+                                           .temp_root = f.tmproot};
+    struct dsh_linux_services *s = NULL;
+    struct dsh_error err = {0};
+    cr_assert_eq(dsh_linux_services_create(&o, &s, &err), DSH_E_CONFIG_INVALID);
+    cr_assert_str_eq(err.message, "launcher_path must be absolute: dsh-sandbox-launch");
+    cr_assert_null(s);
+}
+
+/* require_full_enforcement: a partial report fails closed; the same cap without it runs partial,
+ * and the requirement alone runs on a machine that enforces everything. */
+Test(services, require_full_enforcement_fails_closed_when_partial)
+{
+    struct dsh_linux_services_options o = {.struct_size = sizeof(o),
+                                           .launcher_path = DSH_TEST_LAUNCHER,
+                                           .supervisor_path = DSH_TEST_SUPERVISOR,
+                                           .workspace_root = f.ws,
+                                           .temp_root = f.tmproot,
+                                           .max_landlock_abi = 2,
+                                           .require_full_enforcement = true};
+    int rc;
+    struct confined c;
+    struct dsh_linux_services *s = make(&o, &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(confine(s, WW, &c), 0);
+    cr_assert(c.called == 1 && c.status == DSH_E_SANDBOX_UNAVAILABLE && !c.conf);
+    cr_assert_eq(confine(s, DANGER, &c), 0);
+    cr_assert(c.status == 0 && c.conf, "unconfined by request needs no enforcement");
+    dsh_linux_sandbox(s)->release_confinement(NULL, c.conf);
+    dsh_linux_services_destroy(s);
+
+    o.require_full_enforcement = false;
+    s = make(&o, &rc);
+    cr_assert_eq(confine(s, WW, &c), 0);
+    cr_assert(c.status == 0 && c.conf);
+    cr_assert(strstr(c.conf->report_json, "\"enforcement\":\"partial\""), "%s", c.conf->report_json);
+    dsh_linux_sandbox(s)->release_confinement(NULL, c.conf);
+    dsh_linux_services_destroy(s);
+
+    o.require_full_enforcement = true;
+    o.max_landlock_abi = 0;
+    s = make(&o, &rc);
+    cr_assert_eq(confine(s, WW, &c), 0);
+    cr_assert(c.status == 0 && c.conf, "this machine enforces workspace-write fully");
+    dsh_linux_sandbox(s)->release_confinement(NULL, c.conf);
+    dsh_linux_services_destroy(s);
+    cr_assert(fx_outside_unchanged(&f), "no temp dir was left behind");
+}
