@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 void ptc__argv_free(char **argv)
 {
     if (!argv)
@@ -76,11 +75,14 @@ int ptc__launch_argv(struct dsh_instance *inst, char ***ret_argv, char ***ret_en
     char node[PATH_MAX], bootstrap[PATH_MAX], heap[64], message[64], pending[64];
     int rc;
     if (!launch->is_explicit) {
-        if (access(ptc__own_node(), X_OK) != 0)
+        if (access(ptc__own_node(), X_OK) != 0 && ptc__own_node_is_pinned())
             return ptc__fail(err, DSH_E_NOT_FOUND,
                              "the pinned Node.js is missing (%s does not exist): run examples/setup.sh in the "
                              "source tree (npm ci in bootstrap/runtime), then build and install again",
                              ptc__own_node());
+        if (access(ptc__own_node(), X_OK) != 0)
+            return ptc__fail(err, DSH_E_NOT_FOUND,
+                             "the Node.js this plugin was built for (meson -Dnode) is missing: %s", ptc__own_node());
         if ((rc = map_path(inst, ptc__own_node(), node, sizeof node, err)) < 0 ||
             (rc = map_path(inst, ptc__own_bootstrap(), bootstrap, sizeof bootstrap, err)) < 0)
             return rc;

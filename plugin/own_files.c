@@ -79,6 +79,11 @@ const char *ptc__own_bootstrap(void)
     return own.bootstrap;
 }
 
+bool ptc__own_node_is_pinned(void)
+{
+    return PTC_DEFAULT_NODE[0] != '/';
+}
+
 const char *const *ptc__own_readable_roots(void)
 {
     locate();
