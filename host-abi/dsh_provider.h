@@ -33,6 +33,13 @@ struct dsh_run_callbacks {
      * run id is dead once on_done returns. */
     void (*on_done)(void *userdata, dsh_run_id run, const char *result_json, size_t result_len);
     void *userdata;
+
+    /* ---- appended in 1.1 (read only when struct_size covers it) ---- */
+    /* Optional (NULL = not wanted): one output entry as the ledger accepts it, inside dispatch(),
+     * in the order the program wrote it and before on_done: {"type":"text","text":...} or an image
+     * descriptor. Output the ledger discards is never reported; the result still carries the
+     * complete output. entry_json: transfer none, valid during the call. */
+    void (*on_output)(void *userdata, dsh_run_id run, const char *entry_json, size_t entry_len);
 };
 
 typedef void (*dsh_released_fn)(void *userdata, const char *owner, int status);

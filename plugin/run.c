@@ -4,6 +4,7 @@
 #include "run.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,7 +334,8 @@ static size_t run_frame_estimate(const struct ptc_spec *spec)
 int ptc__run_start(struct dsh_instance *inst, const char *spec_json, size_t spec_len,
                    const struct dsh_run_callbacks *callbacks, dsh_run_id *ret_run, struct dsh_error *err)
 {
-    if (!callbacks || !callbacks->on_done || !callbacks->on_call)
+    if (!callbacks || !callbacks->on_done || !callbacks->on_call ||
+        callbacks->struct_size < offsetof(struct dsh_run_callbacks, on_output))
         return ptc__fail(err, -EINVAL, "run needs on_call and on_done callbacks");
     struct ptc_run *run = calloc(1, sizeof *run);
     if (!run)
@@ -351,7 +353,8 @@ int ptc__run_start(struct dsh_instance *inst, const char *spec_json, size_t spec
         return ptc__fail(err, DSH_E_LIMIT, "the program does not fit in maxMessageBytes");
     }
     run->inst = inst;
-    run->cb = *callbacks;
+    /* A 1.0 host's table ends before on_output: copy only what it has. */
+    memcpy(&run->cb, callbacks, callbacks->struct_size < sizeof run->cb ? callbacks->struct_size : sizeof run->cb);
     run->retained = inst->retains_state && run->spec.state_owner;
     ptc__ledger_init(&run->ledger, (uint64_t)inst->config.max_output_bytes);
     if ((rc = ptc__timer_init(&inst->loop, &run->deadline, on_deadline)) < 0 ||

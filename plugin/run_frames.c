@@ -190,12 +190,37 @@ static void on_overflow(struct ptc_run *run)
     ptc__run_select(run, "output-limit", "output exceeded maxOutputBytes (%lld bytes)", (long long)run->ledger.budget);
 }
 
+/* on_output (ABI 1.1) for the entry the ledger just accepted; entry is consumed. */
+static void report_output(struct ptc_run *run, json_object *entry)
+{
+    if (run->cb.on_output && entry) {
+        size_t n;
+        const char *json = json_object_to_json_string_length(entry, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+        run->cb.on_output(run->cb.userdata, run->id, json, n);
+    }
+    json_object_put(entry);
+}
+
+static json_object *text_entry(const char *text, size_t len)
+{
+    json_object *entry = json_object_new_object();
+    json_object_object_add(entry, "type", json_object_new_string("text"));
+    json_object_object_add(entry, "text", json_object_new_string_len(text, (int)len));
+    return entry;
+}
+
 void ptc__run_on_output(struct ptc_run *run, const char *text, size_t len)
 {
     /* Output after the stop request (or after the outcome) is discarded. */
     if (run->phase == PTC_RUN_STOPPING || (run->outcome_selected && run->retained))
         return;
-    if (ptc__ledger_text(&run->ledger, text, len) != 0 && !run->outcome_selected)
+    uint64_t before = run->ledger.used;
+    int rc = ptc__ledger_text(&run->ledger, text, len);
+    /* Only the accepted prefix is reported: what overflowed is not in the result either. */
+    size_t accepted = (size_t)(run->ledger.used - before);
+    if (accepted > 0 && run->cb.on_output)
+        report_output(run, text_entry(text, accepted));
+    if (rc != 0 && !run->outcome_selected)
         on_overflow(run);
 }
 
@@ -222,6 +247,8 @@ void ptc__run_on_frame(struct ptc_run *run, const struct ptc_frame *frame)
         }
         if (ptc__ledger_image(&run->ledger, ptc__image_descriptor(image, "image")) != 0)
             on_overflow(run);
+        else if (run->cb.on_output)
+            report_output(run, ptc__image_descriptor(image, "image"));
         break;
     }
     case PTC_FRAME_CALL:

@@ -155,8 +155,17 @@ int dshh__write_all(int fd, const char *buf, size_t len);
 char *dshh__read_text_file(const char *path, size_t *ret_len);
 
 /* ---- result_print.c ------------------------------------------------------------------------------- */
-/* Prints a result for a person; returns the exit status it implies. */
-int dshh__print_result(const char *result_json, size_t len, FILE *out, FILE *err);
+/* Where printing output for a person stands: the image line rules need the previous entry. */
+struct dshh_output_printer {
+    bool at_line_start; /* start with true */
+    bool after_image;
+};
+/* Prints one output entry ({"type":"text"|"image",...}) for a person. */
+void dshh__print_entry(struct dshh_output_printer *printer, struct json_object *entry, FILE *out);
+/* Prints a result for a person; returns the exit status it implies. With live (the printer that
+ * already printed the output as it arrived) only the value and the error are printed. */
+int dshh__print_result(const char *result_json, size_t len, struct dshh_output_printer *live, FILE *out,
+                       FILE *err);
 
 /* ---- serve_events.c: --serve output lines ---------------------------------------------------------- */
 /* Compact JSON text of o (owned by o). */

@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include "dsh_json_strict.h"
+
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 
 struct program_run {
     struct dshh_host *host;
+    struct dshh_output_printer printer; /* output printed as it arrives */
     bool demo;
     bool done;
     char *result;
@@ -32,6 +35,17 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
     /* Unreachable with a conforming provider: it only forwards declared namespaces. */
     const char *msg = "dsh --program: no binding with this name";
     pr->host->provider->reply(pr->host->instance, run, call, false, msg, strlen(msg));
+}
+
+/* A person sees output as the program writes it (a long program shows its progress). */
+static void on_output(void *userdata, dsh_run_id run, const char *entry_json, size_t entry_len)
+{
+    (void)run;
+    struct program_run *pr = userdata;
+    json_object *entry = dsh_json_parse_strict(entry_json, entry_len);
+    dshh__print_entry(&pr->printer, entry, stdout);
+    fflush(stdout);
+    json_object_put(entry);
 }
 
 static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
@@ -123,7 +137,7 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
         free(program);
         return DSHH_EXIT_USAGE;
     }
-    struct program_run pr = {.host = host};
+    struct program_run pr = {.host = host, .printer = {.at_line_start = true}};
     char *request = build_request(opts, program, host->demo_tools, &pr.demo);
     free(program);
     if (!request)
@@ -131,7 +145,9 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
     struct dsh_run_callbacks cb = {.struct_size = sizeof(cb),
                                    .on_call = on_call,
                                    .on_done = on_done,
-                                   .userdata = &pr};
+                                   .userdata = &pr,
+                                   /* --json prints exactly one line: the result. */
+                                   .on_output = opts->json ? NULL : on_output};
     dsh_run_id run;
     struct dsh_error err;
     int rc = dshh__start_run(host, request, strlen(request), &cb, &run, &err);
@@ -162,7 +178,7 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
                      : DSHH_EXIT_FAILURE;
         json_object_put(r);
     } else {
-        status = dshh__print_result(pr.result, pr.result_len, stdout, stderr);
+        status = dshh__print_result(pr.result, pr.result_len, &pr.printer, stdout, stderr);
     }
     free(pr.result);
     return status;

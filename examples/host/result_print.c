@@ -5,6 +5,8 @@
 #include "dsh_json_strict.h"
 #include "dshh.h"
 
+#include "dsh_json_strict.h"
+
 #include <json-c/json.h>
 #include <string.h>
 
@@ -25,47 +27,52 @@ static const char *num_field(json_object *obj, const char *key)
     return "?";
 }
 
-int dshh__print_result(const char *result_json, size_t len, FILE *out, FILE *err)
+void dshh__print_entry(struct dshh_output_printer *p, json_object *e, FILE *out)
 {
-    json_tokener *tok = json_tokener_new();
-    json_object *result = tok ? json_tokener_parse_ex(tok, result_json, (int)len) : NULL;
-    json_tokener_free(tok);
+    const char *type = str_field(e, "type", "");
+    json_object *v;
+    if (!strcmp(type, "text") && json_object_object_get_ex(e, "text", &v)) {
+        size_t n = (size_t)json_object_get_string_len(v);
+        const char *t = json_object_get_string(v);
+        /* The image line already ended the line that inspect() ends after an image. */
+        if (p->after_image && n && t[0] == '\n') {
+            t++;
+            n--;
+        }
+        p->after_image = false;
+        fwrite(t, 1, n, out);
+        if (n)
+            p->at_line_start = t[n - 1] == '\n';
+    } else if (!strcmp(type, "image")) {
+        p->after_image = true;
+        /* Two-step: num_field returns json-c's per-object buffer, so one call each. */
+        if (!p->at_line_start)
+            fputc('\n', out);
+        fprintf(out, "[image %s ", str_field(e, "attachmentId", "?"));
+        fprintf(out, "%sx", num_field(e, "width"));
+        fprintf(out, "%s %s]\n", num_field(e, "height"), str_field(e, "path", "?"));
+        p->at_line_start = true;
+    }
+}
+
+int dshh__print_result(const char *result_json, size_t len, struct dshh_output_printer *live, FILE *out,
+                       FILE *err)
+{
+    json_object *result = dsh_json_parse_strict(result_json, len);
     if (!json_object_is_type(result, json_type_object)) {
         fprintf(err, "dsh: the provider returned an invalid result: %.*s\n", (int)len, result_json);
         json_object_put(result);
         return DSHH_EXIT_FAILURE;
     }
-    bool at_line_start = true, after_image = false;
+    struct dshh_output_printer printer = {.at_line_start = true};
+    struct dshh_output_printer *p = live ? live : &printer;
     json_object *output, *v;
-    if (json_object_object_get_ex(result, "output", &output) &&
-        json_object_is_type(output, json_type_array)) {
-        for (size_t i = 0; i < json_object_array_length(output); i++) {
-            json_object *e = json_object_array_get_idx(output, i);
-            const char *type = str_field(e, "type", "");
-            if (!strcmp(type, "text") && json_object_object_get_ex(e, "text", &v)) {
-                size_t n = (size_t)json_object_get_string_len(v);
-                const char *t = json_object_get_string(v);
-                /* The image line already ended the line that inspect() ends after an image. */
-                if (after_image && n && t[0] == '\n') {
-                    t++;
-                    n--;
-                }
-                after_image = false;
-                fwrite(t, 1, n, out);
-                if (n)
-                    at_line_start = t[n - 1] == '\n';
-            } else if (!strcmp(type, "image")) {
-                after_image = true;
-                /* Two-step: num_field returns json-c's per-object buffer, so one call each. */
-                if (!at_line_start)
-                    fputc('\n', out);
-                fprintf(out, "[image %s ", str_field(e, "attachmentId", "?"));
-                fprintf(out, "%sx", num_field(e, "width"));
-                fprintf(out, "%s %s]\n", num_field(e, "height"), str_field(e, "path", "?"));
-                at_line_start = true;
-            }
-        }
-    }
+    /* Printed live already: the result's output is the same entries. */
+    if (!live && json_object_object_get_ex(result, "output", &output) &&
+        json_object_is_type(output, json_type_array))
+        for (size_t i = 0; i < json_object_array_length(output); i++)
+            dshh__print_entry(p, json_object_array_get_idx(output, i), out);
+    bool at_line_start = p->at_line_start;
     if (json_object_object_get_ex(result, "value", &v)) {
         if (!at_line_start)
             fputc('\n', out);

@@ -1,11 +1,14 @@
-/* `dsh headless --serve`: JSON lines on stdin/stdout for agent harnesses (examples/host/README.md).
+/* `dsh headless --serve`: JSON lines on stdin/stdout for agent harnesses (examples/host/README.md,
+ * host-abi/schemas/serve.json).
  *
- * Requests: run, cancel, reply, release, set-mode. Events: result, call, released, mode-set,
- * error. Runs are concurrent; a bad line gives an error event and the server keeps going; at EOF
- * it waits for in-flight runs and releases, then returns (the caller unloads and exits 0). */
+ * Requests: run, cancel, reply, release, set-mode, describe. Events: hello, result, call, output,
+ * abandoned, released, mode-set, error. Runs are concurrent; a bad line gives an error event and
+ * the server keeps going; at EOF it waits for in-flight runs and releases, then returns (the
+ * caller unloads and exits 0). */
 #include "dsh_list.h"
 #include "dshh.h"
 
+#include "dsh_json_strict.h"
 #include "dsh_linux_services.h"
 
 #include <errno.h>
@@ -27,6 +30,7 @@ struct srun {
     char *id;        /* JSON text of the request id */
     dsh_run_id run;
     bool demo;       /* the demo `tools` namespace is declared for this run */
+    bool stream;     /* "stream": true: output events as the ledger accepts entries */
     struct dshh_demo_pending *pending;
     uint64_t *calls; /* calls forwarded to the client and not yet answered */
     size_t ncalls, capcalls;
@@ -42,6 +46,8 @@ struct serve {
     struct dshh_host *host;
     struct srun *runs;
     struct srelease *releases;
+    char **owners; /* stateOwners named by accepted runs and not released since */
+    size_t nowners;
     char *buf;
     size_t len, cap;
     bool discarding; /* dropping the rest of an over-long line */
@@ -62,6 +68,38 @@ static struct srun *find_run(struct serve *srv, const char *id)
         if (!strcmp(r->id, id))
             return r;
     return NULL;
+}
+
+/* The stateOwners of this session: named by an accepted run, not released since. */
+static bool owner_index(const struct serve *srv, const char *owner, size_t *ret_index)
+{
+    for (size_t i = 0; i < srv->nowners; i++)
+        if (!strcmp(srv->owners[i], owner)) {
+            *ret_index = i;
+            return true;
+        }
+    return false;
+}
+
+static void remember_owner(struct serve *srv, const char *owner)
+{
+    size_t i;
+    if (owner_index(srv, owner, &i))
+        return;
+    char **grown = realloc(srv->owners, (srv->nowners + 1) * sizeof(*grown));
+    if (grown && (grown[srv->nowners] = strdup(owner)))
+        srv->nowners++;
+    if (grown)
+        srv->owners = grown;
+}
+
+static void forget_owner(struct serve *srv, const char *owner)
+{
+    size_t i;
+    if (owner_index(srv, owner, &i)) {
+        free(srv->owners[i]);
+        srv->owners[i] = srv->owners[--srv->nowners];
+    }
 }
 
 static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *global,
@@ -91,11 +129,23 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
     r->calls[r->ncalls++] = call;
     json_object *ev = json_object_new_object();
     json_object_object_add(ev, "type", json_object_new_string("call"));
-    json_object_object_add(ev, "run", json_tokener_parse(r->id));
+    json_object_object_add(ev, "run", dsh_json_parse_strict(r->id, strlen(r->id)));
     json_object_object_add(ev, "call", json_object_new_uint64(call));
     json_object_object_add(ev, "global", json_object_new_string(global));
     json_object_object_add(ev, "name", json_object_new_string(name));
     dshh__emit_event(ev, "args", args_json, args_len);
+    json_object_put(ev);
+}
+
+/* "stream": true: {"type":"output","run":ID,"entry":{...}} before the result. */
+static void on_output(void *userdata, dsh_run_id run, const char *entry_json, size_t entry_len)
+{
+    (void)run;
+    struct srun *r = userdata;
+    json_object *ev = json_object_new_object();
+    json_object_object_add(ev, "type", json_object_new_string("output"));
+    json_object_object_add(ev, "run", dsh_json_parse_strict(r->id, strlen(r->id)));
+    dshh__emit_event(ev, "entry", entry_json, entry_len);
     json_object_put(ev);
 }
 
@@ -106,6 +156,15 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
     struct serve *srv = r->srv;
     DSH_LIST_REMOVE(&srv->runs, r);
     dshh__demo_cancel(srv->host, &r->pending);
+    /* The client may still be working on these: no reply can reach the run any more. */
+    for (size_t i = 0; i < r->ncalls; i++) {
+        json_object *ab = json_object_new_object();
+        json_object_object_add(ab, "type", json_object_new_string("abandoned"));
+        json_object_object_add(ab, "run", dsh_json_parse_strict(r->id, strlen(r->id)));
+        json_object_object_add(ab, "call", json_object_new_uint64(r->calls[i]));
+        dshh__emit_event(ab, NULL, NULL, 0);
+        json_object_put(ab);
+    }
     json_object *ev = dshh__event("result", r->id);
     dshh__emit_event(ev, "result", result_json, result_len);
     json_object_put(ev);
@@ -124,6 +183,7 @@ static void on_released(void *userdata, const char *owner, int status)
         dshh__emit_error(rel->id, "release of %s failed (%s): %s", owner,
                    dsh_error_name(status) ? dsh_error_name(status) : "error", dsh_strerror(status));
     } else {
+        forget_owner(srv, owner);
         json_object *ev = dshh__event("released", rel->id);
         dshh__emit_event(ev, NULL, NULL, 0);
         json_object_put(ev);
@@ -197,8 +257,8 @@ static bool check_bindings(json_object *bindings, const char *id)
 static void req_run(struct serve *srv, json_object *req, const char *id)
 {
     static const char *const allowed[] = {"type", "id", "program", "stateOwner", "timeoutMs", "cwd",
-                                          "discardCompletion", "sessionId", "mode", "bindings", "images", NULL};
-    json_object *program, *owner, *cwd, *discard, *session, *mode, *bindings, *timeout, *images;
+                                          "discardCompletion", "sessionId", "mode", "bindings", "images", "stream", NULL};
+    json_object *program, *owner, *cwd, *discard, *session, *mode, *bindings, *timeout, *images, *stream;
     if (!check_keys(req, allowed, id) ||
         !field(req, "program", json_type_string, true, &program, id) ||
         !field(req, "stateOwner", json_type_string, false, &owner, id) ||
@@ -208,6 +268,7 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
         !field(req, "mode", json_type_string, false, &mode, id) ||
         !field(req, "bindings", json_type_array, false, &bindings, id) ||
         !field(req, "images", json_type_array, false, &images, id) ||
+        !field(req, "stream", json_type_boolean, false, &stream, id) ||
         (bindings && !check_bindings(bindings, id)))
         return;
     /* timeoutMs: a number, or null for no deadline. */
@@ -247,6 +308,7 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
         return;
     }
     run->srv = srv;
+    run->stream = stream && json_object_get_boolean(stream);
     /* The demo namespace joins the client's unless the client declared `tools` itself. */
     run->demo = srv->host->demo_tools && dshh__add_demo_bindings(b);
     json_object_object_add(r, "bindings", b);
@@ -254,7 +316,8 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
     struct dsh_run_callbacks cb = {.struct_size = sizeof(cb),
                                    .on_call = on_call,
                                    .on_done = on_done,
-                                   .userdata = run};
+                                   .userdata = run,
+                                   .on_output = run->stream ? on_output : NULL};
     struct dsh_error err;
     int rc = dshh__start_run(srv->host, text, strlen(text), &cb, &run->run, &err);
     json_object_put(r);
@@ -265,6 +328,8 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
         free(run);
         return;
     }
+    if (owner)
+        remember_owner(srv, json_object_get_string(owner));
     run->next = srv->runs;
     srv->runs = run;
 }
@@ -306,7 +371,6 @@ static void req_reply(struct serve *srv, json_object *req)
         dshh__emit_error(NULL, "reply: run %s has no open call %lld", rid, (long long)c);
         return;
     }
-    r->calls[i] = r->calls[--r->ncalls];
     int rc;
     if (json_object_get_boolean(ok)) {
         /* An absent value answers undefined. */
@@ -319,8 +383,14 @@ static void req_reply(struct serve *srv, json_object *req)
         rc = srv->host->provider->reply(srv->host->instance, r->run, (uint64_t)c, false, m,
                                         strlen(m));
     }
-    if (rc < 0 && rc != DSH_E_NOT_FOUND)
-        dshh__emit_error(NULL, "reply to run %s call %lld: %s", rid, (long long)c, dsh_strerror(rc));
+    if (rc < 0 && rc != DSH_E_NOT_FOUND) {
+        /* Nothing reached the program: the client may answer again. */
+        dshh__emit_error(NULL, "reply to run %s call %lld rejected (%s): %s; the call is still open", rid,
+                         (long long)c, dsh_error_name(rc) ? dsh_error_name(rc) : "error", dsh_strerror(rc));
+        return;
+    }
+    /* Delivered, or the run is stopping and no longer takes answers: closed either way. */
+    r->calls[i] = r->calls[--r->ncalls];
 }
 
 static void req_release(struct serve *srv, json_object *req, const char *id)
@@ -329,6 +399,12 @@ static void req_release(struct serve *srv, json_object *req, const char *id)
     json_object *owner;
     if (!check_keys(req, allowed, id) || !field(req, "stateOwner", json_type_string, true, &owner, id))
         return;
+    size_t known;
+    if (!owner_index(srv, json_object_get_string(owner), &known)) {
+        dshh__emit_error(id, "release: no run of this session used stateOwner \"%s\" since its last release",
+                         json_object_get_string(owner));
+        return;
+    }
     struct srelease *rel = calloc(1, sizeof(*rel));
     if (!rel || !(rel->id = strdup(id))) {
         free(rel);
@@ -349,6 +425,45 @@ static void req_release(struct serve *srv, json_object *req, const char *id)
         free(rel->id);
         free(rel);
     }
+}
+
+/* hello (at start) and the answer to a describe request: versions and the provider's describe(). */
+static void emit_hello(struct serve *srv, const char *id)
+{
+    struct dshh_host *host = srv->host;
+    char *json = NULL;
+    size_t len = 0;
+    struct dsh_error err = {0};
+    int rc = host->provider->describe(host->instance, &json, &len, &err);
+    if (rc < 0) {
+        dshh__emit_error(id, "describe failed (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
+                         *err.message ? err.message : dsh_strerror(rc));
+        return;
+    }
+    json_object *ev = dshh__event("hello", id);
+    json_object_object_add(ev, "version", json_object_new_string(DSH_VERSION));
+    json_object *abi = json_object_new_object();
+    json_object_object_add(abi, "major", json_object_new_int(DSH_ABI_MAJOR));
+    json_object_object_add(abi, "minor", json_object_new_int(DSH_ABI_MINOR));
+    json_object_object_add(ev, "abi", abi);
+    json_object *provider = json_object_new_object();
+    json_object_object_add(provider, "name", json_object_new_string(host->provider->name));
+    json_object_object_add(provider, "version", json_object_new_string(host->provider->version));
+    json_object *pabi = json_object_new_object();
+    json_object_object_add(pabi, "major", json_object_new_int((int)host->provider->abi_major));
+    json_object_object_add(pabi, "minor", json_object_new_int((int)host->provider->abi_minor));
+    json_object_object_add(provider, "abi", pabi);
+    json_object_object_add(ev, "provider", provider);
+    dshh__emit_event(ev, "describe", json, len);
+    json_object_put(ev);
+    host->provider->free_text(json);
+}
+
+static void req_describe(struct serve *srv, json_object *req, const char *id)
+{
+    static const char *const allowed[] = {"type", "id", NULL};
+    if (check_keys(req, allowed, id))
+        emit_hello(srv, id);
 }
 
 static void req_set_mode(struct serve *srv, json_object *req, const char *id)
@@ -373,6 +488,27 @@ static void req_set_mode(struct serve *srv, json_object *req, const char *id)
     json_object_put(ev);
 }
 
+/* Names the reply a line that is not strict JSON was meant to be, so the client learns that its
+ * call is still open and may answer again. json-c's lenient parser only reads the line's "run"
+ * and "call" here; nothing it returns is acted on. */
+static void invalid_line(const char *line, size_t len)
+{
+    static const char what[] = "invalid JSON: the line is not exactly one strict JSON value "
+                               "(RFC 8259 in UTF-8, finite numbers, nesting up to 512)";
+    json_tokener *tok = json_tokener_new();
+    json_object *guess = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL, *type, *run, *call;
+    json_tokener_free(tok);
+    if (json_object_object_get_ex(guess, "type", &type) && json_object_is_type(type, json_type_string) &&
+        !strcmp(json_object_get_string(type), "reply") && json_object_object_get_ex(guess, "run", &run) &&
+        (json_object_is_type(run, json_type_string) || json_object_is_type(run, json_type_int)) &&
+        json_object_object_get_ex(guess, "call", &call) && json_object_is_type(call, json_type_int))
+        dshh__emit_error(NULL, "%s; the reply was not delivered: run %s call %lld is still open", what,
+                         dshh__jstr(run), (long long)json_object_get_int64(call));
+    else
+        dshh__emit_error(NULL, "%s", what);
+    json_object_put(guess);
+}
+
 static void handle_line(struct serve *srv, const char *line, size_t len)
 {
     size_t s = 0;
@@ -380,20 +516,13 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
         s++;
     if (s == len)
         return; /* blank lines are keep-alives */
-    json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-    json_object *req = json_tokener_parse_ex(tok, line, (int)len);
-    enum json_tokener_error jerr = json_tokener_get_error(tok);
-    size_t used = json_tokener_get_parse_end(tok);
-    json_tokener_free(tok);
-    while (used < len && (line[used] == ' ' || line[used] == '\t' || line[used] == '\r'))
-        used++;
-    if (jerr != json_tokener_success || used != len) {
-        dshh__emit_error(NULL, "invalid JSON: %s",
-                   jerr == json_tokener_continue  ? "incomplete JSON text"
-                   : jerr != json_tokener_success ? json_tokener_error_desc(jerr)
-                                                  : "trailing text after the request");
-        json_object_put(req);
+    /* Strict and lossless: numbers keep their text, nesting up to the provider's own limit. */
+    json_object *req = dsh_json_parse_strict(line, len);
+    size_t e = len;
+    while (e > s && (line[e - 1] == ' ' || line[e - 1] == '\t' || line[e - 1] == '\r'))
+        e--;
+    if (!req && !(e - s == 4 && !memcmp(line + s, "null", 4))) { /* json-c's null is NULL */
+        invalid_line(line, len);
         return;
     }
     if (!json_object_is_type(req, json_type_object)) {
@@ -411,9 +540,10 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
                             json_object_is_type(type, json_type_string)
                         ? json_object_get_string(type)
                         : NULL;
-    bool needs_id = t && strcmp(t, "reply") != 0 && strcmp(t, "set-mode") != 0;
+    bool needs_id = t && strcmp(t, "reply") != 0 && strcmp(t, "set-mode") != 0 &&
+                    strcmp(t, "describe") != 0;
     bool known = t && (!strcmp(t, "run") || !strcmp(t, "cancel") || !strcmp(t, "reply") ||
-                       !strcmp(t, "release") || !strcmp(t, "set-mode"));
+                       !strcmp(t, "release") || !strcmp(t, "set-mode") || !strcmp(t, "describe"));
     if (!t)
         dshh__emit_error(id_copy, "a request needs a string \"type\"");
     else if (!known)
@@ -430,6 +560,8 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
         req_reply(srv, req);
     else if (!strcmp(t, "release"))
         req_release(srv, req, id_copy);
+    else if (!strcmp(t, "describe"))
+        req_describe(srv, req, id_copy);
     else
         req_set_mode(srv, req, id_copy);
     free(id_copy);
@@ -513,6 +645,7 @@ int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
     /* A client that stops reading must not kill dsh before it cleans up its runs. */
     signal(SIGPIPE, SIG_IGN);
     struct serve srv = {.host = host};
+    emit_hello(&srv, NULL);
     int rc = dshh__loop_add_fd(host->loop, STDIN_FILENO, EPOLLIN, on_stdin, &srv);
     if (rc == -EPERM) {
         /* A regular file cannot be polled: it never blocks, so read it to EOF right away. */
@@ -527,6 +660,9 @@ int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
     if (!srv.eof || srv.runs || srv.releases)
         rc = dshh__loop_run(host->loop);
     free(srv.buf);
+    for (size_t i = 0; i < srv.nowners; i++)
+        free(srv.owners[i]);
+    free(srv.owners);
     if (rc < 0) {
         fprintf(stderr, "dsh: the event loop failed: %s\n", strerror(-rc));
         /* Runs still point at srv: unload now so their on_done cannot outlive it. */

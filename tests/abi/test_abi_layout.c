@@ -52,10 +52,11 @@ Test(abi, provider_table_order)
 
 Test(abi, run_callbacks)
 {
-    SIZE(dsh_run_callbacks, 32);
+    SIZE(dsh_run_callbacks, 40);
     OFF(dsh_run_callbacks, on_call, 8);
     OFF(dsh_run_callbacks, on_done, 16);
     OFF(dsh_run_callbacks, userdata, 24);
+    OFF(dsh_run_callbacks, on_output, 32); /* 1.1 */
 }
 
 Test(abi, services_bundle)

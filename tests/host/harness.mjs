@@ -1,7 +1,30 @@
 // A minimal agent harness for `dsh headless --serve` (JSON lines on stdin/stdout), used by the
-// host tests. It is also the worked example of examples/host/README.md in code form.
+// host tests. It is also the worked example of examples/host/README.md in code form. Every event
+// is validated against host-abi/schemas/serve.json (Ajv); done() fails on any violation.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
+
+const schemaDir = new URL("../../host-abi/schemas/", import.meta.url);
+const require = createRequire(new URL("../clients/package.json", import.meta.url));
+const Ajv2020 = require("ajv/dist/2020").default;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+for (const name of ["describe.json", "request.json", "result.json", "serve.json"])
+  ajv.addSchema(JSON.parse(readFileSync(new URL(name, schemaDir), "utf8")), name);
+const validEvent = ajv.compile({ $ref: "serve.json#/$defs/event" });
+const validRequest = ajv.compile({ $ref: "serve.json#/$defs/request" });
+export const schemaViolations = [];
+export function checkEvent(ev) {
+  if (!validEvent(ev)) schemaViolations.push({ event: ev, errors: validEvent.errors });
+  return ev;
+}
+export function isValidRequest(req) {
+  return validRequest(req);
+}
+export function isValidEvent(ev) {
+  return validEvent(ev);
+}
 
 export class Dsh {
   constructor(dsh, args = [], options = {}) {
@@ -20,6 +43,12 @@ export class Dsh {
         ev = JSON.parse(line);
       } catch (e) {
         ev = { type: "__invalid__", line, error: String(e) };
+      }
+      checkEvent(ev);
+      // The first line is the hello event; tests read it from .hello.
+      if (!this.hello && ev.type === "hello" && !("id" in ev)) {
+        this.hello = ev;
+        return;
       }
       this.events.push(ev);
       this.#wake();
@@ -51,6 +80,10 @@ export class Dsh {
 
   send(request) {
     this.child.stdin.write((typeof request === "string" ? request : JSON.stringify(request)) + "\n");
+  }
+
+  sendRaw(bytes) {
+    this.child.stdin.write(bytes);
   }
 
   // Resolves with (and removes) the first event matching match; rejects after timeoutMs.
@@ -91,6 +124,13 @@ export async function check(name, fn) {
 }
 
 export function done() {
+  checks++;
+  if (schemaViolations.length) {
+    failures++;
+    console.log(`not ok - every event matches host-abi/schemas/serve.json\n  ${JSON.stringify(schemaViolations).slice(0, 4000)}`);
+  } else {
+    console.log("ok - every event matches host-abi/schemas/serve.json");
+  }
   console.log(`${checks} checks, ${failures} failed`);
   process.exit(failures ? 1 : 0);
 }

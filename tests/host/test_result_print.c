@@ -19,7 +19,7 @@ static struct printed print(const char *json)
     FILE *out = open_memstream(&p.out, &out_len);
     FILE *err = open_memstream(&p.err, &err_len);
     cr_assert(out && err);
-    p.status = dshh__print_result(json, strlen(json), out, err);
+    p.status = dshh__print_result(json, strlen(json), NULL, out, err);
     fclose(out);
     fclose(err);
     return p;

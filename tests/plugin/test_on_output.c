@@ -1,0 +1,139 @@
+/* on_output (ABI 1.1) through the real plugin core and the reference services: entries arrive in
+ * order before on_done and add up to the result's output; a 1.0 host, whose callbacks struct ends
+ * before on_output, is never called there (the bytes after its struct are not read); a struct
+ * smaller than 1.0's is rejected. */
+#include "dsh_linux_services.h"
+#include "dsh_provider.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const struct dsh_provider *dsh_provider_entry(uint32_t host_abi_major);
+
+struct fixture {
+    struct dsh_linux_services *services;
+    struct dsh_services bundle;
+    const struct dsh_provider *p;
+    struct dsh_instance *inst;
+    char *result;
+    char streamed[4096];
+    size_t n_entries;
+    bool output_after_done;
+};
+
+static void load(struct fixture *f)
+{
+    char cwd[4096];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    const char *readable[] = {TEST_BOOTSTRAP_DIR, NULL};
+    struct dsh_linux_services_options o = {
+        .struct_size = sizeof o,
+        .launcher_path = TEST_LAUNCHER_PATH,
+        .default_mode = "read-only",
+        .workspace_root = cwd,
+        .extra_readable_roots = readable,
+    };
+    struct dsh_error err = {0};
+    cr_assert_eq(dsh_linux_services_create(&o, &f->services, &err), 0, "%s", err.message);
+    f->bundle = (struct dsh_services){
+        .struct_size = sizeof f->bundle,
+        .abi_major = DSH_ABI_MAJOR,
+        .fs = dsh_linux_fs(f->services),
+        .subprocess = dsh_linux_subprocess(f->services),
+        .sandbox = dsh_linux_sandbox(f->services),
+        .sandbox_policy = dsh_linux_sandbox_policy(f->services),
+    };
+    f->p = dsh_provider_entry(DSH_ABI_MAJOR);
+    cr_assert_eq(f->p->load("", 0, &f->bundle, &f->inst, &err), 0, "%s", err.message);
+}
+
+static void unload(struct fixture *f)
+{
+    f->p->unload(f->inst);
+    dsh_linux_services_destroy(f->services);
+    free(f->result);
+}
+
+static void on_call(void *ud, dsh_run_id run, uint64_t call, const char *g, const char *n, const char *a, size_t l)
+{
+    (void)ud, (void)run, (void)call, (void)g, (void)n, (void)a, (void)l;
+}
+
+static void on_done(void *ud, dsh_run_id run, const char *json, size_t len)
+{
+    (void)run;
+    ((struct fixture *)ud)->result = strndup(json, len);
+}
+
+static void on_output(void *ud, dsh_run_id run, const char *json, size_t len)
+{
+    (void)run;
+    struct fixture *f = ud;
+    f->output_after_done |= f->result != NULL;
+    size_t used = strlen(f->streamed);
+    snprintf(f->streamed + used, sizeof f->streamed - used, "%.*s|", (int)len, json);
+    f->n_entries++;
+}
+
+/* A host's callbacks struct of struct_size bytes followed by bytes it does not own. */
+struct host_callbacks {
+    struct dsh_run_callbacks cb;
+    char trailing[16];
+};
+
+static int start(struct fixture *f, const char *program, struct host_callbacks *hc)
+{
+    char request[512], *spec = NULL;
+    size_t spec_len;
+    struct dsh_error err = {0};
+    snprintf(request, sizeof request, "{\"program\":\"%s\"}", program);
+    cr_assert_eq(f->p->resolve(f->inst, request, strlen(request), &spec, &spec_len, &err), 0, "%s", err.message);
+    dsh_run_id id;
+    int rc = f->p->run(f->inst, spec, spec_len, &hc->cb, &id, &err);
+    f->p->free_text(spec);
+    while (rc == 0 && !f->result)
+        cr_assert_geq(f->p->wait(f->inst, 1000), 0);
+    return rc;
+}
+
+Test(on_output, entries_in_order_before_on_done_and_the_result_is_unchanged)
+{
+    struct fixture f = {0};
+    load(&f);
+    struct host_callbacks hc = {.cb = {.struct_size = sizeof hc.cb, .on_call = on_call, .on_done = on_done,
+                                       .userdata = &f, .on_output = on_output}};
+    cr_assert_eq(start(&f, "inspect('one'); await new Promise((r) => setTimeout(r, 50)); inspect('two')", &hc), 0);
+    cr_expect_str_eq(f.streamed, "{\"type\":\"text\",\"text\":\"one\\n\"}|{\"type\":\"text\",\"text\":\"two\\n\"}|");
+    cr_expect(!f.output_after_done);
+    cr_expect(strstr(f.result, "\"output\":[{\"type\":\"text\",\"text\":\"one\\ntwo\\n\"}]") != NULL, "%s", f.result);
+    unload(&f);
+}
+
+Test(on_output, a_1_0_host_struct_is_read_only_up_to_its_size)
+{
+    struct fixture f = {0};
+    load(&f);
+    struct host_callbacks hc = {.cb = {.struct_size = offsetof(struct dsh_run_callbacks, on_output),
+                                       .on_call = on_call, .on_done = on_done, .userdata = &f}};
+    /* Control: were the provider to read past struct_size, it would call this. */
+    hc.cb.on_output = on_output;
+    cr_assert_eq(start(&f, "inspect('one')", &hc), 0);
+    cr_expect_eq(f.n_entries, 0);
+    cr_expect(strstr(f.result, "\"text\":\"one\\n\"") != NULL, "%s", f.result);
+    unload(&f);
+}
+
+Test(on_output, a_struct_smaller_than_1_0_is_rejected)
+{
+    struct fixture f = {0};
+    load(&f);
+    struct host_callbacks hc = {.cb = {.struct_size = offsetof(struct dsh_run_callbacks, userdata),
+                                       .on_call = on_call, .on_done = on_done, .userdata = &f}};
+    cr_expect_eq(start(&f, "1", &hc), -EINVAL);
+    unload(&f);
+}
