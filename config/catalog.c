@@ -287,8 +287,8 @@ static int read_field(struct reader *r, yaml_node_t *node,
     f->item_type = f->type;
     if (is_list && read_type(r, v[K_ITEMS], f->key, &f->item_type) < 0)
         return r->err;
-    if (is_list && (f->item_type == DSH_FIELD_LIST || f->item_type == DSH_FIELD_OBJECT))
-        return reader_fail(r, v[K_ITEMS], "%s: list items must be scalars", f->key);
+    if (is_list && f->item_type == DSH_FIELD_LIST)
+        return reader_fail(r, v[K_ITEMS], "%s: list items must be scalars or objects", f->key);
 
     bool is_enum = f->item_type == DSH_FIELD_ENUM;
     if (is_enum != (v[K_VALUES] != NULL))
@@ -318,9 +318,10 @@ static int read_field(struct reader *r, yaml_node_t *node,
     if (f->non_empty && f->item_type != DSH_FIELD_STRING && f->item_type != DSH_FIELD_PATH)
         return reader_fail(r, v[K_NON_EMPTY], "%s: nonEmpty needs strings", f->key);
 
-    if ((f->type == DSH_FIELD_OBJECT) != (v[K_FIELDS] != NULL))
-        return reader_fail(r, node, "%s: `fields` goes with (and only with) objects",
-                                f->key);
+    if ((f->item_type == DSH_FIELD_OBJECT) != (v[K_FIELDS] != NULL))
+        return reader_fail(r, node,
+                           "%s: `fields` goes with (and only with) objects and lists of objects",
+                           f->key);
     if (v[K_FIELDS] && read_fields(r, v[K_FIELDS], &f->fields, &f->n_fields) < 0)
         return r->err;
 

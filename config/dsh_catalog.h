@@ -63,7 +63,7 @@ struct dsh_catalog_field {
     struct dsh_catalog_requirement *requires;
     size_t n_requires;
     char *at_most; /* sibling integer key, or NULL */
-    struct dsh_catalog_field *fields; /* DSH_FIELD_OBJECT */
+    struct dsh_catalog_field *fields; /* DSH_FIELD_OBJECT, or a list of them (item_type) */
     size_t n_fields;
 };
 

@@ -181,7 +181,14 @@ static bool validate_value(struct ctx *c, const char *path, const struct dsh_cat
         char item_path[512 + 24]; /* paths are at most 511 bytes + "[index]" */
         snprintf(item_path, sizeof(item_path), "%s[%zu]", path, i);
         yaml_node_t *item = yaml_document_get_node(c->doc, node->data.sequence.items.start[i]);
-        ok = check_scalar(c, item_path, f, f->item_type, item) && ok;
+        if (f->item_type != DSH_FIELD_OBJECT) {
+            ok = check_scalar(c, item_path, f, f->item_type, item) && ok;
+        } else if (item->type != YAML_MAPPING_NODE) {
+            wrong_type(c, item_path, f, f->item_type, item);
+            ok = false;
+        } else {
+            validate_mapping(c, f->fields, f->n_fields, item, item_path);
+        }
     }
     return ok;
 }

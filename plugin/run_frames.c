@@ -190,10 +190,10 @@ static void on_overflow(struct ptc_run *run)
     ptc__run_select(run, "output-limit", "output exceeded maxOutputBytes (%lld bytes)", (long long)run->ledger.budget);
 }
 
-/* on_output (ABI 1.1) for the entry the ledger just accepted; entry is consumed. */
-static void report_output(struct ptc_run *run, json_object *entry)
+/* on_output (ABI 1.1) of an image entry the ledger just accepted; entry is consumed. */
+static void report_image(struct ptc_run *run, json_object *entry)
 {
-    if (run->cb.on_output && entry) {
+    if (entry) {
         size_t n;
         const char *json = json_object_to_json_string_length(entry, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
         run->cb.on_output(run->cb.userdata, run->id, json, n);
@@ -201,12 +201,35 @@ static void report_output(struct ptc_run *run, json_object *entry)
     json_object_put(entry);
 }
 
-static json_object *text_entry(const char *text, size_t len)
+/* on_output of {"type":"text","text":...} for accepted ledger text (valid UTF-8), escaped here in
+ * one pass: this runs for every piece of output a streaming host receives. */
+static void report_text(struct ptc_run *run, const char *text, size_t len)
 {
-    json_object *entry = json_object_new_object();
-    json_object_object_add(entry, "type", json_object_new_string("text"));
-    json_object_object_add(entry, "text", json_object_new_string_len(text, (int)len));
-    return entry;
+    static const char head[] = "{\"type\":\"text\",\"text\":\"", tail[] = "\"}";
+    char *json = malloc(sizeof head + len * 6 + sizeof tail);
+    if (!json)
+        return;
+    size_t n = sizeof head - 1;
+    memcpy(json, head, n);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            json[n++] = (char)c;
+            continue;
+        }
+        json[n++] = '\\';
+        switch (c) {
+        case '"': json[n++] = '"'; break;
+        case '\\': json[n++] = '\\'; break;
+        case '\n': json[n++] = 'n'; break;
+        case '\r': json[n++] = 'r'; break;
+        case '\t': json[n++] = 't'; break;
+        default: n += (size_t)sprintf(json + n, "u%04x", c); break;
+        }
+    }
+    memcpy(json + n, tail, sizeof tail);
+    run->cb.on_output(run->cb.userdata, run->id, json, n + sizeof tail - 1);
+    free(json);
 }
 
 void ptc__run_on_output(struct ptc_run *run, const char *text, size_t len)
@@ -219,7 +242,7 @@ void ptc__run_on_output(struct ptc_run *run, const char *text, size_t len)
     /* Only the accepted prefix is reported: what overflowed is not in the result either. */
     size_t accepted = (size_t)(run->ledger.used - before);
     if (accepted > 0 && run->cb.on_output)
-        report_output(run, text_entry(text, accepted));
+        report_text(run, text, accepted);
     if (rc != 0 && !run->outcome_selected)
         on_overflow(run);
 }
@@ -248,7 +271,7 @@ void ptc__run_on_frame(struct ptc_run *run, const struct ptc_frame *frame)
         if (ptc__ledger_image(&run->ledger, ptc__image_descriptor(image, "image")) != 0)
             on_overflow(run);
         else if (run->cb.on_output)
-            report_output(run, ptc__image_descriptor(image, "image"));
+            report_image(run, ptc__image_descriptor(image, "image"));
         break;
     }
     case PTC_FRAME_CALL:

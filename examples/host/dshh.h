@@ -20,6 +20,7 @@ enum { DSHH_EXIT_OK = 0, DSHH_EXIT_FAILURE = 1, DSHH_EXIT_USAGE = 2 };
 #define DSHH_NAME_POLICY "dsh-sandbox-policy"
 #define DSHH_NAME_DEMO "dsh-demo-tools"
 #define DSHH_DEMO_GLOBAL "tools"
+#define DSHH_NAME_MCP_BINDINGS "dsh-mcp-bindings"
 
 /* ---- profile.c: composition of a profile with patch layers ---------------------------------- */
 struct dshh_layer {
@@ -154,6 +155,21 @@ int dshh__write_all(int fd, const char *buf, size_t len);
 /* The whole file at path ("-": stdin), NUL-terminated, its length in *ret_len; NULL with errno. */
 char *dshh__read_text_file(const char *path, size_t *ret_len);
 
+/* ---- lines.c: newline-delimited input ------------------------------------------------------------- */
+struct dshh_lines {
+    char *buf;
+    size_t len, cap;
+    size_t max; /* longest accepted line; set before the first feed */
+    bool discarding; /* dropping the rest of an over-long line */
+};
+/* fn gets each complete line (not NUL-terminated, without its newline), or line NULL once for a
+ * line that was dropped (longer than max, or out of memory). */
+typedef void (*dshh_line_fn)(void *arg, const char *line, size_t len);
+void dshh__lines_feed(struct dshh_lines *lines, const char *data, size_t n, dshh_line_fn fn, void *arg);
+/* At EOF: a last line without its newline. */
+void dshh__lines_finish(struct dshh_lines *lines, dshh_line_fn fn, void *arg);
+void dshh__lines_free(struct dshh_lines *lines);
+
 /* ---- result_print.c ------------------------------------------------------------------------------- */
 /* Where printing output for a person stands: the image line rules need the previous entry. */
 struct dshh_output_printer {
@@ -204,6 +220,7 @@ struct dshh_options {
     size_t npatches;
     bool dump_config;
     bool serve;
+    bool mcp; /* dsh mcp */
     bool json;
     bool verbose;
     const char *program_file;

@@ -13,7 +13,8 @@
 
 static const char *const builtin_names[] = {DSHH_NAME_FS, DSHH_NAME_SUBPROCESS, DSHH_NAME_SANDBOX,
                                             DSHH_NAME_POLICY, DSHH_NAME_DEMO,
-                                            "dsh-workflow-ptc" /* workflow_cmd.c */, NULL};
+                                            "dsh-workflow-ptc" /* workflow_cmd.c */,
+                                            DSHH_NAME_MCP_BINDINGS /* mcp_downstream.c */, NULL};
 
 static bool is_builtin(const char *name)
 {

@@ -2,6 +2,7 @@
  * catalog, mounts the reference Linux services, dlopens the provider and runs programs.
  * See examples/host/README.md. */
 #include "dshh.h"
+#include "mcp.h"
 #include "workflow.h"
 
 #include <errno.h>
@@ -34,6 +35,7 @@ static void help_global(void)
            "Commands:\n"
            "  headless                 run one program (-e, --program) or serve JSON lines (--serve)\n"
            "  workflow run             run a workflow script (dsh-workflow-ptc)\n"
+           "  mcp                      an MCP server on stdio with the tool run_code\n"
            "  config validate          check a profile or patch against the catalog\n"
            "  config persistent-patch  print the patch that retains execution state\n"
            "  doctor                   report what this machine gives the sandbox\n"
@@ -70,13 +72,17 @@ static void help_headless(void)
            "  --session ID          the sandbox-policy session\n"
            "  --discard-completion  do not return the program's value\n"
            "  --image ID=PATH       register a PNG or JPEG before the program starts (repeatable)\n"
-           "--serve: one JSON request per line on stdin, one event per line on stdout.\n"
-           "  Requests: run {id, program, stateOwner?, timeoutMs?, cwd?, discardCompletion?,\n"
-           "              sessionId?, mode?, bindings?: [{global, functions}], images?}\n"
+           "--serve: one JSON request per line on stdin, one event per line on stdout\n"
+           "  (host-abi/schemas/serve.json).\n"
+           "  Requests: run {id, program, stream?, stateOwner?, timeoutMs?, cwd?,\n"
+           "              discardCompletion?, sessionId?, mode?, bindings?: [{global, functions}],\n"
+           "              images?}\n"
            "            reply {run, call, ok, value? | message}   cancel {id, reason?}\n"
-           "            release {id, stateOwner}   set-mode {mode, session?, id?}\n"
-           "  Events:   call {run, call, global, name, args}   result {id, result}\n"
-           "            released {id}   mode-set {session, mode, id?}   error {id?, message}\n"
+           "            release {id, stateOwner}   set-mode {mode, session?, id?}   describe {id?}\n"
+           "  Events:   hello {version, abi, provider, describe} (first)   result {id, result}\n"
+           "            call {run, call, global, name, args}   output {run, entry} (stream)\n"
+           "            abandoned {run, call}   released {id}   mode-set {session, mode, id?}\n"
+           "            error {id?, message}\n"
            "  Runs are concurrent; at end of input dsh waits for them, then exits 0.\n"
            "  The full contract and a captured session: examples/host/README.md.\n"
            "Exit status: 0 ok, 1 program failure, 2 usage or configuration error.\n");
@@ -96,6 +102,19 @@ static void help_config(const char *sub)
                "  (async-function, vm-script, scoped-repl, repl; default: the ptc-runtime row's).\n");
     printf("\n");
     printf(composition_help, dshh__path(DSHH_PATH_PROFILE));
+}
+
+static void help_mcp(void)
+{
+    printf("usage: dsh mcp [OPTIONS]\n"
+           "  An MCP server on stdin/stdout (JSON-RPC 2.0, protocol revision 2025-11-25) with one\n"
+           "  tool, run_code {program, description, timeoutMs?}: output streams as progress, the\n"
+           "  result is text and image content, cancellation aborts the run. A retaining profile\n"
+           "  keeps one stateOwner per session, released at its end. A dsh-mcp-bindings row mounts\n"
+           "  downstream MCP servers as namespaces. Exits 0 at the end of input.\n"
+           "\n");
+    printf(composition_help, dshh__path(DSHH_PATH_PROFILE));
+    printf("  --initializer FILE    environment initializer (persistent-in-memory; repeatable)\n");
 }
 
 static void help_doctor(void)
@@ -313,7 +332,9 @@ static int headless(const struct dshh_options *opts)
         goto out;
     struct dshh_host host;
     if (dshh__host_open(&host, opts, &profile) == 0) {
-        if (opts->serve)
+        if (opts->mcp)
+            status = dshh__cmd_mcp(&host, &profile);
+        else if (opts->serve)
             status = dshh__cmd_serve(&host, opts);
         else if (opts->program_file || opts->program_code)
             status = dshh__cmd_program(&host, opts);
@@ -330,7 +351,8 @@ out:
 #define DSHH_COMMAND_TABLE(X)                                                                      \
     X(HEADLESS, "headless")                                                                        \
     X(CONFIG, "config")                                                                            \
-    X(DOCTOR, "doctor")
+    X(DOCTOR, "doctor")                                                                            \
+    X(MCP, "mcp")
 
 enum command {
     CMD_NONE = -1,
@@ -403,6 +425,8 @@ static int run_command(struct dshh_options *opts, const struct parsed *p, int nw
             help_headless();
         else if (command == CMD_DOCTOR)
             help_doctor();
+        else if (command == CMD_MCP)
+            help_mcp();
         else
             help_global();
         return DSHH_EXIT_OK;
@@ -413,6 +437,16 @@ static int run_command(struct dshh_options *opts, const struct parsed *p, int nw
         return dshh__usage_error(word, "unexpected argument '%s'", words[1]);
     if (p->format_given)
         return dshh__usage_error(word, "unknown option --format");
+    if (command == CMD_MCP) {
+        if (opts->serve || opts->json || opts->program_file || opts->program_code || opts->cwd ||
+            opts->timeout_ms != -1 || opts->state_owner || opts->session_id || opts->discard_completion ||
+            opts->nimages)
+            return dshh__usage_error(word, "takes no program options (run_code calls carry them)");
+        if (opts->dump_config)
+            return dshh__usage_error(word, "unknown option --dump-config");
+        opts->mcp = true;
+        return headless(opts);
+    }
     if (command == CMD_DOCTOR) {
         if (p->headless_option)
             return dshh__usage_error(word, "unknown option %s", p->headless_option);

@@ -48,9 +48,7 @@ struct serve {
     struct srelease *releases;
     char **owners; /* stateOwners named by accepted runs and not released since */
     size_t nowners;
-    char *buf;
-    size_t len, cap;
-    bool discarding; /* dropping the rest of an over-long line */
+    struct dshh_lines lines;
     bool eof;
 };
 
@@ -570,43 +568,12 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
 
 /* ---- stdin --------------------------------------------------------------------------------------- */
 
-static void consume(struct serve *srv, const char *data, size_t n)
+static void on_line(void *arg, const char *line, size_t len)
 {
-    for (size_t i = 0; i < n;) {
-        const char *nl = memchr(data + i, '\n', n - i);
-        size_t chunk = nl ? (size_t)(nl - (data + i)) : n - i;
-        if (!srv->discarding && srv->len + chunk > MAX_LINE) {
-            dshh__emit_error(NULL, "request line longer than %zu bytes", MAX_LINE);
-            srv->discarding = true;
-            srv->len = 0;
-        }
-        if (!srv->discarding) {
-            if (srv->len + chunk + 1 > srv->cap) {
-                size_t cap = (srv->len + chunk + 1) * 2;
-                char *b = realloc(srv->buf, cap);
-                if (!b) {
-                    dshh__emit_error(NULL, "out of memory for a request line");
-                    srv->discarding = true;
-                    srv->len = 0;
-                } else {
-                    srv->buf = b;
-                    srv->cap = cap;
-                }
-            }
-            if (!srv->discarding) {
-                memcpy(srv->buf + srv->len, data + i, chunk);
-                srv->len += chunk;
-            }
-        }
-        i += chunk;
-        if (nl) {
-            i++;
-            if (!srv->discarding)
-                handle_line(srv, srv->buf ? srv->buf : "", srv->len);
-            srv->discarding = false;
-            srv->len = 0;
-        }
-    }
+    if (line)
+        handle_line(arg, line, len);
+    else
+        dshh__emit_error(NULL, "request line longer than %zu bytes (or out of memory for it)", MAX_LINE);
 }
 
 static void on_stdin(void *arg, uint32_t events)
@@ -620,12 +587,10 @@ static void on_stdin(void *arg, uint32_t events)
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return;
     if (n > 0) {
-        consume(srv, chunk, (size_t)n);
+        dshh__lines_feed(&srv->lines, chunk, (size_t)n, on_line, srv);
         return;
     }
-    if (srv->len && !srv->discarding)
-        handle_line(srv, srv->buf, srv->len); /* a last line without its newline */
-    srv->len = 0;
+    dshh__lines_finish(&srv->lines, on_line, srv);
     srv->eof = true;
     dshh__loop_remove_fd(srv->host->loop, STDIN_FILENO);
     /* No reply can come any more: settle the client's open calls so runs end now, not at their
@@ -644,7 +609,7 @@ int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
     (void)opts;
     /* A client that stops reading must not kill dsh before it cleans up its runs. */
     signal(SIGPIPE, SIG_IGN);
-    struct serve srv = {.host = host};
+    struct serve srv = {.host = host, .lines = {.max = MAX_LINE}};
     emit_hello(&srv, NULL);
     int rc = dshh__loop_add_fd(host->loop, STDIN_FILENO, EPOLLIN, on_stdin, &srv);
     if (rc == -EPERM) {
@@ -659,7 +624,7 @@ int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
     maybe_finish(&srv);
     if (!srv.eof || srv.runs || srv.releases)
         rc = dshh__loop_run(host->loop);
-    free(srv.buf);
+    dshh__lines_free(&srv.lines);
     for (size_t i = 0; i < srv.nowners; i++)
         free(srv.owners[i]);
     free(srv.owners);

@@ -2,23 +2,34 @@
 #include "dsh_json_strict.h"
 #include "dshh.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
-static void emit_line(const char *text, size_t len)
+/* Writes parts as one line, retrying on EINTR and partial writes (a vanished client is noticed
+ * at stdin EOF). */
+static void write_parts(struct iovec *iov, int n)
 {
-    char *line = malloc(len + 1);
-    if (!line)
-        return;
-    /* Raw newlines in JSON text are whitespace between tokens: blanking them keeps one line. */
-    for (size_t i = 0; i < len; i++)
-        line[i] = text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
-    line[len] = '\n';
-    dshh__write_all(STDOUT_FILENO, line, len + 1); /* a vanished client is noticed at stdin EOF */
-    free(line);
+    while (n > 0) {
+        ssize_t w = writev(STDOUT_FILENO, iov, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return;
+        while (n > 0 && (size_t)w >= iov->iov_len) {
+            w -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + w;
+            iov->iov_len -= (size_t)w;
+        }
+    }
 }
 
 const char *dshh__jstr(json_object *o)
@@ -30,30 +41,27 @@ const char *dshh__jstr(json_object *o)
  * arguments keep the provider's exact number text). */
 void dshh__emit_event(json_object *ev, const char *raw_key, const char *raw, size_t raw_len)
 {
-    const char *base = dshh__jstr(ev);
+    const char *base = dshh__jstr(ev); /* "{...}" with at least the type field; never a raw newline */
+    size_t blen = strlen(base);
     if (!raw_key) {
-        emit_line(base, strlen(base));
+        struct iovec iov[] = {{(char *)base, blen}, {"\n", 1}};
+        write_parts(iov, 2);
         return;
     }
-    size_t blen = strlen(base); /* "{...}" with at least the type field */
-    size_t klen = strlen(raw_key);
-    size_t n = blen - 1 + 4 + klen + raw_len + 1;
-    char *text = malloc(n + 1);
-    if (!text)
-        return;
-    memcpy(text, base, blen - 1);
-    size_t off = blen - 1;
-    text[off++] = ',';
-    text[off++] = '"';
-    memcpy(text + off, raw_key, klen);
-    off += klen;
-    text[off++] = '"';
-    text[off++] = ':';
-    memcpy(text + off, raw, raw_len);
-    off += raw_len;
-    text[off++] = '}';
-    emit_line(text, off);
-    free(text);
+    /* Raw newlines in JSON text are whitespace between tokens: blanking them keeps one line. */
+    char *blanked = NULL;
+    if (memchr(raw, '\n', raw_len) || memchr(raw, '\r', raw_len)) {
+        if (!(blanked = malloc(raw_len)))
+            return;
+        for (size_t i = 0; i < raw_len; i++)
+            blanked[i] = raw[i] == '\n' || raw[i] == '\r' ? ' ' : raw[i];
+    }
+    char key[128];
+    int klen = snprintf(key, sizeof key, ",\"%s\":", raw_key);
+    struct iovec iov[] = {{(char *)base, blen - 1}, {key, (size_t)klen},
+                          {blanked ? blanked : (char *)raw, raw_len}, {"}\n", 2}};
+    write_parts(iov, 4);
+    free(blanked);
 }
 
 json_object *dshh__event(const char *type, const char *id_text)

@@ -1,8 +1,12 @@
 // Output throughput: a per-call program writing 64 MiB through process.stdout (64 writes of 1 MiB)
-// until its result reaches the client, against bare pinned Node writing the same bytes to a pipe this
-// benchmark drains; interleaved in the same run. Also prints the host's peak resident set (VmHWM of
-// a fresh `dsh` per run) against the output size.
+// until its result reaches the client (maxOutputBytes 256 MiB), interleaved in the same run with
+// (1) bare pinned Node writing the same bytes to a pipe this benchmark drains, and
+// (2) the same run with "stream": true, every accepted entry also sent as an output event (ABI 1.1
+// on_output) before the result, against the run without it.
+// Prints MB/s, the host's CPU time (dsh's utime + stime, steadier than wall time on a loaded
+// machine) and its peak resident set (VmHWM of a fresh `dsh` per run) for both.
 // Usage: node tests/bench/output-throughput.mjs [runs]
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Serve } from '../conformance/harness.js';
 import { bareNode, median, pairs, peakRss, report } from './lib.mjs';
@@ -12,17 +16,30 @@ const MIB = 1024 * 1024;
 const size = 64 * MIB;
 const writes = `const s = 'x'.repeat(${MIB}); for (let i = 0; i < ${size / MIB}; i++) process.stdout.write(s);`;
 const runtime = { maxOutputBytes: 4 * size, maxMessageBytes: 4 * size };
+const ticks = 100; // USER_HZ of /proc/PID/stat
 
-const peaks = [];
-async function outputRun() {
+// Seconds of CPU (user + system) a live process has used.
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / ticks;
+}
+
+const host = { true: { peaks: [], cpu: [], ms: [] }, false: { peaks: [], cpu: [], ms: [] } };
+async function outputRun(stream = false) {
   const serve = new Serve({ mode: 'workspace-write', runtime });
   await serve.run('warm', 'return 1');
+  const cpu0 = cpuSeconds(serve.child.pid);
   const t0 = performance.now();
-  const result = await serve.run('out', `${writes} return 1`);
+  const result = await serve.run('out', `${writes} return 1`, stream ? { stream: true } : {});
   const ms = performance.now() - t0;
   const bytes = result.output.reduce((n, e) => n + (e.text?.length ?? 0), 0);
-  if (!result.ok || bytes !== size) throw new Error(`output ${bytes} bytes: ${JSON.stringify(result).slice(0, 400)}`);
-  peaks.push(peakRss(serve.child.pid));
+  const streamed = serve.events.filter((e) => e.type === 'output').reduce((n, e) => n + (e.entry.text?.length ?? 0), 0);
+  if (!result.ok || bytes !== size || streamed !== (stream ? size : 0))
+    throw new Error(`output ${bytes} bytes, streamed ${streamed}: ${JSON.stringify(result).slice(0, 400)}`);
+  host[stream].cpu.push(cpuSeconds(serve.child.pid) - cpu0);
+  host[stream].peaks.push(peakRss(serve.child.pid));
+  host[stream].ms.push(ms);
   await serve.close();
   return { ms };
 }
@@ -35,5 +52,16 @@ console.log('output-throughput: 64 MiB through process.stdout, workspace-write')
 // Each subject run starts and warms its own host (for a clean peak); it times the 64 MiB run alone.
 const figures = await pairs(runs, outputRun, bareWrite, 1);
 report('output-throughput', 'per-call run', 'bare node to a pipe', figures);
-const peak = median(peaks);
+const peak = median(host.false.peaks);
 console.log(`SUMMARY output-peak-rss: ${(peak / MIB).toFixed(1)} MiB host peak for 64 MiB output, ${(peak / size).toFixed(2)}x the output`);
+
+console.log('output-streaming: the same run with "stream": true (output events) against without');
+for (const side of [host.true, host.false]) for (const list of Object.values(side)) list.length = 0;
+const streaming = await pairs(runs, () => outputRun(true), () => outputRun(false), 1);
+report('output-streaming', 'stream: true', 'stream: false', streaming);
+for (const [label, side] of [['stream: true ', host.true], ['stream: false', host.false]])
+  console.log(`  ${label}: ${(size / MIB / (median(side.ms) / 1000)).toFixed(1)} MB/s, host CPU ${median(side.cpu).toFixed(2)} s, ` +
+    `host peak RSS ${(median(side.peaks) / MIB).toFixed(1)} MiB`);
+const cost = (median(streaming.ratios) - 1) * 100;
+console.log(`SUMMARY output-streaming: ${cost.toFixed(1)}% time, host CPU ${(median(host.true.cpu) / median(host.false.cpu)).toFixed(3)}x, ` +
+  `peak RSS ${(median(host.true.peaks) / median(host.false.peaks)).toFixed(3)}x with streaming`);

@@ -32,7 +32,7 @@ Test(catalog, providers_and_fields)
 {
     static const char *const providers[] = {
         PTC, "dsh-fs-local", "dsh-subprocess-local", "dsh-sandbox-linux",
-        "dsh-sandbox-policy", "dsh-demo-tools", "dsh-workflow-ptc",
+        "dsh-sandbox-policy", "dsh-demo-tools", "dsh-mcp-bindings", "dsh-workflow-ptc",
     };
     static const char *const ptc_fields[] = {
         "executionMode", "scriptPersistence", "replScoped", "timeoutMs", "maxTimeoutMs",
@@ -43,8 +43,8 @@ Test(catalog, providers_and_fields)
     struct dsh_catalog *cat;
     char err[256];
     cr_assert_eq(dsh_catalog_open(&cat, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(cat->n_providers, 7);
-    for (size_t i = 0; i < 7; i++)
+    cr_assert_eq(cat->n_providers, 8);
+    for (size_t i = 0; i < 8; i++)
         cr_assert_not_null(dsh_catalog_find(cat, providers[i]), "%s", providers[i]);
     cr_assert_null(dsh_catalog_find(cat, "dsh-nope"));
     cr_assert_null(dsh_catalog_find(cat, NULL));
@@ -120,6 +120,28 @@ Test(catalog, rejects_defaults_that_break_their_field)
                      "catalog.yaml:4:", "true or false");
     expect_bad_field("      - {key: a, type: list, items: path, default: [rel], meaning: m}\n",
                      "catalog.yaml:4:", "absolute path");
+}
+
+Test(catalog, lists_of_objects)
+{
+    struct dsh_catalog *cat;
+    char err[256];
+    cr_assert_eq(dsh_catalog_open(&cat, err, sizeof(err)), 0, "%s", err);
+    const struct dsh_catalog_field *servers =
+        dsh_catalog_field_find(dsh_catalog_find(cat, "dsh-mcp-bindings"), "servers");
+    cr_assert_not_null(servers);
+    cr_expect_eq(servers->type, DSH_FIELD_LIST);
+    cr_expect_eq(servers->item_type, DSH_FIELD_OBJECT);
+    cr_assert_eq(servers->n_fields, 4);
+    cr_expect_str_eq(servers->fields[0].key, "name");
+    cr_expect(servers->fields[0].required && servers->fields[1].required);
+    cr_expect_eq(servers->fields[3].item_type, DSH_FIELD_STRING);
+    dsh_catalog_close(cat);
+    expect_bad_field("      - {key: a, type: list, items: object, default: [], meaning: m}\n",
+                     "catalog.yaml:4:",
+                     "`fields` goes with (and only with) objects and lists of objects");
+    expect_bad_field("      - {key: a, type: list, items: list, default: [], meaning: m}\n",
+                     "catalog.yaml:4:", "list items must be scalars or objects");
 }
 
 Test(catalog, rejects_optional_fields_without_default)

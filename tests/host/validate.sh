@@ -104,6 +104,29 @@ run headless --patch "$TMP/two.yaml" -e "return 1"
 expect_status 2 "headless with invalid rows"
 expect_err "two.yaml:3:[0-9]+: .*timeoutMs" "headless names the field"
 
+# dsh-mcp-bindings: a list of server objects, each checked field by field.
+cat >"$TMP/mcp.yaml" <<'YAML'
+- insert:
+  - id: mcp
+    name: dsh-mcp-bindings
+    config:
+      servers:
+        - {name: gh, command: /usr/bin/gh-mcp, args: [serve], env: ["TOKEN=x"]}
+        - {name: x, comand: y}
+        - 5
+        - {name: "", command: z, args: [1, [2]]}
+YAML
+run --patch "$TMP/mcp.yaml" config validate
+expect_status 1 "invalid downstream servers"
+expect_err "mcp.yaml:7:[0-9]+: row 'mcp' \(dsh-mcp-bindings\): servers\[1\]\.comand: unknown field" "unknown server field"
+expect_err "mcp.yaml:7:[0-9]+: .*servers\[1\]\.command: required field missing" "server without command"
+expect_err "mcp.yaml:8:[0-9]+: .*servers\[2\]: expected a mapping, got integer 5" "a server is a mapping"
+expect_err "mcp.yaml:9:[0-9]+: .*servers\[3\]\.name: must not be empty" "empty server name"
+expect_err "mcp.yaml:9:[0-9]+: .*servers\[3\]\.args\[0\]: expected a string, got integer 1" "args are strings"
+expect_err "mcp.yaml:9:[0-9]+: .*servers\[3\]\.args\[1\]: expected a string, got a sequence" "args are strings, not lists"
+CHECKS=$((CHECKS + 1))
+[ "$(grep -c "row 'mcp'" "$TMP/err")" -eq 6 ] || fail "exactly the six problems, the valid server passes"
+
 # Usage errors.
 run config
 expect_status 2 "config without subcommand"

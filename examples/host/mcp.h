@@ -1,0 +1,87 @@
+/* `dsh mcp`: the reference host as an MCP server on stdio, and an MCP client of the downstream
+ * servers of the `dsh-mcp-bindings` row (examples/host/README.md, "dsh mcp"). */
+#ifndef DSHH_MCP_H
+#define DSHH_MCP_H
+
+#include "dshh.h"
+
+#include <json-c/json.h>
+#include <sys/types.h>
+
+/* The MCP protocol revisions dsh speaks, newest first; the first is offered to clients that ask
+ * for another. */
+#define DSHH_MCP_PROTOCOL_VERSIONS {"2025-11-25", "2025-06-18", "2025-03-26", NULL}
+/* The error class of every downstream namespace (a failed tool call rejects with it). */
+#define DSHH_MCP_ERROR_CLASS "McpToolError"
+
+/* ---- mcp_server.c ------------------------------------------------------------------------------ */
+int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile);
+
+/* ---- mcp_downstream.c: dsh as an MCP client of each configured server --------------------------- */
+struct dshh_mcp_tool {
+    char *name;  /* the server's name for it */
+    char *ident; /* the function name programs call */
+    char *description;
+    json_object *input_schema;  /* owned; may be NULL */
+    json_object *output_schema; /* owned; may be NULL */
+};
+
+struct dshh_mcp_pending;
+
+struct dshh_mcp_server {
+    struct dshh_host *host;
+    char *name;  /* as configured */
+    char *ident; /* the namespace programs see */
+    pid_t pid;
+    int to_fd, from_fd; /* its stdin and stdout (ours: write, read) */
+    struct dshh_lines lines;
+    bool watching, exited;
+    struct dshh_mcp_tool *tools;
+    size_t ntools;
+    int64_t next_id;
+    struct dshh_mcp_pending *pending; /* tools/call requests without an answer */
+};
+
+struct dshh_mcp_downstream {
+    struct dshh_mcp_server *servers;
+    size_t n;
+};
+
+/* Starts every server of the enabled dsh-mcp-bindings row (none without one), completes the MCP
+ * handshake and lists their tools (blocking, bounded), then watches their stdout on host->loop.
+ * taken: identifiers programs already see (the demo namespace); NULL-terminated. Prints a
+ * diagnostic and returns -1 on error. */
+int dshh__mcp_downstream_start(struct dshh_mcp_downstream *ds, struct dshh_host *host,
+                               const struct dshh_profile *profile, const char *const *taken);
+/* Closes the servers' stdin, waits a little for them to exit, then kills what is left. */
+void dshh__mcp_downstream_stop(struct dshh_mcp_downstream *ds);
+/* Appends {global, functions, errorClass} of each server to a run request's bindings. */
+void dshh__mcp_downstream_bindings(const struct dshh_mcp_downstream *ds, json_object *bindings);
+/* The TypeScript declarations of every server namespace (appended to out). */
+void dshh__mcp_downstream_declare(const struct dshh_mcp_downstream *ds, FILE *out);
+/* When global is a server's namespace: forwards the call as tools/call (its answer becomes the
+ * reply) and returns true. */
+bool dshh__mcp_downstream_call(struct dshh_mcp_downstream *ds, dsh_run_id run, uint64_t call,
+                               const char *global, const char *name, const char *args_json,
+                               size_t args_len);
+/* The run ended: its unanswered tools/call requests are cancelled downstream and forgotten. */
+void dshh__mcp_downstream_run_ended(struct dshh_mcp_downstream *ds, dsh_run_id run);
+
+/* ---- mcp_typescript.c: names and declarations ------------------------------------------------- */
+/* The identifier programs use for an MCP name: every byte outside [A-Za-z0-9_$] becomes '_', a
+ * leading digit (or an empty name) gets a '_' before it, a reserved word gets a '_' after it,
+ * and a name already in taken (NULL-terminated) gets "_2", "_3", ... (transfer full). */
+char *dshh__mcp_identifier(const char *name, const char *const *taken);
+/* TypeScript type of a JSON Schema (the subset MCP tool schemas use; anything else is unknown). */
+void dshh__mcp_schema_type(json_object *schema, FILE *out, int indent);
+/* A JSDoc comment of text (may be NULL) at indent. */
+void dshh__mcp_doc_comment(const char *text, FILE *out, int indent);
+
+/* ---- mcp_content.c: a run result as MCP tool result content ------------------------------------ */
+/* {content: [text, images...], isError} of a provider result; images are read from their files
+ * and base64-encoded while the total stays within max_bytes (transfer full). */
+json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t max_bytes);
+/* The one-line text of an output entry for a progress notification (transfer full). */
+char *dshh__mcp_progress_message(const char *entry_json, size_t len);
+
+#endif /* DSHH_MCP_H */

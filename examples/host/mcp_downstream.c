@@ -1,0 +1,624 @@
+/* dsh as an MCP client of the downstream servers of the `dsh-mcp-bindings` row: each server runs
+ * on stdio (newline-delimited JSON-RPC 2.0), its tools become one binding namespace, a program's
+ * call becomes tools/call and its answer the call's reply (examples/host/README.md). */
+#include "mcp.h"
+
+#include "dsh_config.h"
+#include "dsh_json_strict.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_MESSAGE ((size_t)64 << 20)
+#define HANDSHAKE_MS 30000
+#define STOP_GRACE_MS 2000
+
+/* Only these of dsh's environment reach a server (as MCP clients commonly do), plus its `env`. */
+static const char *const inherited_env[] = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", NULL};
+
+struct dshh_mcp_pending {
+    struct dshh_mcp_pending *next;
+    int64_t id;
+    dsh_run_id run;
+    uint64_t call;
+    const struct dshh_mcp_tool *tool;
+};
+
+/* ---- messages ------------------------------------------------------------------------------------ */
+
+static void send_message(struct dshh_mcp_server *s, json_object *msg)
+{
+    json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+    const char *text = dshh__jstr(msg);
+    size_t n = strlen(text);
+    char *line = malloc(n + 1);
+    if (line && !s->exited) {
+        memcpy(line, text, n);
+        line[n] = '\n';
+        if (dshh__write_all(s->to_fd, line, n + 1) < 0)
+            s->exited = true; /* noticed for good at its stdout's EOF */
+    }
+    free(line);
+}
+
+static json_object *request(int64_t id, const char *method, json_object *params)
+{
+    json_object *msg = json_object_new_object();
+    json_object_object_add(msg, "id", json_object_new_int64(id));
+    json_object_object_add(msg, "method", json_object_new_string(method));
+    if (params)
+        json_object_object_add(msg, "params", params);
+    return msg;
+}
+
+/* Requests a server sends us: ping is answered, everything else is not supported. */
+static void answer_server_request(struct dshh_mcp_server *s, json_object *msg, json_object *id)
+{
+    json_object *method, *reply = json_object_new_object();
+    json_object_object_add(reply, "id", json_object_get(id));
+    if (json_object_object_get_ex(msg, "method", &method) && !strcmp(json_object_get_string(method), "ping")) {
+        json_object_object_add(reply, "result", json_object_new_object());
+    } else {
+        json_object *err = json_object_new_object();
+        json_object_object_add(err, "code", json_object_new_int(-32601));
+        json_object_object_add(err, "message", json_object_new_string("dsh does not offer this method"));
+        json_object_object_add(reply, "error", err);
+    }
+    send_message(s, reply);
+    json_object_put(reply);
+}
+
+/* ---- blocking handshake ----------------------------------------------------------------------- */
+
+struct awaited {
+    struct dshh_mcp_server *s;
+    int64_t id;
+    json_object *response;
+};
+
+static void on_handshake_line(void *arg, const char *line, size_t len)
+{
+    struct awaited *a = arg;
+    json_object *msg = line ? dsh_json_parse_strict(line, len) : NULL, *id;
+    if (json_object_is_type(msg, json_type_object) && json_object_object_get_ex(msg, "id", &id)) {
+        if (json_object_object_get_ex(msg, "method", NULL))
+            answer_server_request(a->s, msg, id);
+        else if (json_object_is_type(id, json_type_int) && json_object_get_int64(id) == a->id && !a->response)
+            a->response = json_object_get(msg);
+    }
+    json_object_put(msg);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sends method and waits (bounded) for its result; NULL with a diagnostic on stderr. */
+static json_object *call_blocking(struct dshh_mcp_server *s, const char *method, json_object *params)
+{
+    struct awaited a = {.s = s, .id = ++s->next_id};
+    json_object *msg = request(a.id, method, params);
+    send_message(s, msg);
+    json_object_put(msg);
+    int64_t deadline = now_ms() + HANDSHAKE_MS;
+    while (!a.response) {
+        int64_t left = deadline - now_ms();
+        struct pollfd p = {.fd = s->from_fd, .events = POLLIN};
+        int rc = left > 0 ? poll(&p, 1, (int)left) : 0;
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0) {
+            fprintf(stderr, "dsh: MCP server %s: no answer to %s within %d ms\n", s->name, method, HANDSHAKE_MS);
+            return NULL;
+        }
+        char chunk[65536];
+        ssize_t n = read(s->from_fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            fprintf(stderr, "dsh: MCP server %s exited during %s\n", s->name, method);
+            return NULL;
+        }
+        dshh__lines_feed(&s->lines, chunk, (size_t)n, on_handshake_line, &a);
+    }
+    json_object *result, *error, *message;
+    if (json_object_object_get_ex(a.response, "result", &result) && json_object_is_type(result, json_type_object)) {
+        result = json_object_get(result);
+    } else {
+        json_object_object_get_ex(a.response, "error", &error);
+        fprintf(stderr, "dsh: MCP server %s: %s failed: %s\n", s->name, method,
+                json_object_object_get_ex(error, "message", &message) ? json_object_get_string(message)
+                                                                      : "no result");
+        result = NULL;
+    }
+    json_object_put(a.response);
+    return result;
+}
+
+static int handshake(struct dshh_mcp_server *s)
+{
+    static const char *const versions[] = DSHH_MCP_PROTOCOL_VERSIONS;
+    json_object *params = json_object_new_object(), *info = json_object_new_object();
+    json_object_object_add(params, "protocolVersion", json_object_new_string(versions[0]));
+    json_object_object_add(params, "capabilities", json_object_new_object());
+    json_object_object_add(info, "name", json_object_new_string("dsh"));
+    json_object_object_add(info, "version", json_object_new_string(DSHH_PROJECT_VERSION));
+    json_object_object_add(params, "clientInfo", info);
+    json_object *init = call_blocking(s, "initialize", params), *v;
+    if (!init)
+        return -1;
+    const char *version = json_object_object_get_ex(init, "protocolVersion", &v) ? json_object_get_string(v) : "";
+    bool known = false;
+    for (size_t i = 0; versions[i]; i++)
+        known = known || !strcmp(versions[i], version);
+    json_object_put(init);
+    if (!known) {
+        fprintf(stderr, "dsh: MCP server %s speaks protocol revision \"%s\", which dsh does not\n", s->name, version);
+        return -1;
+    }
+    json_object *note = json_object_new_object();
+    json_object_object_add(note, "method", json_object_new_string("notifications/initialized"));
+    send_message(s, note);
+    json_object_put(note);
+    return 0;
+}
+
+static int add_tool(struct dshh_mcp_server *s, json_object *t)
+{
+    json_object *name, *v;
+    if (!json_object_object_get_ex(t, "name", &name) || !json_object_is_type(name, json_type_string)) {
+        fprintf(stderr, "dsh: MCP server %s listed a tool without a name\n", s->name);
+        return -1;
+    }
+    const char **taken = calloc(s->ntools + 1, sizeof(*taken));
+    struct dshh_mcp_tool *grown = realloc(s->tools, (s->ntools + 1) * sizeof(*grown));
+    if (!taken || !grown) {
+        free(taken);
+        if (grown)
+            s->tools = grown;
+        return -1;
+    }
+    s->tools = grown;
+    for (size_t i = 0; i < s->ntools; i++)
+        taken[i] = s->tools[i].ident;
+    struct dshh_mcp_tool *tool = &s->tools[s->ntools];
+    *tool = (struct dshh_mcp_tool){.name = strdup(json_object_get_string(name)),
+                                   .ident = dshh__mcp_identifier(json_object_get_string(name), taken)};
+    free(taken);
+    if (json_object_object_get_ex(t, "description", &v) && json_object_is_type(v, json_type_string))
+        tool->description = strdup(json_object_get_string(v));
+    if (json_object_object_get_ex(t, "inputSchema", &v))
+        tool->input_schema = json_object_get(v);
+    if (json_object_object_get_ex(t, "outputSchema", &v))
+        tool->output_schema = json_object_get(v);
+    s->ntools++;
+    return tool->name && tool->ident ? 0 : -1;
+}
+
+static int list_tools(struct dshh_mcp_server *s)
+{
+    char *cursor = NULL;
+    for (int page = 0; page < 1000; page++) {
+        json_object *params = json_object_new_object();
+        if (cursor)
+            json_object_object_add(params, "cursor", json_object_new_string(cursor));
+        free(cursor);
+        cursor = NULL;
+        json_object *listed = call_blocking(s, "tools/list", params), *tools, *next;
+        if (!listed)
+            return -1;
+        int rc = 0;
+        if (json_object_object_get_ex(listed, "tools", &tools) && json_object_is_type(tools, json_type_array))
+            for (size_t i = 0; rc == 0 && i < json_object_array_length(tools); i++)
+                rc = add_tool(s, json_object_array_get_idx(tools, i));
+        if (json_object_object_get_ex(listed, "nextCursor", &next) && json_object_is_type(next, json_type_string))
+            cursor = strdup(json_object_get_string(next));
+        json_object_put(listed);
+        if (rc < 0 || !cursor)
+            return rc;
+    }
+    free(cursor);
+    return 0;
+}
+
+/* ---- answers to the programs' calls ------------------------------------------------------------ */
+
+static struct dshh_mcp_pending *take_pending(struct dshh_mcp_server *s, int64_t id)
+{
+    for (struct dshh_mcp_pending **link = &s->pending; *link; link = &(*link)->next)
+        if ((*link)->id == id) {
+            struct dshh_mcp_pending *p = *link;
+            *link = p->next;
+            return p;
+        }
+    return NULL;
+}
+
+static void reject(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, const char *message)
+{
+    s->host->provider->reply(s->host->instance, p->run, p->call, false, message, strlen(message));
+}
+
+/* A CallToolResult as the call's value: structuredContent when there is one, else the text of an
+ * all-text content joined by newlines, else the content array. isError rejects with that text. */
+static void settle(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, json_object *result)
+{
+    json_object *content = NULL, *structured, *is_error;
+    json_object_object_get_ex(result, "content", &content);
+    struct dsh_text_buffer text = {0};
+    bool all_text = json_object_is_type(content, json_type_array);
+    for (size_t i = 0; all_text && i < json_object_array_length(content); i++) {
+        json_object *item = json_object_array_get_idx(content, i), *type, *t;
+        all_text = json_object_object_get_ex(item, "type", &type) &&
+                   !strcmp(json_object_get_string(type), "text") && json_object_object_get_ex(item, "text", &t);
+        if (all_text) {
+            if (i)
+                dsh_text_buffer_write(&text, (unsigned char *)"\n", 1);
+            dsh_text_buffer_write(&text, (unsigned char *)json_object_get_string(t), (size_t)json_object_get_string_len(t));
+        }
+    }
+    if (json_object_object_get_ex(result, "isError", &is_error) && json_object_get_boolean(is_error)) {
+        char message[1024];
+        snprintf(message, sizeof message, "%s", text.len ? text.data : "the MCP tool reported an error");
+        reject(s, p, message);
+    } else {
+        json_object *value = json_object_object_get_ex(result, "structuredContent", &structured) ? structured
+                             : all_text ? NULL
+                                        : content;
+        json_object *owned = value || !all_text ? NULL : json_object_new_string_len(text.data ? text.data : "", (int)text.len);
+        const char *json = dshh__jstr(value ? value : owned);
+        s->host->provider->reply(s->host->instance, p->run, p->call, true, json, strlen(json));
+        json_object_put(owned);
+    }
+    free(text.data);
+}
+
+static void on_message(struct dshh_mcp_server *s, json_object *msg)
+{
+    json_object *id, *result, *error, *message;
+    if (!json_object_object_get_ex(msg, "id", &id))
+        return; /* notifications: nothing dsh needs */
+    if (json_object_object_get_ex(msg, "method", NULL)) {
+        answer_server_request(s, msg, id);
+        return;
+    }
+    struct dshh_mcp_pending *p = json_object_is_type(id, json_type_int) ? take_pending(s, json_object_get_int64(id)) : NULL;
+    if (!p)
+        return; /* the run ended meanwhile */
+    if (json_object_object_get_ex(msg, "result", &result) && json_object_is_type(result, json_type_object)) {
+        settle(s, p, result);
+    } else {
+        json_object_object_get_ex(msg, "error", &error);
+        char text[1024];
+        snprintf(text, sizeof text, "%s", json_object_object_get_ex(error, "message", &message) &&
+                                              json_object_is_type(message, json_type_string)
+                                          ? json_object_get_string(message)
+                                          : "the MCP server answered without a result");
+        reject(s, p, text);
+    }
+    free(p);
+}
+
+static void on_server_line(void *arg, const char *line, size_t len)
+{
+    struct dshh_mcp_server *s = arg;
+    json_object *msg = line ? dsh_json_parse_strict(line, len) : NULL;
+    if (json_object_is_type(msg, json_type_object))
+        on_message(s, msg);
+    else
+        fprintf(stderr, "dsh: MCP server %s sent a line that is not a JSON-RPC message\n", s->name);
+    json_object_put(msg);
+}
+
+static void gone(struct dshh_mcp_server *s)
+{
+    char message[512];
+    snprintf(message, sizeof message, "the MCP server %s exited", s->name);
+    s->exited = true;
+    while (s->pending) {
+        struct dshh_mcp_pending *p = s->pending;
+        s->pending = p->next;
+        reject(s, p, message);
+        free(p);
+    }
+}
+
+static void on_readable(void *arg, uint32_t events)
+{
+    (void)events;
+    struct dshh_mcp_server *s = arg;
+    char chunk[65536];
+    ssize_t n = read(s->from_fd, chunk, sizeof chunk);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n > 0) {
+        dshh__lines_feed(&s->lines, chunk, (size_t)n, on_server_line, s);
+        return;
+    }
+    dshh__lines_finish(&s->lines, on_server_line, s);
+    dshh__loop_remove_fd(s->host->loop, s->from_fd);
+    s->watching = false;
+    fprintf(stderr, "dsh: MCP server %s closed its stdout\n", s->name);
+    gone(s);
+}
+
+bool dshh__mcp_downstream_call(struct dshh_mcp_downstream *ds, dsh_run_id run, uint64_t call,
+                               const char *global, const char *name, const char *args_json, size_t args_len)
+{
+    struct dshh_mcp_server *s = NULL;
+    for (size_t i = 0; i < ds->n && !s; i++)
+        if (!strcmp(ds->servers[i].ident, global))
+            s = &ds->servers[i];
+    if (!s)
+        return false;
+    const struct dshh_mcp_tool *tool = NULL;
+    for (size_t i = 0; i < s->ntools && !tool; i++)
+        if (!strcmp(s->tools[i].ident, name))
+            tool = &s->tools[i];
+    struct dshh_mcp_pending probe = {.run = run, .call = call};
+    json_object *args = dsh_json_parse_strict(args_json, args_len);
+    size_t nargs = json_object_is_type(args, json_type_array) ? json_object_array_length(args) : 0;
+    json_object *input = nargs ? json_object_array_get_idx(args, 0) : NULL;
+    const char *problem = !tool ? "no such MCP tool"
+                          : s->exited ? "the MCP server has exited"
+                          : nargs > 1 ||
+                                  (input && !json_object_is_type(input, json_type_object))
+                              ? "an MCP tool takes one argument, an object"
+                              : NULL;
+    struct dshh_mcp_pending *p = problem ? NULL : calloc(1, sizeof(*p));
+    if (!p) {
+        reject(s, &probe, problem ? problem : "dsh: out of memory");
+        json_object_put(args);
+        return true;
+    }
+    *p = (struct dshh_mcp_pending){.next = s->pending, .id = ++s->next_id, .run = run, .call = call, .tool = tool};
+    s->pending = p;
+    json_object *params = json_object_new_object();
+    json_object_object_add(params, "name", json_object_new_string(tool->name));
+    json_object_object_add(params, "arguments", input ? json_object_get(input) : json_object_new_object());
+    json_object *msg = request(p->id, "tools/call", params);
+    send_message(s, msg);
+    json_object_put(msg);
+    json_object_put(args);
+    return true;
+}
+
+void dshh__mcp_downstream_run_ended(struct dshh_mcp_downstream *ds, dsh_run_id run)
+{
+    for (size_t i = 0; i < ds->n; i++) {
+        struct dshh_mcp_server *s = &ds->servers[i];
+        for (struct dshh_mcp_pending **link = &s->pending; *link;) {
+            struct dshh_mcp_pending *p = *link;
+            if (p->run != run) {
+                link = &p->next;
+                continue;
+            }
+            *link = p->next;
+            json_object *note = json_object_new_object(), *params = json_object_new_object();
+            json_object_object_add(note, "method", json_object_new_string("notifications/cancelled"));
+            json_object_object_add(params, "requestId", json_object_new_int64(p->id));
+            json_object_object_add(params, "reason", json_object_new_string("the program's run ended"));
+            json_object_object_add(note, "params", params);
+            send_message(s, note);
+            json_object_put(note);
+            free(p);
+        }
+    }
+}
+
+/* ---- declarations and bindings ------------------------------------------------------------------ */
+
+void dshh__mcp_downstream_bindings(const struct dshh_mcp_downstream *ds, json_object *bindings)
+{
+    for (size_t i = 0; i < ds->n; i++) {
+        const struct dshh_mcp_server *s = &ds->servers[i];
+        json_object *ns = json_object_new_object(), *fns = json_object_new_array();
+        for (size_t t = 0; t < s->ntools; t++)
+            json_object_array_add(fns, json_object_new_string(s->tools[t].ident));
+        json_object_object_add(ns, "global", json_object_new_string(s->ident));
+        json_object_object_add(ns, "functions", fns);
+        json_object_object_add(ns, "errorClass", json_object_new_string(DSHH_MCP_ERROR_CLASS));
+        json_object_array_add(bindings, ns);
+    }
+}
+
+void dshh__mcp_downstream_declare(const struct dshh_mcp_downstream *ds, FILE *out)
+{
+    for (size_t i = 0; i < ds->n; i++) {
+        const struct dshh_mcp_server *s = &ds->servers[i];
+        fprintf(out, "/** The tools of the MCP server \"%s\". A call resolves to the tool's structuredContent, "
+                     "else its text; a failed call throws " DSHH_MCP_ERROR_CLASS " (its member property names "
+                     "the function). */\ndeclare const %s: {\n", s->name, s->ident);
+        for (size_t t = 0; t < s->ntools; t++) {
+            const struct dshh_mcp_tool *tool = &s->tools[t];
+            char *doc = NULL;
+            if (strcmp(tool->name, tool->ident) != 0) {
+                if (asprintf(&doc, "%s%s(MCP tool \"%s\")", tool->description ? tool->description : "",
+                             tool->description ? " " : "", tool->name) < 0)
+                    doc = NULL;
+            }
+            dshh__mcp_doc_comment(doc ? doc : tool->description, out, 2);
+            free(doc);
+            json_object *props = NULL, *required = NULL;
+            json_object_object_get_ex(tool->input_schema, "properties", &props);
+            json_object_object_get_ex(tool->input_schema, "required", &required);
+            bool optional = !json_object_is_type(props, json_type_object) || json_object_object_length(props) == 0 ||
+                            !json_object_is_type(required, json_type_array) || json_object_array_length(required) == 0;
+            fprintf(out, "  %s(input%s: ", tool->ident, optional ? "?" : "");
+            dshh__mcp_schema_type(tool->input_schema, out, 2);
+            fputs("): Promise<", out);
+            if (tool->output_schema)
+                dshh__mcp_schema_type(tool->output_schema, out, 2);
+            else
+                fputs("unknown", out);
+            fputs(">;\n", out);
+        }
+        fputs("};\n", out);
+    }
+}
+
+/* ---- start and stop ------------------------------------------------------------------------------ */
+
+static char **server_env(yaml_document_t *doc, yaml_node_t *list)
+{
+    size_t extra = list && list->type == YAML_SEQUENCE_NODE
+                       ? (size_t)(list->data.sequence.items.top - list->data.sequence.items.start)
+                       : 0;
+    char **env = calloc(sizeof(inherited_env) / sizeof(*inherited_env) + extra + 1, sizeof(*env));
+    size_t n = 0;
+    for (size_t i = 0; env && inherited_env[i]; i++) {
+        const char *v = getenv(inherited_env[i]);
+        if (v && asprintf(&env[n], "%s=%s", inherited_env[i], v) >= 0)
+            n++;
+    }
+    for (size_t i = 0; env && i < extra; i++) {
+        const char *entry = dshh__yaml_scalar(yaml_document_get_node(doc, list->data.sequence.items.start[i]));
+        if (entry && (env[n] = strdup(entry)))
+            n++;
+    }
+    return env;
+}
+
+static int spawn_server(struct dshh_mcp_server *s, yaml_document_t *doc, yaml_node_t *map)
+{
+    const char *command = dshh__yaml_scalar(dshh__yaml_get(doc, map, "command"));
+    yaml_node_t *args = dshh__yaml_get(doc, map, "args");
+    size_t nargs = args && args->type == YAML_SEQUENCE_NODE
+                       ? (size_t)(args->data.sequence.items.top - args->data.sequence.items.start)
+                       : 0;
+    char **argv = calloc(nargs + 2, sizeof(*argv));
+    char **env = server_env(doc, dshh__yaml_get(doc, map, "env"));
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, rc = -1;
+    if (!argv || !env || !command || pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
+        goto done;
+    argv[0] = (char *)command;
+    for (size_t i = 0; i < nargs; i++)
+        argv[i + 1] = (char *)dshh__yaml_scalar(yaml_document_get_node(doc, args->data.sequence.items.start[i]));
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    int err = posix_spawnp(&s->pid, command, &fa, NULL, argv, env);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err) {
+        fprintf(stderr, "dsh: cannot start the MCP server %s (%s): %s\n", s->name, command, strerror(err));
+        goto done;
+    }
+    s->to_fd = in[1];
+    s->from_fd = out[0];
+    in[1] = out[0] = -1;
+    rc = 0;
+done:
+    for (int i = 0; i < 2; i++) {
+        if (in[i] >= 0)
+            close(in[i]);
+        if (out[i] >= 0)
+            close(out[i]);
+    }
+    for (size_t i = 0; env && env[i]; i++)
+        free(env[i]);
+    free(env);
+    free(argv);
+    return rc;
+}
+
+int dshh__mcp_downstream_start(struct dshh_mcp_downstream *ds, struct dshh_host *host,
+                               const struct dshh_profile *profile, const char *const *taken)
+{
+    *ds = (struct dshh_mcp_downstream){0};
+    const struct dshh_row *row = NULL;
+    for (size_t i = 0; i < profile->nrows && !row; i++)
+        if (!profile->rows[i].disabled && !strcmp(profile->rows[i].name, DSHH_NAME_MCP_BINDINGS))
+            row = &profile->rows[i];
+    if (!row || !row->config)
+        return 0;
+    yaml_document_t *doc = (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc;
+    yaml_node_t *list = dshh__yaml_get(doc, row->config, "servers");
+    size_t n = list && list->type == YAML_SEQUENCE_NODE
+                   ? (size_t)(list->data.sequence.items.top - list->data.sequence.items.start)
+                   : 0;
+    size_t ntaken = 0;
+    while (taken && taken[ntaken])
+        ntaken++;
+    ds->servers = calloc(n + 1, sizeof(*ds->servers));
+    const char **names = calloc(ntaken + n + 1, sizeof(*names));
+    if (!ds->servers || !names) {
+        free(names);
+        return -1;
+    }
+    memcpy(names, taken, ntaken * sizeof(*names));
+    /* The SIGPIPE of a server that exits early must not end dsh: its write fails instead. */
+    signal(SIGPIPE, SIG_IGN);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        yaml_node_t *map = yaml_document_get_node(doc, list->data.sequence.items.start[i]);
+        struct dshh_mcp_server *s = &ds->servers[ds->n];
+        *s = (struct dshh_mcp_server){.host = host, .to_fd = -1, .from_fd = -1, .lines = {.max = MAX_MESSAGE}};
+        s->name = strdup(dshh__yaml_scalar(dshh__yaml_get(doc, map, "name")));
+        s->ident = s->name ? dshh__mcp_identifier(s->name, names) : NULL;
+        ds->n++;
+        if (!s->ident || spawn_server(s, doc, map) < 0 || handshake(s) < 0 || list_tools(s) < 0) {
+            rc = -1;
+            break;
+        }
+        names[ntaken + i] = s->ident;
+        if (dshh__loop_add_fd(host->loop, s->from_fd, EPOLLIN, on_readable, s) < 0) {
+            rc = -1;
+            break;
+        }
+        s->watching = true;
+    }
+    free(names);
+    return rc;
+}
+
+void dshh__mcp_downstream_stop(struct dshh_mcp_downstream *ds)
+{
+    for (size_t i = 0; i < ds->n; i++) {
+        struct dshh_mcp_server *s = &ds->servers[i];
+        if (s->watching)
+            dshh__loop_remove_fd(s->host->loop, s->from_fd);
+        if (s->to_fd >= 0)
+            close(s->to_fd); /* EOF on its stdin: the stdio transport's way to end a server */
+        if (s->pid > 0) {
+            int64_t deadline = now_ms() + STOP_GRACE_MS;
+            while (waitpid(s->pid, NULL, WNOHANG) == 0) {
+                if (now_ms() >= deadline) {
+                    kill(s->pid, SIGKILL);
+                    waitpid(s->pid, NULL, 0);
+                    break;
+                }
+                struct timespec pause = {.tv_nsec = 10 * 1000000L};
+                nanosleep(&pause, NULL);
+            }
+        }
+        if (s->from_fd >= 0)
+            close(s->from_fd);
+        gone(s);
+        for (size_t t = 0; t < s->ntools; t++) {
+            free(s->tools[t].name);
+            free(s->tools[t].ident);
+            free(s->tools[t].description);
+            json_object_put(s->tools[t].input_schema);
+            json_object_put(s->tools[t].output_schema);
+        }
+        free(s->tools);
+        dshh__lines_free(&s->lines);
+        free(s->name);
+        free(s->ident);
+    }
+    free(ds->servers);
+    *ds = (struct dshh_mcp_downstream){0};
+}

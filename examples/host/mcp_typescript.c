@@ -1,0 +1,207 @@
+/* MCP names as program identifiers, and JSON Schemas of MCP tools as TypeScript types for the
+ * run_code tool description (examples/host/README.md, "Downstream MCP servers"). */
+#include "mcp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Words a namespace or function may not be: JavaScript's reserved words (strict mode included),
+ * literals, and the globals every program relies on. */
+static const char *const reserved[] = {
+    "await", "break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete",
+    "do", "else", "enum", "export", "extends", "false", "finally", "for", "function", "if",
+    "implements", "import", "in", "instanceof", "interface", "let", "new", "null", "package",
+    "private", "protected", "public", "return", "static", "super", "switch", "this", "throw", "true",
+    "try", "typeof", "var", "void", "while", "with", "yield", "arguments", "eval", "undefined", "NaN",
+    "Infinity", "globalThis", "inspect", "Image", "console", "process", "require", "module", "exports",
+    "Buffer", "Error", "Object", "Array", "Promise", "JSON", "Math", "ToolCallError",
+    DSHH_MCP_ERROR_CLASS, "__proto__", "constructor", "prototype", NULL};
+
+static bool in_list(const char *const *list, const char *word)
+{
+    for (size_t i = 0; list && list[i]; i++)
+        if (!strcmp(list[i], word))
+            return true;
+    return false;
+}
+
+static bool ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
+static bool is_identifier(const char *s)
+{
+    if (!*s || (*s >= '0' && *s <= '9'))
+        return false;
+    for (; *s; s++)
+        if (!ident_char(*s))
+            return false;
+    return true;
+}
+
+char *dshh__mcp_identifier(const char *name, const char *const *taken)
+{
+    size_t n = strlen(name);
+    char *base = malloc(n + 3);
+    if (!base)
+        return NULL;
+    size_t o = 0;
+    if (n == 0 || (name[0] >= '0' && name[0] <= '9'))
+        base[o++] = '_';
+    for (size_t i = 0; i < n; i++)
+        base[o++] = ident_char(name[i]) ? name[i] : '_';
+    base[o] = '\0';
+    if (in_list(reserved, base)) {
+        base[o++] = '_';
+        base[o] = '\0';
+    }
+    if (!in_list(taken, base))
+        return base;
+    char *next = malloc(o + 24);
+    for (unsigned k = 2; next; k++) {
+        snprintf(next, o + 24, "%s_%u", base, k);
+        if (!in_list(taken, next))
+            break;
+    }
+    free(base);
+    return next;
+}
+
+void dshh__mcp_doc_comment(const char *text, FILE *out, int indent)
+{
+    if (!text || !*text)
+        return;
+    fprintf(out, "%*s/** ", indent, "");
+    for (const char *p = text; *p; p++) {
+        if (*p == '*' && p[1] == '/')
+            fputs("*\\", out); /* the comment must not end early */
+        else if (*p == '\n')
+            fprintf(out, "\n%*s * ", indent, "");
+        else if (*p != '\r')
+            fputc(*p, out);
+    }
+    fputs(" */\n", out);
+}
+
+#define MAX_DEPTH 8
+
+static void schema_type(json_object *schema, FILE *out, int indent, int depth);
+
+static void union_of(json_object *list, FILE *out, int indent, int depth)
+{
+    size_t n = json_object_array_length(list);
+    if (n == 0) {
+        fputs("never", out);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            fputs(" | ", out);
+        schema_type(json_object_array_get_idx(list, i), out, indent, depth + 1);
+    }
+}
+
+static bool listed(json_object *list, const char *key)
+{
+    for (size_t i = 0; json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+        json_object *v = json_object_array_get_idx(list, i);
+        if (json_object_is_type(v, json_type_string) && !strcmp(json_object_get_string(v), key))
+            return true;
+    }
+    return false;
+}
+
+static void object_type(json_object *schema, FILE *out, int indent, int depth)
+{
+    json_object *props = NULL, *required = NULL;
+    json_object_object_get_ex(schema, "required", &required);
+    if (!json_object_object_get_ex(schema, "properties", &props) || !json_object_is_type(props, json_type_object) ||
+        json_object_object_length(props) == 0) {
+        fputs("Record<string, unknown>", out);
+        return;
+    }
+    fputs("{\n", out);
+    json_object_object_foreach(props, key, sub)
+    {
+        json_object *desc;
+        if (json_object_object_get_ex(sub, "description", &desc) && json_object_is_type(desc, json_type_string))
+            dshh__mcp_doc_comment(json_object_get_string(desc), out, indent + 2);
+        fprintf(out, "%*s", indent + 2, "");
+        if (is_identifier(key)) {
+            fputs(key, out);
+        } else {
+            json_object *k = json_object_new_string(key);
+            fputs(dshh__jstr(k), out);
+            json_object_put(k);
+        }
+        fputs(listed(required, key) ? ": " : "?: ", out);
+        schema_type(sub, out, indent + 2, depth + 1);
+        fputs(";\n", out);
+    }
+    fprintf(out, "%*s}", indent, "");
+}
+
+static void named_type(const char *type, json_object *schema, FILE *out, int indent, int depth)
+{
+    json_object *items;
+    if (!strcmp(type, "string"))
+        fputs("string", out);
+    else if (!strcmp(type, "number") || !strcmp(type, "integer"))
+        fputs("number", out);
+    else if (!strcmp(type, "boolean"))
+        fputs("boolean", out);
+    else if (!strcmp(type, "null"))
+        fputs("null", out);
+    else if (!strcmp(type, "object"))
+        object_type(schema, out, indent, depth);
+    else if (!strcmp(type, "array") && json_object_object_get_ex(schema, "items", &items) &&
+             json_object_is_type(items, json_type_object)) {
+        fputs("Array<", out);
+        schema_type(items, out, indent, depth + 1);
+        fputs(">", out);
+    } else if (!strcmp(type, "array"))
+        fputs("unknown[]", out);
+    else
+        fputs("unknown", out);
+}
+
+static void schema_type(json_object *schema, FILE *out, int indent, int depth)
+{
+    json_object *v;
+    if (depth > MAX_DEPTH || !json_object_is_type(schema, json_type_object)) {
+        fputs("unknown", out);
+        return;
+    }
+    if (json_object_object_get_ex(schema, "const", &v)) {
+        fputs(dshh__jstr(v), out);
+    } else if (json_object_object_get_ex(schema, "enum", &v) && json_object_is_type(v, json_type_array) &&
+               json_object_array_length(v) > 0) {
+        for (size_t i = 0; i < json_object_array_length(v); i++)
+            fprintf(out, "%s%s", i ? " | " : "", dshh__jstr(json_object_array_get_idx(v, i)));
+    } else if ((json_object_object_get_ex(schema, "anyOf", &v) || json_object_object_get_ex(schema, "oneOf", &v)) &&
+               json_object_is_type(v, json_type_array)) {
+        union_of(v, out, indent, depth);
+    } else if (json_object_object_get_ex(schema, "type", &v) && json_object_is_type(v, json_type_string)) {
+        named_type(json_object_get_string(v), schema, out, indent, depth);
+    } else if (json_object_object_get_ex(schema, "type", &v) && json_object_is_type(v, json_type_array) &&
+               json_object_array_length(v) > 0) {
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+            json_object *t = json_object_array_get_idx(v, i);
+            fputs(i ? " | " : "", out);
+            if (json_object_is_type(t, json_type_string))
+                named_type(json_object_get_string(t), schema, out, indent, depth);
+            else
+                fputs("unknown", out);
+        }
+    } else if (json_object_object_get_ex(schema, "properties", &v)) {
+        object_type(schema, out, indent, depth);
+    } else {
+        fputs("unknown", out);
+    }
+}
+
+void dshh__mcp_schema_type(json_object *schema, FILE *out, int indent)
+{
+    schema_type(schema, out, indent, 0);
+}

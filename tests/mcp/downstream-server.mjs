@@ -1,0 +1,55 @@
+// A downstream MCP server for the dsh mcp tests, written with the official SDK's server API.
+// Its tools exercise what dsh maps: a structured result, a text result, a tool error, names that
+// are not identifiers or are reserved words, and a call that only ends when it is cancelled (it
+// writes $MARKER_DIR/blocked when called and $MARKER_DIR/cancelled when the cancellation arrives).
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import sdk from "./sdk.cjs";
+
+const { McpServer, StdioServerTransport, z } = sdk;
+const server = new McpServer({ name: "issue-tracker", version: "1.0.0" });
+const issues = [
+  { id: 1, title: "ptc streams output" },
+  { id: 2, title: "ptc speaks MCP" },
+  { id: 3, title: "unrelated" },
+];
+
+server.registerTool(
+  "search_issues",
+  {
+    description: "Finds issues whose title contains the query",
+    inputSchema: { query: z.string().describe("text to find"), limit: z.number().int().optional() },
+    outputSchema: { hits: z.array(z.object({ id: z.number(), title: z.string() })) },
+  },
+  async ({ query, limit }) => {
+    const hits = issues.filter((i) => i.title.includes(query)).slice(0, limit ?? 10);
+    return { content: [{ type: "text", text: JSON.stringify({ hits }) }], structuredContent: { hits } };
+  },
+);
+
+server.registerTool(
+  "fail-always",
+  { description: "Always fails", inputSchema: {} },
+  async () => ({ content: [{ type: "text", text: "downstream says no" }], isError: true }),
+);
+
+server.registerTool(
+  "delete",
+  { description: "Pretends to delete an issue", inputSchema: { id: z.number() } },
+  async ({ id }) => ({ content: [{ type: "text", text: `deleted ${id}` }] }),
+);
+
+server.registerTool(
+  "block",
+  { description: "Answers only when cancelled" },
+  async (extra) =>
+    new Promise((resolve) => {
+      writeFileSync(join(process.env.MARKER_DIR, "blocked"), String(extra.requestId));
+      extra.signal.addEventListener("abort", () => {
+        writeFileSync(join(process.env.MARKER_DIR, "cancelled"), String(extra.requestId));
+        resolve({ content: [{ type: "text", text: "cancelled" }] });
+      });
+    }),
+);
+
+await server.connect(new StdioServerTransport());

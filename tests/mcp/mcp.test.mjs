@@ -1,0 +1,215 @@
+// `dsh mcp` driven by the official MCP TypeScript SDK (Client over stdio), with a downstream MCP
+// server written with the same SDK's server API (downstream-server.mjs) mounted as a binding
+// namespace. Usage: node --test tests/mcp/mcp.test.mjs (DSH=build/examples/host/dsh).
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { pngBytes } from "../conformance/image-fixtures.js";
+import sdk from "./sdk.cjs";
+
+const { Client, StdioClientTransport } = sdk;
+const here = dirname(fileURLToPath(import.meta.url));
+const src = resolve(here, "../..");
+const dsh = resolve(process.env.DSH ?? join(src, "build/examples/host/dsh"));
+const cwd = mkdtempSync(join(tmpdir(), "dsh-mcp-"));
+const markers = mkdtempSync(join(tmpdir(), "dsh-mcp-markers-"));
+
+const bindingsPatch = join(cwd, "mcp-bindings.yaml");
+writeFileSync(
+  bindingsPatch,
+  `- insert:
+  - id: mcp-bindings
+    name: dsh-mcp-bindings
+    config:
+      servers:
+        - name: issue-tracker
+          command: ${JSON.stringify(process.execPath)}
+          args: [${JSON.stringify(join(here, "downstream-server.mjs"))}]
+          env: [${JSON.stringify("MARKER_DIR=" + markers)}]
+`,
+);
+
+async function connect(patches = [bindingsPatch]) {
+  const transport = new StdioClientTransport({
+    command: dsh,
+    args: [...patches.flatMap((p) => ["--patch", p]), "mcp"],
+    cwd,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (d) => (stderr += d));
+  const client = new Client({ name: "dsh-mcp-test", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr };
+}
+
+const run = (client, program, options = {}, extra = {}) =>
+  client.callTool({ name: "run_code", arguments: { program, description: "a test program", ...extra } }, undefined, options);
+const text = (result) => result.content.filter((c) => c.type === "text").map((c) => c.text).join("");
+
+let session;
+before(async () => {
+  session = await connect();
+});
+after(async () => {
+  await session.client.close();
+});
+
+test("the SDK negotiates the current protocol revision and lists run_code", async () => {
+  const { client } = session;
+  assert.equal(client.getServerVersion().name, "dsh");
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name), ["run_code"]);
+  const [tool] = tools;
+  assert.deepEqual(tool.inputSchema.required, ["program", "description"]);
+  const describe = JSON.parse(execFileSync(dsh, ["headless"], { cwd, stdio: ["ignore", "pipe", "ignore"] }));
+  assert.equal(tool.inputSchema.properties.timeoutMs.maximum, describe.timeout.maxMs);
+  assert.ok(tool.description.startsWith(describe.executionInstructions + "\n"), tool.description);
+  // TypeScript declarations of every namespace: the demo tools and the downstream server.
+  assert.match(tool.description, /declare const tools: \{/);
+  assert.match(tool.description, /declare const issue_tracker: \{/);
+  assert.match(tool.description, /search_issues\(input: \{\n\s+\/\*\* text to find \*\/\n\s+query: string;\n\s+limit\?: number;\n\s+\}\): Promise<\{\n\s+hits: Array<\{/);
+  assert.match(tool.description, /fail_always\(input\?: Record<string, unknown>\): Promise<unknown>/);
+  assert.match(tool.description, /\(MCP tool "fail-always"\)/);
+  assert.match(tool.description, /delete_\(input: \{\n\s+id: number;\n\s+\}\)/);
+});
+
+test("run_code returns the program's output as text; the value is discarded", async () => {
+  const result = await run(session.client, "inspect('hello', 1 + 2); return 'not shown'");
+  assert.equal(result.isError, false);
+  assert.deepEqual(result.content, [{ type: "text", text: "hello 3\n" }]);
+});
+
+test("a failed run is isError with the failure kind and message", async () => {
+  const result = await run(session.client, "inspect('before'); throw new Error('boom')");
+  assert.equal(result.isError, true);
+  assert.match(text(result), /^before\nerror \(exception\): Error: boom/);
+});
+
+test("timeoutMs: a short deadline times out; one above the descriptor's maximum is refused", async () => {
+  const timedOut = await run(session.client, "await new Promise(() => {})", {}, { timeoutMs: 300 });
+  assert.equal(timedOut.isError, true);
+  assert.match(text(timedOut), /^error \(timeout\): execution timed out/);
+  const refused = await run(session.client, "1", {}, { timeoutMs: 1e9 });
+  assert.equal(refused.isError, true);
+  assert.match(text(refused), /^timeoutMs must be a number above 0 and at most \d+$/);
+});
+
+test("progress: the first line arrives before the second is written (file barrier)", async () => {
+  const gate = join(cwd, "gate-progress");
+  const seen = [];
+  let firstArrived;
+  const first = new Promise((r) => (firstArrived = r));
+  const call = run(
+    session.client,
+    `inspect("first line");
+     const fs = await import("node:fs");
+     while (!fs.existsSync(${JSON.stringify(gate)})) await new Promise((r) => setTimeout(r, 20));
+     await new Promise((r) => setTimeout(r, 2000));
+     inspect("second line")`,
+    {
+      onprogress: (p) => {
+        seen.push({ message: p.message, gateOpen: existsSync(gate) });
+        firstArrived();
+      },
+    },
+  );
+  await first;
+  assert.deepEqual(seen, [{ message: "first line\n", gateOpen: false }], "only the first line so far");
+  writeFileSync(gate, "");
+  const result = await call;
+  assert.deepEqual(seen.map((s) => s.message), ["first line\n", "second line\n"]);
+  assert.equal(text(result), "first line\nsecond line\n");
+});
+
+test("images: image content with the file's bytes (base64) and a progress message", async () => {
+  const png = pngBytes(4, 3);
+  writeFileSync(join(cwd, "chart.png"), png);
+  const messages = [];
+  const result = await run(
+    session.client,
+    "inspect('chart:'); inspect(Image.get(await tools.registerImage({ path: 'chart.png', attachmentId: 'c1' })))",
+    { onprogress: (p) => messages.push(p.message) },
+  );
+  assert.equal(result.isError, false, text(result));
+  const images = result.content.filter((c) => c.type === "image");
+  assert.deepEqual(images, [{ type: "image", data: png.toString("base64"), mimeType: "image/png" }]);
+  assert.ok(messages.includes("[image c1 4x3]"), JSON.stringify(messages));
+});
+
+test("a downstream tool's structured result, a mapped reserved name, and a tool error", async () => {
+  const result = await run(
+    session.client,
+    `const r = await issue_tracker.search_issues({ query: "ptc", limit: 5 });
+     inspect(r.hits.map((h) => h.id));
+     inspect(await issue_tracker.delete_({ id: 3 }));
+     try { await issue_tracker.fail_always({}) } catch (e) {
+       inspect(e instanceof McpToolError, e.constructor.name, e.member, e.message)
+     }`,
+  );
+  assert.equal(result.isError, false, text(result));
+  assert.equal(text(result), "[ 1, 2 ]\ndeleted 3\ntrue McpToolError fail_always downstream says no\n");
+});
+
+test("three concurrent calls run at once (each waits for a barrier the others' progress opens)", async () => {
+  const gate = join(cwd, "gate-three");
+  const started = new Set();
+  const calls = [0, 1, 2].map((i) =>
+    run(
+      session.client,
+      `inspect("started ${i}");
+       const fs = await import("node:fs");
+       while (!fs.existsSync(${JSON.stringify(gate)})) await new Promise((r) => setTimeout(r, 20));
+       inspect("done ${i}")`,
+      {
+        onprogress: (p) => {
+          if (p.message.startsWith("started")) started.add(i);
+          if (started.size === 3) writeFileSync(gate, "");
+        },
+      },
+    ),
+  );
+  const results = await Promise.all(calls);
+  assert.deepEqual(results.map(text), [0, 1, 2].map((i) => `started ${i}\ndone ${i}\n`));
+});
+
+const appears = async (file) => {
+  while (!existsSync(file)) await new Promise((r) => setTimeout(r, 20));
+};
+
+test("cancellation aborts the run: the downstream call it was waiting on is cancelled too", async () => {
+  const controller = new AbortController();
+  const call = run(session.client, "await issue_tracker.block()", { signal: controller.signal });
+  // Barrier: the program's call reached the downstream server and is open there.
+  await appears(join(markers, "blocked"));
+  controller.abort("the user pressed stop");
+  await assert.rejects(call, /the user pressed stop/);
+  // dsh cancelled the run; its end cancelled the open tools/call at the downstream server.
+  await appears(join(markers, "cancelled"));
+  // The session still works.
+  assert.equal(text(await run(session.client, "inspect('after')")), "after\n");
+});
+
+test("a retaining profile: one stateOwner per session, released when the session ends", async () => {
+  const persistent = join(src, "examples/profiles/persistent.yaml");
+  const first = await connect([persistent]);
+  assert.equal(text(await run(first.client, "var x = 41")), "(no output)");
+  assert.equal(text(await run(first.client, "inspect(x + 1)")), "42\n");
+  // Two calls at once are queued for the owner, not rejected as owner-busy.
+  const both = await Promise.all([run(first.client, "var y = x + 2"), run(first.client, "inspect(y)")]);
+  assert.deepEqual(both.map((r) => r.isError), [false, false]);
+  assert.equal(text(both[1]), "43\n");
+  const exited = new Promise((r) => first.transport._process.once("exit", (code) => r(code)));
+  await first.client.close();
+  assert.equal(await exited, 0, first.stderr());
+  assert.doesNotMatch(first.stderr(), /releasing .* failed/);
+  // A new session starts with empty memory.
+  const second = await connect([persistent]);
+  const fresh = await run(second.client, "inspect(typeof x)");
+  assert.equal(text(fresh), "undefined\n");
+  await second.client.close();
+});
