@@ -89,6 +89,9 @@ void dshh__loop_free(struct dshh_loop *loop);
 /* Watches fd (level-triggered) until removed; fd stays owned by the caller. */
 int dshh__loop_add_fd(struct dshh_loop *loop, int fd, uint32_t events, dshh_fd_fn fn, void *arg);
 void dshh__loop_remove_fd(struct dshh_loop *loop, int fd);
+/* Watches an input fd with fn; a regular file (not pollable) is instead read to its end at once,
+ * calling fn until *eof, which fn sets. */
+int dshh__loop_watch_input(struct dshh_loop *loop, int fd, dshh_fd_fn fn, void *arg, const bool *eof);
 /* One-shot timer; returns an id > 0 or a negative errno. */
 int64_t dshh__loop_add_timer(struct dshh_loop *loop, uint32_t delay_ms, dshh_timer_fn fn, void *arg);
 void dshh__loop_cancel_timer(struct dshh_loop *loop, int64_t id);
@@ -168,6 +171,8 @@ typedef void (*dshh_line_fn)(void *arg, const char *line, size_t len);
 void dshh__lines_feed(struct dshh_lines *lines, const char *data, size_t n, dshh_line_fn fn, void *arg);
 /* At EOF: a last line without its newline. */
 void dshh__lines_finish(struct dshh_lines *lines, dshh_line_fn fn, void *arg);
+/* One read of fd fed to lines; false at EOF or a read error (after finishing the last line). */
+bool dshh__lines_read(struct dshh_lines *lines, int fd, dshh_line_fn fn, void *arg);
 void dshh__lines_free(struct dshh_lines *lines);
 
 /* ---- result_print.c ------------------------------------------------------------------------------- */

@@ -2,8 +2,10 @@
  * --serve (stdin), dsh mcp (stdin) and its downstream MCP servers (their stdout). */
 #include "dshh.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void drop_line(struct dshh_lines *lines, dshh_line_fn fn, void *arg)
 {
@@ -42,6 +44,22 @@ void dshh__lines_feed(struct dshh_lines *lines, const char *data, size_t n, dshh
             lines->len = 0;
         }
     }
+}
+
+bool dshh__lines_read(struct dshh_lines *lines, int fd, dshh_line_fn fn, void *arg)
+{
+    char chunk[65536];
+    /* One read per wakeup: the fd may be blocking (stdin shares its file description) and a
+     * level-triggered readiness guarantees this read does not block. */
+    ssize_t n = read(fd, chunk, sizeof chunk);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return true;
+    if (n > 0) {
+        dshh__lines_feed(lines, chunk, (size_t)n, fn, arg);
+        return true;
+    }
+    dshh__lines_finish(lines, fn, arg);
+    return false;
 }
 
 void dshh__lines_finish(struct dshh_lines *lines, dshh_line_fn fn, void *arg)

@@ -105,6 +105,17 @@ int dshh__loop_add_fd(struct dshh_loop *loop, int fd, uint32_t events, dshh_fd_f
     return rc;
 }
 
+int dshh__loop_watch_input(struct dshh_loop *loop, int fd, dshh_fd_fn fn, void *arg, const bool *eof)
+{
+    int rc = dshh__loop_add_fd(loop, fd, EPOLLIN, fn, arg);
+    if (rc != -EPERM)
+        return rc;
+    /* A regular file cannot be polled: it never blocks, so read it to EOF right away. */
+    while (!*eof)
+        fn(arg, EPOLLIN);
+    return 0;
+}
+
 void dshh__loop_remove_fd(struct dshh_loop *loop, int fd)
 {
     DSH_LIST_FOREACH_LINK(link, &loop->watches)

@@ -3,8 +3,8 @@
  * isError; and output entries as progress messages. */
 #include "mcp.h"
 
-#include "dsh_config.h"
 #include "dsh_json_strict.h"
+#include "dsh_text_buffer.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,8 +3,8 @@
  * call becomes tools/call and its answer the call's reply (examples/host/README.md). */
 #include "mcp.h"
 
-#include "dsh_config.h"
 #include "dsh_json_strict.h"
+#include "dsh_text_buffer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -339,15 +339,8 @@ static void on_readable(void *arg, uint32_t events)
 {
     (void)events;
     struct dshh_mcp_server *s = arg;
-    char chunk[65536];
-    ssize_t n = read(s->from_fd, chunk, sizeof chunk);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    if (dshh__lines_read(&s->lines, s->from_fd, on_server_line, s))
         return;
-    if (n > 0) {
-        dshh__lines_feed(&s->lines, chunk, (size_t)n, on_server_line, s);
-        return;
-    }
-    dshh__lines_finish(&s->lines, on_server_line, s);
     dshh__loop_remove_fd(s->host->loop, s->from_fd);
     s->watching = false;
     fprintf(stderr, "dsh: MCP server %s closed its stdout\n", s->name);

@@ -449,15 +449,8 @@ static void on_stdin(void *arg, uint32_t events)
 {
     (void)events;
     struct mcp *m = arg;
-    char chunk[65536];
-    ssize_t n = read(STDIN_FILENO, chunk, sizeof chunk);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    if (dshh__lines_read(&m->lines, STDIN_FILENO, on_line, m))
         return;
-    if (n > 0) {
-        dshh__lines_feed(&m->lines, chunk, (size_t)n, on_line, m);
-        return;
-    }
-    dshh__lines_finish(&m->lines, on_line, m);
     m->eof = true;
     dshh__loop_remove_fd(m->host->loop, STDIN_FILENO);
     /* The session ended: nobody can receive the answers. Queued calls go, running ones stop. */
@@ -566,12 +559,8 @@ int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile)
     int status = DSHH_EXIT_USAGE;
     if (setup(&m, profile) < 0)
         goto out;
-    int rc = dshh__loop_add_fd(host->loop, STDIN_FILENO, EPOLLIN, on_stdin, &m);
-    if (rc == -EPERM) { /* a regular file: read it to EOF right away */
-        while (!m.eof)
-            on_stdin(&m, EPOLLIN);
-        rc = 0;
-    } else if (rc < 0) {
+    int rc = dshh__loop_watch_input(host->loop, STDIN_FILENO, on_stdin, &m, &m.eof);
+    if (rc < 0) {
         fprintf(stderr, "dsh: cannot watch stdin: %s\n", strerror(-rc));
         goto out;
     }

@@ -580,17 +580,8 @@ static void on_stdin(void *arg, uint32_t events)
 {
     (void)events;
     struct serve *srv = arg;
-    char chunk[65536];
-    /* One read per wakeup: stdin stays blocking (we share its file description) and a
-     * level-triggered readiness guarantees this read does not block. */
-    ssize_t n = read(STDIN_FILENO, chunk, sizeof chunk);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    if (dshh__lines_read(&srv->lines, STDIN_FILENO, on_line, srv))
         return;
-    if (n > 0) {
-        dshh__lines_feed(&srv->lines, chunk, (size_t)n, on_line, srv);
-        return;
-    }
-    dshh__lines_finish(&srv->lines, on_line, srv);
     srv->eof = true;
     dshh__loop_remove_fd(srv->host->loop, STDIN_FILENO);
     /* No reply can come any more: settle the client's open calls so runs end now, not at their
@@ -611,13 +602,8 @@ int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
     signal(SIGPIPE, SIG_IGN);
     struct serve srv = {.host = host, .lines = {.max = MAX_LINE}};
     emit_hello(&srv, NULL);
-    int rc = dshh__loop_add_fd(host->loop, STDIN_FILENO, EPOLLIN, on_stdin, &srv);
-    if (rc == -EPERM) {
-        /* A regular file cannot be polled: it never blocks, so read it to EOF right away. */
-        while (!srv.eof)
-            on_stdin(&srv, EPOLLIN);
-        rc = 0;
-    } else if (rc < 0) {
+    int rc = dshh__loop_watch_input(host->loop, STDIN_FILENO, on_stdin, &srv, &srv.eof);
+    if (rc < 0) {
         fprintf(stderr, "dsh: cannot watch stdin: %s\n", strerror(-rc));
         return DSHH_EXIT_USAGE;
     }

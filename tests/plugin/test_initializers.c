@@ -1,7 +1,6 @@
 /* registerEnvironmentInitializer through the real plugin core and the reference services:
  * persistent-in-memory only, only before the first run, and registrations can be removed. */
-#include "dsh_linux_services.h"
-#include "dsh_provider.h"
+#include "loaded_provider.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -9,11 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-const struct dsh_provider *dsh_provider_entry(uint32_t host_abi_major);
-
 struct fixture {
-    struct dsh_linux_services *services;
-    struct dsh_services bundle;
+    struct loaded_provider lp;
     const struct dsh_provider *p;
     struct dsh_instance *inst;
     char *result;
@@ -21,40 +17,14 @@ struct fixture {
 
 static void load(struct fixture *f, const char *config)
 {
-    char cwd[4096];
-    cr_assert_not_null(getcwd(cwd, sizeof cwd));
-    const char *readable[] = {TEST_BOOTSTRAP_DIR, NULL};
-    struct dsh_linux_services_options o = {
-        .struct_size = sizeof o,
-        .launcher_path = TEST_LAUNCHER_PATH,
-        .default_mode = "read-only",
-        .workspace_root = cwd,
-        .extra_readable_roots = readable,
-    };
-    struct dsh_error err = {0};
-    cr_assert_eq(dsh_linux_services_create(&o, &f->services, &err), 0, "%s", err.message);
-    f->bundle = (struct dsh_services){
-        .struct_size = sizeof f->bundle,
-        .abi_major = DSH_ABI_MAJOR,
-        .fs = dsh_linux_fs(f->services),
-        .subprocess = dsh_linux_subprocess(f->services),
-        .sandbox = dsh_linux_sandbox(f->services),
-        .sandbox_policy = dsh_linux_sandbox_policy(f->services),
-    };
-    f->p = dsh_provider_entry(DSH_ABI_MAJOR);
-    /* The core is linked into this test rather than loaded from the plugin's directory, so it
-     * cannot find its bootstrap beside itself: the launch names it. */
-    char full[8192];
-    snprintf(full, sizeof full,
-             "%slaunch: {kind: node-script, executable: '%s', bootstrapPath: '%s/process.js'}\n",
-             config, TEST_NODE, TEST_BOOTSTRAP_DIR);
-    cr_assert_eq(f->p->load(full, strlen(full), &f->bundle, &f->inst, &err), 0, "%s", err.message);
+    loaded_provider_open(&f->lp, config);
+    f->p = f->lp.p;
+    f->inst = f->lp.inst;
 }
 
 static void unload(struct fixture *f)
 {
-    f->p->unload(f->inst);
-    dsh_linux_services_destroy(f->services);
+    loaded_provider_close(&f->lp);
     free(f->result);
 }
 

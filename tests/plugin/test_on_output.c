@@ -2,8 +2,7 @@
  * order before on_done and add up to the result's output; a 1.0 host, whose callbacks struct ends
  * before on_output, is never called there (the bytes after its struct are not read); a struct
  * smaller than 1.0's is rejected. */
-#include "dsh_linux_services.h"
-#include "dsh_provider.h"
+#include "loaded_provider.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -13,11 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-const struct dsh_provider *dsh_provider_entry(uint32_t host_abi_major);
-
 struct fixture {
-    struct dsh_linux_services *services;
-    struct dsh_services bundle;
+    struct loaded_provider lp;
     const struct dsh_provider *p;
     struct dsh_instance *inst;
     char *result;
@@ -28,34 +24,14 @@ struct fixture {
 
 static void load(struct fixture *f)
 {
-    char cwd[4096];
-    cr_assert_not_null(getcwd(cwd, sizeof cwd));
-    const char *readable[] = {TEST_BOOTSTRAP_DIR, NULL};
-    struct dsh_linux_services_options o = {
-        .struct_size = sizeof o,
-        .launcher_path = TEST_LAUNCHER_PATH,
-        .default_mode = "read-only",
-        .workspace_root = cwd,
-        .extra_readable_roots = readable,
-    };
-    struct dsh_error err = {0};
-    cr_assert_eq(dsh_linux_services_create(&o, &f->services, &err), 0, "%s", err.message);
-    f->bundle = (struct dsh_services){
-        .struct_size = sizeof f->bundle,
-        .abi_major = DSH_ABI_MAJOR,
-        .fs = dsh_linux_fs(f->services),
-        .subprocess = dsh_linux_subprocess(f->services),
-        .sandbox = dsh_linux_sandbox(f->services),
-        .sandbox_policy = dsh_linux_sandbox_policy(f->services),
-    };
-    f->p = dsh_provider_entry(DSH_ABI_MAJOR);
-    cr_assert_eq(f->p->load("", 0, &f->bundle, &f->inst, &err), 0, "%s", err.message);
+    loaded_provider_open(&f->lp, "");
+    f->p = f->lp.p;
+    f->inst = f->lp.inst;
 }
 
 static void unload(struct fixture *f)
 {
-    f->p->unload(f->inst);
-    dsh_linux_services_destroy(f->services);
+    loaded_provider_close(&f->lp);
     free(f->result);
 }
 
