@@ -1,5 +1,5 @@
 /* Parsing of resolved specs. run() never invents defaults: every field must be present. */
-#include "binding_names.h"
+#include "dsh_binding_names.h"
 #include "frames.h"
 #include "internal.h"
 #include "images.h"
@@ -34,7 +34,7 @@ static int check_bindings(json_object *bindings, struct dsh_error *err)
             !json_object_object_get_ex(ns, "global", &v) || !json_object_is_type(v, json_type_string))
             return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].global must be a string", i);
         const char *global = json_object_get_string(v), *problem;
-        if ((problem = ptc__binding_name_problem(PTC_BINDING_GLOBAL, global)))
+        if ((problem = dsh_binding_name_problem(DSH_BINDING_GLOBAL, global)))
             return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].global \"%s\" %s", i, global, problem);
         for (size_t j = 0; j < i; j++) {
             json_object *other, *g;
@@ -51,7 +51,7 @@ static int check_bindings(json_object *bindings, struct dsh_error *err)
             if (!json_object_is_type(fn, json_type_string))
                 return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].functions[%zu] must be a string", i, k);
             const char *name = json_object_get_string(fn);
-            if ((problem = ptc__binding_name_problem(PTC_BINDING_FUNCTION, name)))
+            if ((problem = dsh_binding_name_problem(DSH_BINDING_FUNCTION, name)))
                 return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].functions[%zu] \"%s\" %s", i, k,
                                  name, problem);
         }
@@ -59,7 +59,7 @@ static int check_bindings(json_object *bindings, struct dsh_error *err)
             if (!json_object_is_type(v, json_type_string))
                 return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].errorClass must be a string", i);
             const char *name = json_object_get_string(v);
-            if ((problem = ptc__binding_name_problem(PTC_BINDING_ERROR_CLASS, name)))
+            if ((problem = dsh_binding_name_problem(DSH_BINDING_ERROR_CLASS, name)))
                 return ptc__fail(err, DSH_E_REQUEST_INVALID, "bindings[%zu].errorClass \"%s\" %s", i, name, problem);
         }
         json_object_object_foreach(ns, key, val)

@@ -195,7 +195,7 @@ static int add_tool(struct dshh_mcp_server *s, json_object *t)
         taken[i] = s->tools[i].ident;
     struct dshh_mcp_tool *tool = &s->tools[s->ntools];
     *tool = (struct dshh_mcp_tool){.name = strdup(json_object_get_string(name)),
-                                   .ident = dshh__mcp_identifier(json_object_get_string(name), taken)};
+                                   .ident = dshh__mcp_identifier(json_object_get_string(name), DSH_BINDING_FUNCTION, taken)};
     free(taken);
     if (json_object_object_get_ex(t, "description", &v) && json_object_is_type(v, json_type_string))
         tool->description = strdup(json_object_get_string(v));
@@ -560,7 +560,7 @@ int dshh__mcp_downstream_start(struct dshh_mcp_downstream *ds, struct dshh_host 
         struct dshh_mcp_server *s = &ds->servers[ds->n];
         *s = (struct dshh_mcp_server){.host = host, .to_fd = -1, .from_fd = -1, .lines = {.max = MAX_MESSAGE}};
         s->name = strdup(dshh__yaml_scalar(dshh__yaml_get(doc, map, "name")));
-        s->ident = s->name ? dshh__mcp_identifier(s->name, names) : NULL;
+        s->ident = s->name ? dshh__mcp_identifier(s->name, DSH_BINDING_GLOBAL, names) : NULL;
         ds->n++;
         if (!s->ident || spawn_server(s, doc, map) < 0 || handshake(s) < 0 || list_tools(s) < 0) {
             rc = -1;

@@ -5,17 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Words a namespace or function may not be: JavaScript's reserved words (strict mode included),
- * literals, and the globals every program relies on. */
-static const char *const reserved[] = {
-    "await", "break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete",
-    "do", "else", "enum", "export", "extends", "false", "finally", "for", "function", "if",
-    "implements", "import", "in", "instanceof", "interface", "let", "new", "null", "package",
-    "private", "protected", "public", "return", "static", "super", "switch", "this", "throw", "true",
-    "try", "typeof", "var", "void", "while", "with", "yield", "arguments", "eval", "undefined", "NaN",
-    "Infinity", "globalThis", "inspect", "Image", "console", "process", "require", "module", "exports",
-    "Buffer", "Error", "Object", "Array", "Promise", "JSON", "Math", "ToolCallError",
-    DSHH_MCP_ERROR_CLASS, "__proto__", "constructor", "prototype", NULL};
+/* Beyond what the runtime refuses (common/dsh_binding_names.h): the globals a namespace would
+ * shadow that programs rely on, and the error classes. */
+static const char *const shadowed_globals[] = {"Buffer", "Error", "Object", "Array", "Promise", "JSON", "Math",
+                                               "ToolCallError", DSHH_MCP_ERROR_CLASS, NULL};
 
 static bool in_list(const char *const *list, const char *word)
 {
@@ -27,7 +20,7 @@ static bool in_list(const char *const *list, const char *word)
 
 static bool ident_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 static bool is_identifier(const char *s)
@@ -35,12 +28,12 @@ static bool is_identifier(const char *s)
     if (!*s || (*s >= '0' && *s <= '9'))
         return false;
     for (; *s; s++)
-        if (!ident_char(*s))
+        if (!ident_char(*s) && *s != '$')
             return false;
     return true;
 }
 
-char *dshh__mcp_identifier(const char *name, const char *const *taken)
+char *dshh__mcp_identifier(const char *name, enum dsh_binding_name_role role, const char *const *taken)
 {
     size_t n = strlen(name);
     char *base = malloc(n + 3);
@@ -52,8 +45,11 @@ char *dshh__mcp_identifier(const char *name, const char *const *taken)
     for (size_t i = 0; i < n; i++)
         base[o++] = ident_char(name[i]) ? name[i] : '_';
     base[o] = '\0';
-    if (in_list(reserved, base)) {
-        base[o++] = '_';
+    if (o > 4 && !strncmp(base, "__", 2) && !strcmp(base + o - 2, "__")) {
+        base[--o] = '\0'; /* __dunder__ -> __dunder_ */
+    } else if (dsh_binding_name_problem(role, base) ||
+               (role == DSH_BINDING_GLOBAL && in_list(shadowed_globals, base))) {
+        base[o++] = '_'; /* reserved -> reserved_ */
         base[o] = '\0';
     }
     if (!in_list(taken, base))

@@ -1,22 +1,22 @@
-/* See binding_names.h. The sets follow the issue on portable names: runtime globals of either
+/* See dsh_binding_names.h. The sets follow the issue on portable names: runtime globals of either
  * bootstrap, members of error objects in either language, dunder names, and the union of
  * ECMAScript reserved and strict-mode words with Python keywords and soft keywords. */
-#include "binding_names.h"
+#include "dsh_binding_names.h"
 
 #include <stdbool.h>
 #include <string.h>
 
 /* Globals a runtime defines itself (bootstrap/ and bootstrap-python/). */
-#define PTC_RESERVED_GLOBAL_TABLE(X)                                                           \
+#define DSH_RESERVED_GLOBAL_TABLE(X)                                                           \
     X("console") X("inspect") X("Image") X("globalThis") X("process") X("require") X("module") \
     X("undefined") X("eval") X("__dsh_main__") X("__builtins__") X("__name__") X("__debug__")
 
 /* Members of error objects: Error (JavaScript) and BaseException (Python). */
-#define PTC_RESERVED_ERROR_MEMBER_TABLE(X) \
+#define DSH_RESERVED_ERROR_MEMBER_TABLE(X) \
     X("name") X("message") X("stack") X("args") X("with_traceback") X("add_note")
 
 /* ECMAScript reserved words, strict-mode reserved words, Python keywords and soft keywords. */
-#define PTC_RESERVED_WORD_TABLE(X)                                                               \
+#define DSH_RESERVED_WORD_TABLE(X)                                                               \
     X("await") X("break") X("case") X("catch") X("class") X("const") X("continue")               \
     X("debugger") X("default") X("delete") X("do") X("else") X("enum") X("export") X("extends")  \
     X("false") X("finally") X("for") X("function") X("if") X("import") X("in") X("instanceof")  \
@@ -27,11 +27,11 @@
     X("async") X("def") X("del") X("elif") X("except") X("from") X("global") X("is")            \
     X("lambda") X("nonlocal") X("not") X("or") X("pass") X("raise") X("match") X("type") X("_")
 
-#define PTC_NAME_ENTRY(word) word,
-static const char *const reserved_globals[] = {PTC_RESERVED_GLOBAL_TABLE(PTC_NAME_ENTRY) NULL};
-static const char *const reserved_error_members[] = {PTC_RESERVED_ERROR_MEMBER_TABLE(PTC_NAME_ENTRY) NULL};
-static const char *const reserved_words[] = {PTC_RESERVED_WORD_TABLE(PTC_NAME_ENTRY) NULL};
-#undef PTC_NAME_ENTRY
+#define DSH_NAME_ENTRY(word) word,
+static const char *const reserved_globals[] = {DSH_RESERVED_GLOBAL_TABLE(DSH_NAME_ENTRY) NULL};
+static const char *const reserved_error_members[] = {DSH_RESERVED_ERROR_MEMBER_TABLE(DSH_NAME_ENTRY) NULL};
+static const char *const reserved_words[] = {DSH_RESERVED_WORD_TABLE(DSH_NAME_ENTRY) NULL};
+#undef DSH_NAME_ENTRY
 
 static bool listed(const char *const *set, const char *name)
 {
@@ -61,17 +61,17 @@ static bool is_dunder(const char *s)
     return n > 4 && strncmp(s, "__", 2) == 0 && strcmp(s + n - 2, "__") == 0;
 }
 
-const char *ptc__binding_name_problem(enum ptc_binding_name_role role, const char *name)
+const char *dsh_binding_name_problem(enum dsh_binding_name_role role, const char *name)
 {
     if (!is_portable_identifier(name))
         return "is not an identifier (ASCII letters, digits and _, not starting with a digit)";
     if (listed(reserved_words, name))
         return "is a reserved word in JavaScript or Python";
-    if (role != PTC_BINDING_FUNCTION && listed(reserved_globals, name))
+    if (role != DSH_BINDING_FUNCTION && listed(reserved_globals, name))
         return "is a global the runtime defines";
     if (is_dunder(name))
         return "is a __dunder__ name, reserved by Python";
-    if (role == PTC_BINDING_FUNCTION && listed(reserved_error_members, name))
+    if (role == DSH_BINDING_FUNCTION && listed(reserved_error_members, name))
         return "is a member of error objects";
     return NULL;
 }
