@@ -154,7 +154,7 @@ static int handshake(struct dshh_mcp_server *s)
     json_object_object_add(params, "protocolVersion", json_object_new_string(versions[0]));
     json_object_object_add(params, "capabilities", json_object_new_object());
     json_object_object_add(info, "name", json_object_new_string("dsh"));
-    json_object_object_add(info, "version", json_object_new_string(DSHH_PROJECT_VERSION));
+    json_object_object_add(info, "version", json_object_new_string(DSH_VERSION));
     json_object_object_add(params, "clientInfo", info);
     json_object *init = call_blocking(s, "initialize", params), *v;
     if (!init)

@@ -339,7 +339,7 @@ static void initialize(struct mcp *m, json_object *id, json_object *params)
     json_object_object_add(result, "capabilities", caps);
     json_object_object_add(info, "name", json_object_new_string("dsh"));
     json_object_object_add(info, "title", json_object_new_string("dsh-ptc-runtime-node"));
-    json_object_object_add(info, "version", json_object_new_string(DSHH_PROJECT_VERSION));
+    json_object_object_add(info, "version", json_object_new_string(DSH_VERSION));
     json_object_object_add(result, "serverInfo", info);
     json_object_object_add(result, "instructions",
                            json_object_new_string("Call " TOOL_NAME " with a TypeScript program instead of many "
