@@ -334,9 +334,10 @@ static size_t run_frame_estimate(const struct ptc_spec *spec)
 int ptc__run_start(struct dsh_instance *inst, const char *spec_json, size_t spec_len,
                    const struct dsh_run_callbacks *callbacks, dsh_run_id *ret_run, struct dsh_error *err)
 {
-    if (!callbacks || !callbacks->on_done || !callbacks->on_call ||
-        callbacks->struct_size < offsetof(struct dsh_run_callbacks, on_output))
+    if (!callbacks || !callbacks->on_done || !callbacks->on_call)
         return ptc__fail(err, -EINVAL, "run needs on_call and on_done callbacks");
+    if (callbacks->struct_size < offsetof(struct dsh_run_callbacks, on_output))
+        return ptc__fail(err, -EINVAL, "the run callbacks' struct_size is smaller than ABI 1.0's");
     struct ptc_run *run = calloc(1, sizeof *run);
     if (!run)
         return ptc__fail(err, -ENOMEM, "out of memory");

@@ -191,7 +191,8 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
     maybe_finish(m);
 }
 
-static void start_call(struct mcall *c)
+/* Starts c's run; false when it was rejected (c is answered and gone). */
+static bool start_call(struct mcall *c)
 {
     struct mcp *m = c->m;
     struct dsh_run_callbacks cb = {.struct_size = sizeof(cb),
@@ -208,23 +209,24 @@ static void start_call(struct mcall *c)
         respond(c->id, tool_error("the run was rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
                                   *err.message ? err.message : dsh_strerror(rc)));
         unlink_call(m, c);
+        return false;
     }
+    return true;
 }
 
 /* Runs of one owner go one at a time (the provider admits one per owner): the next queued call
  * starts when the running one is done. Without an owner every call starts at once. */
 static void start_next(struct mcp *m)
 {
-    for (struct mcall *c = m->calls; c; c = c->next) {
-        if (c->started && m->retains)
+    for (;;) {
+        bool running = false;
+        struct mcall *c = m->calls;
+        for (; c && c->started; c = c->next)
+            running = true;
+        if (!c || (running && m->retains))
             return;
-        if (!c->started) {
-            start_call(c);
-            if (m->retains)
-                return;
-            start_next(m); /* c may be gone */
-            return;
-        }
+        if (start_call(c) && m->retains)
+            return; /* the owner's next call waits for this one */
     }
 }
 

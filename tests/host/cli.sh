@@ -46,11 +46,19 @@ run doctor --help
 expect_status 0 "doctor --help"
 expect_out "^usage: dsh doctor " "doctor help"
 
+run --help
+expect_out "^  mcp " "global help lists mcp"
+run mcp --help
+expect_status 0 "mcp --help"
+expect_out "^usage: dsh mcp " "mcp help"
+expect_out "^  --patch FILE " "mcp help has the composition options"
+expect_no_err_line "--timeout-ms|--format|--serve" "mcp help has only its options"
+
 # The manual page renders without a groff warning and covers every command of the global help.
 CHECKS=$((CHECKS + 1))
 warnings=$(groff -man -Tutf8 -ww -z "$MANPAGE" 2>&1)
 [ -z "$warnings" ] || fail "dsh.1 has groff warnings: $warnings"
-for command in headless 'workflow run' 'config validate' 'config persistent\\-patch' doctor; do
+for command in headless 'workflow run' 'config validate' 'config persistent\\-patch' doctor mcp; do
     CHECKS=$((CHECKS + 1))
     grep -q "^\.B dsh $command" "$MANPAGE" || fail "dsh.1 lacks the synopsis of $command"
 done
@@ -78,6 +86,11 @@ run config frob
 expect_err_exact "dsh config: unknown subcommand 'frob' (see 'dsh config --help')" "config subcommand"
 run doctor --json
 expect_err_exact "dsh doctor: unknown option --json (see 'dsh doctor --help')" "doctor option"
+run mcp --serve
+expect_status 2 "mcp with a headless option"
+expect_err_exact "dsh mcp: takes no program options (run_code calls carry them) (see 'dsh mcp --help')" "mcp option"
+run mcp extra
+expect_err_exact "dsh mcp: unexpected argument 'extra' (see 'dsh mcp --help')" "mcp extra argument"
 run workflow run
 expect_err_exact "dsh workflow run: missing SCRIPT.js (see 'dsh workflow run --help')" "workflow without a script"
 run workflow run a.js b.js
