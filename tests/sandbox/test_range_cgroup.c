@@ -1,0 +1,193 @@
+/* range_cgroup.c on this machine's real hierarchies (cgroup2 and the v1 freezer): a range cloned
+ * into its cgroup, whose descendant appends to a file in a loop, stops growing the file once the
+ * group reads frozen -- while a control loop outside the group keeps growing its own file (the
+ * barrier that shows time passed) -- and the kill empties the group so it can be removed. */
+#include "range_cgroup.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const LOOP = "(while :; do echo x >> \"$0\"; done) & wait";
+
+static off_t size_of(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_size : 0;
+}
+
+static void wait_growth(const char *path, off_t beyond)
+{
+    while (size_of(path) <= beyond)
+        usleep(1000);
+}
+
+/* Starts `sh -c LOOP file` inside cg (or outside any range when cg is NULL). */
+static pid_t start_loop(const struct dshx__range_cgroup *cg, const char *file)
+{
+    struct clone_args args = {.exit_signal = SIGCHLD};
+    if (cg && dshx__range_cgroup_clone_fd(cg) >= 0) {
+        args.flags = CLONE_INTO_CGROUP;
+        args.cgroup = (uint64_t)dshx__range_cgroup_clone_fd(cg);
+    }
+    pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+    cr_assert(pid >= 0, "clone3: %s", strerror(errno));
+    if (pid == 0) {
+        if (!cg)
+            setpgid(0, 0); /* the control loop and its subshell: one group to kill by id */
+        if (cg && dshx__range_cgroup_join_fd(cg) >= 0 && write(dshx__range_cgroup_join_fd(cg), "0", 1) != 1)
+            _exit(126);
+        execl("/bin/sh", "sh", "-c", LOOP, file, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static void freeze_then_kill(enum dshx_cgroup_kind kind)
+{
+    char parent[4096], dir[] = "/tmp/range-cgroup-XXXXXX", name[64], inside[4200], outside[4200];
+    if (dshx__cgroup_own_dir(kind, parent, sizeof(parent)) < 0 || access(parent, W_OK) != 0)
+        cr_skip_test("no writable %s hierarchy here", kind == DSHX_CGROUP_V2 ? "cgroup2" : "v1 freezer");
+    cr_assert(mkdtemp(dir));
+    snprintf(inside, sizeof(inside), "%s/inside", dir);
+    snprintf(outside, sizeof(outside), "%s/outside", dir);
+    snprintf(name, sizeof(name), "dsh-test-range-%d", (int)getpid());
+    struct dshx__range_cgroup *cg;
+    int rc = dshx__range_cgroup_create(kind, parent, name, &cg);
+    cr_assert_eq(rc, 0, "create under %s: %s", parent, strerror(-rc));
+    cr_assert_eq(dshx__range_cgroup_create(kind, parent, name, &(struct dshx__range_cgroup *){NULL}), -EEXIST,
+                 "an existing group is never adopted");
+
+    pid_t range = start_loop(cg, inside), control = start_loop(NULL, outside);
+    wait_growth(inside, 0); /* the range runs: its file grows */
+    cr_assert_eq(dshx__range_cgroup_empty(cg), 0);
+    cr_assert_eq(dshx__range_cgroup_freeze(cg), 0);
+    while ((rc = dshx__range_cgroup_frozen(cg)) == 0)
+        usleep(1000);
+    cr_assert_eq(rc, 1);
+    off_t frozen_size = size_of(inside);
+    /* Barrier: the control loop appends 500 more lines; the frozen loop would have too. */
+    wait_growth(outside, size_of(outside) + 1000);
+    cr_assert_eq(size_of(inside), frozen_size, "nothing of the frozen range ran");
+
+    cr_assert_eq(dshx__range_cgroup_kill(cg), 0);
+    int status;
+    cr_assert_eq(waitpid(range, &status, 0), range);
+    cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    while ((rc = dshx__range_cgroup_empty(cg)) == 0)
+        usleep(1000); /* the loop's subshell dies with the group, reaped by init */
+    cr_assert_eq(rc, 1);
+    cr_assert_eq(size_of(inside), frozen_size, "the kill let nothing run first");
+    cr_assert_eq(dshx__range_cgroup_remove(cg), 0);
+    cr_assert(access(parent, F_OK) == 0);
+
+    kill(-control, SIGKILL);
+    waitpid(control, &status, 0);
+    unlink(inside);
+    unlink(outside);
+    rmdir(dir);
+}
+
+Test(range_cgroup, cgroup2_freeze_stops_every_descendant_then_kill_empties, .timeout = 60)
+{
+    freeze_then_kill(DSHX_CGROUP_V2);
+}
+
+Test(range_cgroup, v1_freezer_freeze_stops_every_descendant_then_kill_empties, .timeout = 60)
+{
+    freeze_then_kill(DSHX_CGROUP_V1_FREEZER);
+}
+
+Test(range_cgroup, names_that_leave_the_parent_are_refused)
+{
+    struct dshx__range_cgroup *cg = NULL;
+    for (const char *bad[] = {"", ".", "..", "a/b"}, **p = bad; p < bad + 4; p++)
+        cr_assert_eq(dshx__range_cgroup_create(DSHX_CGROUP_V2, "/tmp", *p, &cg), -EINVAL, "%s", *p);
+}
+
+/* Fake cgroupfs: plain files in a temp dir stand for what this machine cannot show (a pure v2
+ * mount, nested paths, a v2 kernel without cgroup.kill, the events file while freezing). */
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void read_text(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s", path);
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+Test(range_cgroup, fake_cgroupfs_own_directory_on_unified_and_hybrid_mounts)
+{
+    char root[] = "/tmp/fake-cgroupfs-XXXXXX", proc[4200], probe[4200], dir[4200];
+    cr_assert(mkdtemp(root));
+    snprintf(proc, sizeof(proc), "%s/self-cgroup", root);
+    write_text(proc, "12:pids:/a\n6:freezer:/jobs/j1\n1:name=systemd:/x\n0::/user.slice/s-1.scope\n");
+    cr_assert_eq(dshx__cgroup_dir_in(DSHX_CGROUP_V2, proc, root, dir, sizeof(dir)), 0);
+    cr_assert_str_eq(dir + strlen(root), "/unified/user.slice/s-1.scope", "hybrid: %s", dir);
+    cr_assert_eq(dshx__cgroup_dir_in(DSHX_CGROUP_V1_FREEZER, proc, root, dir, sizeof(dir)), 0);
+    cr_assert_str_eq(dir + strlen(root), "/freezer/jobs/j1");
+    snprintf(probe, sizeof(probe), "%s/cgroup.controllers", root);
+    write_text(probe, "cpu memory pids\n");
+    cr_assert_eq(dshx__cgroup_dir_in(DSHX_CGROUP_V2, proc, root, dir, sizeof(dir)), 0);
+    cr_assert_str_eq(dir + strlen(root), "/user.slice/s-1.scope", "unified: %s", dir);
+    write_text(proc, "0::/\n");
+    cr_assert_eq(dshx__cgroup_dir_in(DSHX_CGROUP_V2, proc, root, dir, sizeof(dir)), 0);
+    cr_assert_str_eq(dir, root, "the root cgroup adds no path");
+    cr_assert_eq(dshx__cgroup_dir_in(DSHX_CGROUP_V1_FREEZER, proc, root, dir, sizeof(dir)), -ENOENT,
+                 "no freezer line: no v1 freezer");
+    unlink(proc);
+    unlink(probe);
+    rmdir(root);
+}
+
+Test(range_cgroup, fake_cgroupfs_v2_files_freezing_frozen_and_no_cgroup_kill)
+{
+    char root[] = "/tmp/fake-cgroupfs-XXXXXX", path[4200], buf[64];
+    cr_assert(mkdtemp(root));
+    struct dshx__range_cgroup *cg;
+    cr_assert_eq(dshx__range_cgroup_create(DSHX_CGROUP_V2, root, "r1", &cg), 0);
+    cr_assert_eq(dshx__range_cgroup_create(DSHX_CGROUP_V2, root, "r1", &(struct dshx__range_cgroup *){NULL}), -EEXIST);
+    const char *files[] = {"cgroup.freeze", "cgroup.events"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/r1/%s", root, files[i]);
+        write_text(path, "");
+    }
+    cr_assert_eq(dshx__range_cgroup_freeze(cg), 0);
+    snprintf(path, sizeof(path), "%s/r1/cgroup.freeze", root);
+    read_text(path, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "1");
+    snprintf(path, sizeof(path), "%s/r1/cgroup.events", root);
+    write_text(path, "populated 1\nfrozen 0\n");
+    cr_assert_eq(dshx__range_cgroup_frozen(cg), 0, "still freezing");
+    cr_assert_eq(dshx__range_cgroup_empty(cg), 0);
+    write_text(path, "populated 1\nfrozen 1\n");
+    cr_assert_eq(dshx__range_cgroup_frozen(cg), 1);
+    /* A kernel before cgroup.kill (5.14): the kill reports it, so the caller signals instead. */
+    cr_assert_eq(dshx__range_cgroup_kill(cg), -ENOENT);
+    write_text(path, "populated 0\nfrozen 1\n");
+    cr_assert_eq(dshx__range_cgroup_empty(cg), 1);
+    cr_assert_eq(dshx__range_cgroup_remove(cg), -ENOTEMPTY, "a fake directory with files stays");
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/r1/%s", root, files[i]);
+        unlink(path);
+    }
+    cr_assert_eq(dshx__range_cgroup_remove(cg), 0);
+    cr_assert_eq(rmdir(root), 0);
+}
