@@ -1,7 +1,7 @@
 /* The argv that starts the bootstrap in the execution world. The local carrier is the project's
- * pinned Node plus bootstrap/process.js, both host files crossing through the fs mapping; an
- * explicit launch names paths that already live in the subprocess world (or an executable's bare
- * name, found on PATH). */
+ * pinned Node plus bootstrap/child.cjs (the bundled bootstrap), both host files crossing through
+ * the fs mapping; an explicit launch names paths that already live in the subprocess world (or
+ * an executable's bare name, found on PATH). */
 #include "internal.h"
 #include "own_files.h"
 

@@ -15,7 +15,7 @@
 #error "PTC_DEFAULT_NODE must name the pinned Node executable (relative to the plugin) or a Node"
 #endif
 #ifndef PTC_DEFAULT_BOOTSTRAP
-#error "PTC_DEFAULT_BOOTSTRAP must name bootstrap/process.js relative to the plugin"
+#error "PTC_DEFAULT_BOOTSTRAP must name bootstrap/child.cjs relative to the plugin"
 #endif
 
 static struct {

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The whole test suite, from a clean clone on Debian 12: installs what is missing, builds with
-# -Werror, runs every suite (C Criterion suites, bootstrap node tests, black-box conformance through
-# the real `dsh`), each once through `meson test --suite`, then runs the C suites once more under
-# AddressSanitizer + UBSan.
+# -Werror, runs every suite (C Criterion suites, bootstrap node tests on the ESM sources and on the
+# generated bundle, black-box conformance through the real `dsh`), each once through
+# `meson test --suite`, then runs the C suites once more under AddressSanitizer + UBSan.
 # Idempotent. Prints "steps: N passed, N failed" last.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)

