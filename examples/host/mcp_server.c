@@ -273,9 +273,9 @@ static void tools_call(struct mcp *m, json_object *id, json_object *params)
         }
     }
     if (json_object_object_get_ex(args, "timeoutMs", &timeout) &&
-        (!(json_object_is_type(timeout, json_type_int) || json_object_is_type(timeout, json_type_double)) ||
-         json_object_get_double(timeout) <= 0 || json_object_get_double(timeout) > (double)m->max_timeout_ms)) {
-        respond(id, tool_error("timeoutMs must be a number above 0 and at most %lld", (long long)m->max_timeout_ms));
+        (!json_object_is_type(timeout, json_type_int) || json_object_get_int64(timeout) < 1 ||
+         json_object_get_int64(timeout) > m->max_timeout_ms)) {
+        respond(id, tool_error("timeoutMs must be an integer from 1 to %lld", (long long)m->max_timeout_ms));
         return;
     }
     if (json_object_object_get_ex(params, "_meta", &meta))
@@ -365,8 +365,8 @@ static json_object *tool_definition(struct mcp *m)
     char text[256];
     snprintf(text, sizeof text, "Elapsed deadline in milliseconds, including tool waits (default %lld, at most %lld)",
              (long long)m->default_timeout_ms, (long long)m->max_timeout_ms);
-    json_object_object_add(timeout, "type", json_object_new_string("number"));
-    json_object_object_add(timeout, "exclusiveMinimum", json_object_new_int(0));
+    json_object_object_add(timeout, "type", json_object_new_string("integer"));
+    json_object_object_add(timeout, "minimum", json_object_new_int(1));
     json_object_object_add(timeout, "maximum", json_object_new_int64(m->max_timeout_ms));
     json_object_object_add(timeout, "description", json_object_new_string(text));
     json_object_object_add(props, "program", program);

@@ -94,9 +94,12 @@ test("timeoutMs: a short deadline times out; one above the descriptor's maximum 
   const timedOut = await run(session.client, "await new Promise(() => {})", {}, { timeoutMs: 300 });
   assert.equal(timedOut.isError, true);
   assert.match(text(timedOut), /^error \(timeout\): execution timed out/);
-  const refused = await run(session.client, "1", {}, { timeoutMs: 1e9 });
-  assert.equal(refused.isError, true);
-  assert.match(text(refused), /^timeoutMs must be a number above 0 and at most \d+$/);
+  const describe = JSON.parse(execFileSync(dsh, ["headless"], { cwd, stdio: ["ignore", "pipe", "ignore"] }));
+  for (const timeoutMs of [describe.timeout.maxMs + 1, 0, 1.5]) {
+    const refused = await run(session.client, "1", {}, { timeoutMs });
+    assert.equal(refused.isError, true);
+    assert.equal(text(refused), `timeoutMs must be an integer from 1 to ${describe.timeout.maxMs}`);
+  }
 });
 
 test("progress: the first line arrives before the second is written (file barrier)", async () => {
@@ -207,6 +210,18 @@ test("a retaining profile: one stateOwner per session, released when the session
   await first.client.close();
   assert.equal(await exited, 0, first.stderr());
   assert.doesNotMatch(first.stderr(), /releasing .* failed/);
+  // A call the provider rejects at start does not hold up the owner's next queued call.
+  const limited = join(cwd, "persistent-small.yaml");
+  writeFileSync(limited, "- id: ptc-runtime\n  config: {executionMode: persistent-in-memory, maxMessageBytes: 4096}\n");
+  const small = await connect([limited]);
+  const [tooBig, next] = await Promise.all([
+    run(small.client, `inspect(${JSON.stringify("x".repeat(5000))})`),
+    run(small.client, "inspect('next')"),
+  ]);
+  assert.equal(tooBig.isError, true);
+  assert.match(text(tooBig), /^the run was rejected \(limit\): /);
+  assert.equal(text(next), "next\n");
+  await small.client.close();
   // A new session starts with empty memory.
   const second = await connect([persistent]);
   const fresh = await run(second.client, "inspect(typeof x)");
