@@ -107,11 +107,22 @@ static inline __attribute__((format(printf, 3, 4))) int dsh_error_setf(struct ds
     return code;
 }
 
-/* Every versioned struct starts with this prefix so a reader can check what it was handed. */
+/* Every ABI struct starts with struct_size: the bytes its writer filled. Records a caller fills
+ * for one call (callbacks, spawn requests, confinements, process handles) carry only that;
+ * tables and services (vtables, the provider table, the services bundle) add the version they
+ * were built against. Both start at offset 0, so DSH_HAS applies to every struct. */
+#define DSH_RECORD_HEADER uint32_t struct_size
 #define DSH_STRUCT_HEADER                                                                          \
-    uint32_t struct_size;                                                                          \
+    DSH_RECORD_HEADER;                                                                             \
     uint16_t abi_major;                                                                            \
     uint16_t abi_minor
+
+/* True when ptr is non-NULL and its writer's struct_size covers field: the field exists in the
+ * writer's minor version and may be read. Check it before touching any appended field. (1.1; the
+ * two header macros above name the 1.0 layout and change nothing.) */
+#define DSH_HAS(ptr, field)                                                                        \
+    ((ptr) != NULL && (size_t)(ptr)->struct_size >=                                               \
+                          (size_t)((const char *)&(ptr)->field - (const char *)(ptr)) + sizeof((ptr)->field))
 
 #ifdef __cplusplus
 }

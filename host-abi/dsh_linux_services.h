@@ -28,7 +28,7 @@ typedef int (*dsh_defer_fn)(void *loop, uint32_t delay_ms, void (*fn)(void *arg)
  * field only when struct_size covers it. Every field below exists since host ABI 1.1; strings
  * and arrays are transfer none (copied during create). */
 struct dsh_linux_services_options {
-    uint32_t struct_size;
+    DSH_RECORD_HEADER;
     /* sandbox row (dsh-sandbox-linux) */
     const char *launcher_path;               /* dsh-sandbox-launch; NULL = the installed one
                                                 (libexecdir/dsh, found relative to the library) */

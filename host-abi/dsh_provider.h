@@ -22,7 +22,7 @@ typedef uint64_t dsh_run_id;       /* never 0 for a live run; ids are not reused
 typedef uint64_t dsh_registration; /* environment initializer registration */
 
 struct dsh_run_callbacks {
-    uint32_t struct_size;
+    DSH_RECORD_HEADER;
     /* The program called global.name(...args). args_json is a JSON array (transfer none, valid
      * during the call). Answer later, exactly once, with reply(); once the run is done, reply()
      * returns DSH_E_NOT_FOUND and the answer is dropped. */

@@ -37,7 +37,7 @@ struct dsh_fs_service {
  * A confinement is owned by the sandbox service until release_confinement(); every pointer inside
  * it stays valid until then. Releasing removes per-run resources such as the private temp dir. */
 struct dsh_confinement {
-    uint32_t struct_size;
+    DSH_RECORD_HEADER;
     const char *const *argv; /* NULL-terminated; starts the launcher that confines, then execs */
     const char *const *env;  /* NULL-terminated NAME=VALUE entries the process must receive
                                 (e.g. TMPDIR of the private temp dir); may be empty, never NULL */
@@ -76,14 +76,14 @@ struct dsh_sandbox_service {
  * fd 1/2 = pipes, fd 3 = its end of a dedicated control socketpair, and only an allow-listed
  * environment plus request->env. */
 struct dsh_spawn_request {
-    uint32_t struct_size;
+    DSH_RECORD_HEADER;
     const char *const *argv; /* NULL-terminated, transfer none; argv[0] is an absolute path */
     const char *const *env;  /* NULL-terminated NAME=VALUE additions, transfer none */
     const char *cwd;         /* absolute, transfer none */
 };
 
 struct dsh_process {
-    uint32_t struct_size;
+    DSH_RECORD_HEADER;
     pid_t pid; /* the supervisor, as seen from the host */
     /* Host ends, O_CLOEXEC | O_NONBLOCK, transfer full: the caller closes them. */
     int control_fd;

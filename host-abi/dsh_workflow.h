@@ -27,7 +27,7 @@ extern "C" {
 typedef uint64_t dsh_subagent_id; /* never 0; not reused by a provider */
 
 struct dsh_subagent_callbacks {
-    uint32_t struct_size;
+    DSH_RECORD_HEADER;
     /* Exactly once per started child, even after cancel() (a child may still publish after
      * cancellation). status 0: the child published; text is its output JSON,
      * {"text": "..."} or, when options carried a schema, {"value": <structured output>}.
@@ -62,7 +62,7 @@ struct dsh_workflow;              /* opaque engine instance, one per loaded row 
 typedef uint64_t dsh_workflow_run; /* never 0 for a live run; not reused */
 
 struct dsh_workflow_callbacks {
-    uint32_t struct_size;
+    DSH_RECORD_HEADER;
     /* One observer event, in order (JSON object, transfer none, valid during the call):
      * {"type":"start"|"phase"|"log"|"agent-start"|"agent-end"|"end", ...}; see ABI.md. */
     void (*on_event)(void *userdata, dsh_workflow_run run, const char *event_json, size_t len);

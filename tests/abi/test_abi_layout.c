@@ -179,3 +179,46 @@ Test(abi, linux_services_options)
     OFF(dsh_linux_services_options, fail_quiescence_observations, 104);
     OFF(dsh_linux_services_options, require_full_enforcement, 108);
 }
+
+/* Every versioned struct starts with the same header: struct_size at offset 0, and for tables and
+ * services the version right after it. */
+#define TABLE_HEADER(type)                                                                         \
+    do {                                                                                           \
+        OFF(type, struct_size, 0);                                                                 \
+        OFF(type, abi_major, 4);                                                                   \
+        OFF(type, abi_minor, 6);                                                                   \
+    } while (0)
+
+Test(abi, every_struct_starts_with_the_header)
+{
+    TABLE_HEADER(dsh_provider);
+    TABLE_HEADER(dsh_services);
+    TABLE_HEADER(dsh_fs_service);
+    TABLE_HEADER(dsh_sandbox_service);
+    TABLE_HEADER(dsh_subprocess_service);
+    TABLE_HEADER(dsh_sandbox_policy_service);
+    TABLE_HEADER(dsh_logger);
+    TABLE_HEADER(dsh_runtime_service);
+    OFF(dsh_run_callbacks, struct_size, 0);
+    OFF(dsh_confinement, struct_size, 0);
+    OFF(dsh_spawn_request, struct_size, 0);
+    OFF(dsh_process, struct_size, 0);
+    cr_expect_eq(sizeof(((struct dsh_process *)0)->struct_size), 4);
+}
+
+/* DSH_HAS: a field is present when the writer's struct_size covers all of it. */
+Test(abi, presence_macro)
+{
+    struct dsh_services bundle = {.struct_size = offsetof(struct dsh_services, runtime)};
+    cr_expect(DSH_HAS(&bundle, logger), "a 1.0 bundle without the runtime field still has logger");
+    cr_expect_not(DSH_HAS(&bundle, runtime), "the field after struct_size is absent");
+    bundle.struct_size = sizeof bundle;
+    cr_expect(DSH_HAS(&bundle, runtime));
+    bundle.struct_size = offsetof(struct dsh_services, runtime) + 4;
+    cr_expect_not(DSH_HAS(&bundle, runtime), "a partly covered field is absent");
+    const struct dsh_logger *none = NULL;
+    cr_expect_not(DSH_HAS(none, log), "a NULL pointer has no field");
+    struct dsh_logger logger = {.struct_size = offsetof(struct dsh_logger, log)};
+    cr_expect(DSH_HAS(&logger, ctx));
+    cr_expect_not(DSH_HAS(&logger, log));
+}

@@ -12,7 +12,9 @@
 Test(workflow_abi, engine_table_order)
 {
     SIZE(dsh_workflow_engine, 80);
+    OFF(dsh_workflow_engine, struct_size, 0);
     OFF(dsh_workflow_engine, abi_major, 4);
+    OFF(dsh_workflow_engine, abi_minor, 6);
     OFF(dsh_workflow_engine, name, 8);
     OFF(dsh_workflow_engine, version, 16);
     OFF(dsh_workflow_engine, load, 24);
@@ -27,10 +29,12 @@ Test(workflow_abi, engine_table_order)
 Test(workflow_abi, callbacks)
 {
     SIZE(dsh_workflow_callbacks, 32);
+    OFF(dsh_workflow_callbacks, struct_size, 0);
     OFF(dsh_workflow_callbacks, on_event, 8);
     OFF(dsh_workflow_callbacks, on_done, 16);
     OFF(dsh_workflow_callbacks, userdata, 24);
     SIZE(dsh_subagent_callbacks, 32);
+    OFF(dsh_subagent_callbacks, struct_size, 0);
     OFF(dsh_subagent_callbacks, on_result, 8);
     OFF(dsh_subagent_callbacks, on_disposed, 16);
     OFF(dsh_subagent_callbacks, userdata, 24);
@@ -39,6 +43,9 @@ Test(workflow_abi, callbacks)
 Test(workflow_abi, subagent_provider)
 {
     SIZE(dsh_subagent_provider, 48);
+    OFF(dsh_subagent_provider, struct_size, 0);
+    OFF(dsh_subagent_provider, abi_major, 4);
+    OFF(dsh_subagent_provider, abi_minor, 6);
     OFF(dsh_subagent_provider, name, 8);
     OFF(dsh_subagent_provider, ctx, 16);
     OFF(dsh_subagent_provider, start, 24);

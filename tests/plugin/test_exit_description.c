@@ -1,6 +1,6 @@
 /* How an environment that ended unexpectedly is described in a worker-exit result: the observed
  * exit status, a control-channel read failure next to it, and the stderr tail. */
-#include "env.h"
+#include "env_private.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 static struct ptc_env env;
-static int a_run; /* any non-NULL run: the description only asks whether one was active */
+static const struct ptc_env_events a_consumer; /* any attached consumer: the description only asks whether one was */
 
 static char *described(void)
 {
@@ -21,7 +21,7 @@ static char *described(void)
 static void fresh(void)
 {
     memset(&env, 0, sizeof env);
-    env.run = (struct ptc_run *)&a_run;
+    env.events = &a_consumer;
     env.quiescent = true;
 }
 

@@ -2,6 +2,7 @@
 #include "frames.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 static int parse(const char *line, struct ptc_frame *f, char *why)
@@ -62,6 +63,11 @@ Test(frames, result_kinds_the_child_may_report)
     ptc__frame_release(&f);
     cr_assert_eq(parse("{\"type\":\"result\",\"run\":1,\"ok\":false,\"error\":{\"kind\":\"exception\",\"message\":\"m\"}}",
                        &f, why), 0);
+    cr_expect_eq(f.error_kind, PTC_FAILURE_EXCEPTION);
+    ptc__frame_release(&f);
+    cr_assert_eq(parse("{\"type\":\"result\",\"run\":1,\"ok\":false,\"error\":{\"kind\":\"invalid-output\",\"message\":\"m\"}}",
+                       &f, why), 0);
+    cr_expect_eq(f.error_kind, PTC_FAILURE_INVALID_OUTPUT);
     ptc__frame_release(&f);
     cr_expect_lt(parse("{\"type\":\"result\",\"run\":1,\"ok\":false,\"error\":{\"kind\":\"timeout\",\"message\":\"m\"}}",
                        &f, why), 0, "a child cannot claim a host-selected kind");
@@ -96,4 +102,32 @@ Test(frames, bare_scalars_parse)
     }
     cr_expect_null(dsh_json_parse_strict("5 6", 3));
     cr_expect_null(dsh_json_parse_strict("", 0));
+}
+
+/* The host's own frame types are not frames a child may send; a child's type decodes to its
+ * table entry, and the host's frames are encoded from the same table. */
+Test(frames, host_frame_types_are_unknown_from_the_child)
+{
+    struct ptc_frame f;
+    char why[256];
+    static const char *const host_types[] = {"run", "reply", "revoke", "init-ack", "image-register"};
+    for (size_t i = 0; i < sizeof host_types / sizeof host_types[0]; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "{\"type\":\"%s\",\"run\":1}", host_types[i]);
+        cr_expect_lt(parse(line, &f, why), 0, "%s", host_types[i]);
+        cr_expect_str_eq(why, "unknown control frame type", "%s", host_types[i]);
+    }
+    cr_assert_eq(parse("{\"type\":\"revoked\",\"run\":3}", &f, why), 0);
+    cr_expect_eq(f.type, PTC_FRAME_REVOKED);
+    cr_expect_eq(f.run, 3);
+    ptc__frame_release(&f);
+    json_object *revoke = ptc__frame_for_run(PTC_FRAME_REVOKE, 3);
+    cr_expect_str_eq(ptc__frame_text(revoke), "{\"type\":\"revoke\",\"run\":3}");
+    json_object_put(revoke);
+    json_object *undefined = ptc__frame_reply(7, true, false, NULL, "", 0);
+    cr_expect_str_eq(ptc__frame_text(undefined), "{\"type\":\"reply\",\"call\":7,\"ok\":true}");
+    json_object_put(undefined);
+    json_object *rejected = ptc__frame_reply(7, false, false, NULL, "no/way", 6);
+    cr_expect_str_eq(ptc__frame_text(rejected), "{\"type\":\"reply\",\"call\":7,\"ok\":false,\"message\":\"no/way\"}");
+    json_object_put(rejected);
 }

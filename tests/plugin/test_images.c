@@ -1,6 +1,7 @@
 /* Image readers: PNG (IHDR) and JPEG (SOFn) pixel sizes, other formats and malformed files, and
  * the per-environment registry. Fixtures are written by the tests. */
-#include "images.h"
+#include "image_file.h"
+#include "image.h"
 #include "dsh_abi.h"
 
 #include <criterion/criterion.h>
@@ -21,10 +22,21 @@ static const char *fixture(const unsigned char *bytes, size_t len)
     return path;
 }
 
+/* What the plugin does with a host file: open it, then probe the open file. */
+static int probe(const char *host_path, uint32_t *w, uint32_t *h, char *why, size_t why_len)
+{
+    int fd = ptc__image_open(host_path, why, why_len);
+    if (fd < 0)
+        return fd;
+    int rc = ptc__image_size_of(fd, w, h, why, why_len);
+    close(fd);
+    return rc;
+}
+
 static int size_of(const unsigned char *bytes, size_t len, uint32_t *w, uint32_t *h)
 {
     char why[128];
-    int rc = ptc__image_size(fixture(bytes, len), w, h, why, sizeof why);
+    int rc = probe(fixture(bytes, len), w, h, why, sizeof why);
     unlink(path);
     return rc;
 }
@@ -91,8 +103,8 @@ Test(images, missing_files_and_directories_fail)
 {
     uint32_t w, h;
     char why[128];
-    cr_expect_lt(ptc__image_size("/nonexistent/x.png", &w, &h, why, sizeof why), 0);
-    cr_expect_eq(ptc__image_size("/tmp", &w, &h, why, sizeof why), DSH_E_REQUEST_INVALID);
+    cr_expect_lt(probe("/nonexistent/x.png", &w, &h, why, sizeof why), 0);
+    cr_expect_eq(probe("/tmp", &w, &h, why, sizeof why), DSH_E_REQUEST_INVALID);
 }
 
 static struct ptc_image *record(const char *id, uint32_t w)

@@ -1,5 +1,6 @@
 /* Output ledger: ordering, merging, the shared budget and UTF-8-safe prefixes. */
 #include "ledger.h"
+#include "utf8.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

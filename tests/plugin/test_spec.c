@@ -1,6 +1,6 @@
 /* Resolved-spec parsing: run() fills no defaults and refuses what would fail later (an unknown
  * sandbox mode, a relative workspace root, a cwd that is no directory of the execution world). */
-#include "internal.h"
+#include "spec.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
@@ -57,13 +57,13 @@ static int map_tmp_only(void *ctx, const char *host_path, char *buf, size_t bufl
 Test(spec, cwd_must_be_a_directory_the_world_can_see)
 {
     struct dsh_fs_service fs = {.struct_size = sizeof fs, .map_host_path = map_tmp_only};
-    struct dsh_instance inst;
-    memset(&inst, 0, sizeof inst);
-    inst.services.fs = &fs;
-    cr_expect_eq(ptc__check_cwd(&inst, "/tmp", &err), 0);
-    cr_expect_eq(ptc__check_cwd(&inst, "/nonexistent", &err), DSH_E_REQUEST_INVALID);
+    struct ptc_host host;
+    memset(&host, 0, sizeof host);
+    host.services.fs = &fs;
+    cr_expect_eq(ptc__check_cwd(&host, "/tmp", &err), 0);
+    cr_expect_eq(ptc__check_cwd(&host, "/nonexistent", &err), DSH_E_REQUEST_INVALID);
     cr_expect(strstr(err.message, "not an existing directory"), "%s", err.message);
-    cr_expect_eq(ptc__check_cwd(&inst, "/etc/passwd", &err), DSH_E_REQUEST_INVALID);
-    cr_expect_eq(ptc__check_cwd(&inst, "/usr", &err), DSH_E_NOT_MAPPED);
+    cr_expect_eq(ptc__check_cwd(&host, "/etc/passwd", &err), DSH_E_REQUEST_INVALID);
+    cr_expect_eq(ptc__check_cwd(&host, "/usr", &err), DSH_E_NOT_MAPPED);
     cr_expect(strstr(err.message, "not visible in the execution world"), "%s", err.message);
 }

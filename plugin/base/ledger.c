@@ -1,5 +1,6 @@
 /* See ledger.h. */
 #include "ledger.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -24,17 +25,6 @@ void ptc__ledger_destroy(struct ptc_ledger *ledger)
 uint64_t ptc__ledger_remaining(const struct ptc_ledger *ledger)
 {
     return ledger->used >= ledger->budget ? 0 : ledger->budget - ledger->used;
-}
-
-size_t ptc__utf8_prefix(const char *text, size_t len, size_t max)
-{
-    if (len <= max)
-        return len;
-    size_t cut = max;
-    /* Back up over continuation bytes so the cut never splits a character. */
-    while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
-        cut--;
-    return cut;
 }
 
 static struct ptc_entry *append_entry(struct ptc_ledger *ledger)

@@ -2,8 +2,9 @@
  * pinned Node plus bootstrap/child.cjs (the bundled bootstrap), both host files crossing through
  * the fs mapping; an explicit launch names paths that already live in the subprocess world (or
  * an executable's bare name, found on PATH). */
-#include "internal.h"
+#include "launch.h"
 #include "own_files.h"
+#include "dsh_strv.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -13,19 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void ptc__argv_free(char **argv)
-{
-    if (!argv)
-        return;
-    for (char **p = argv; *p; p++)
-        free(*p);
-    free(argv);
-}
-
-static int map_path(struct dsh_instance *inst, const char *host_path, char *buf, size_t len,
+static int map_path(struct ptc_host *host, const char *host_path, char *buf, size_t len,
                     struct dsh_error *err)
 {
-    const struct dsh_fs_service *fs = inst->services.fs;
+    const struct dsh_fs_service *fs = host->services.fs;
     int n = fs->map_host_path(fs->ctx, host_path, buf, len);
     if (n < 0)
         return ptc__fail(err, n, "the execution world cannot see %s: %s", host_path, dsh_strerror(n));
@@ -36,7 +28,7 @@ static int map_path(struct dsh_instance *inst, const char *host_path, char *buf,
 
 /* launch.executable: an absolute path of the subprocess world, used as it is, or a bare name
  * looked up on the host's PATH and mapped into the execution world, which must see it. */
-static int resolve_executable(struct dsh_instance *inst, const char *name, char *buf, size_t len,
+static int resolve_executable(struct ptc_host *host, const char *name, char *buf, size_t len,
                               struct dsh_error *err)
 {
     if (strchr(name, '/')) {
@@ -60,7 +52,7 @@ static int resolve_executable(struct dsh_instance *inst, const char *name, char 
         if (dir_len > 0 && dir[0] == '/' &&
             snprintf(candidate, sizeof candidate, "%.*s/%s", (int)dir_len, dir, name) < (int)sizeof candidate &&
             stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0)
-            return map_path(inst, candidate, buf, len, err);
+            return map_path(host, candidate, buf, len, err);
         dir += dir_len;
         if (*dir == ':')
             dir++;
@@ -68,10 +60,10 @@ static int resolve_executable(struct dsh_instance *inst, const char *name, char 
     return ptc__fail(err, DSH_E_NOT_FOUND, "launch.executable %s was not found on PATH", name);
 }
 
-int ptc__launch_argv(struct dsh_instance *inst, char ***ret_argv, char ***ret_env,
+int ptc__launch_argv(struct ptc_host *host, char ***ret_argv, char ***ret_env,
                      struct dsh_error *err)
 {
-    const struct ptc_launch *launch = &inst->config.launch;
+    const struct ptc_launch *launch = &host->config.launch;
     char node[PATH_MAX], bootstrap[PATH_MAX], heap[64], message[64], pending[64];
     int rc;
     if (!launch->is_explicit) {
@@ -83,23 +75,23 @@ int ptc__launch_argv(struct dsh_instance *inst, char ***ret_argv, char ***ret_en
         if (access(ptc__own_node(), X_OK) != 0)
             return ptc__fail(err, DSH_E_NOT_FOUND,
                              "the Node.js this plugin was built for (meson -Dnode) is missing: %s", ptc__own_node());
-        if ((rc = map_path(inst, ptc__own_node(), node, sizeof node, err)) < 0 ||
-            (rc = map_path(inst, ptc__own_bootstrap(), bootstrap, sizeof bootstrap, err)) < 0)
+        if ((rc = map_path(host, ptc__own_node(), node, sizeof node, err)) < 0 ||
+            (rc = map_path(host, ptc__own_bootstrap(), bootstrap, sizeof bootstrap, err)) < 0)
             return rc;
     } else {
-        if ((rc = resolve_executable(inst, launch->executable, node, sizeof node, err)) < 0)
+        if ((rc = resolve_executable(host, launch->executable, node, sizeof node, err)) < 0)
             return rc;
         if (launch->kind == PTC_LAUNCH_NODE_SCRIPT) {
             if (launch->bootstrap_path)
                 snprintf(bootstrap, sizeof bootstrap, "%s", launch->bootstrap_path);
-            else if ((rc = map_path(inst, ptc__own_bootstrap(), bootstrap, sizeof bootstrap, err)) < 0)
+            else if ((rc = map_path(host, ptc__own_bootstrap(), bootstrap, sizeof bootstrap, err)) < 0)
                 return rc;
         }
     }
     snprintf(heap, sizeof heap, "--max-old-space-size=%lld",
-             (long long)inst->config.max_old_generation_size_mb);
-    snprintf(message, sizeof message, "--max-message-bytes=%lld", (long long)inst->config.max_message_bytes);
-    snprintf(pending, sizeof pending, "--max-pending-calls=%lld", (long long)inst->config.max_pending_calls);
+             (long long)host->config.max_old_generation_size_mb);
+    snprintf(message, sizeof message, "--max-message-bytes=%lld", (long long)host->config.max_message_bytes);
+    snprintf(pending, sizeof pending, "--max-pending-calls=%lld", (long long)host->config.max_pending_calls);
 
     const char *argv[8];
     const char *env[2] = {NULL, NULL};
@@ -133,7 +125,7 @@ int ptc__launch_argv(struct dsh_instance *inst, char ***ret_argv, char ***ret_en
     *ret_env = out_env;
     return 0;
 nomem:
-    ptc__argv_free(out_argv);
-    ptc__argv_free(out_env);
+    dsh_strv_free(out_argv);
+    dsh_strv_free(out_env);
     return ptc__fail(err, -ENOMEM, "out of memory");
 }

@@ -1,6 +1,10 @@
 /* The evaluation side of a run: the run frame, frames the child sends for it (output, binding
  * calls, the terminal frame), raw output while it is active, and replies to binding calls. */
-#include "run.h"
+#include "run_frames.h"
+#include "outcome.h"
+#include "images.h"
+#include "utf8.h"
+#include "dsh_json_strict.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,10 +14,10 @@
 static void send_failed(struct ptc_run *run, int rc)
 {
     if (rc == -E2BIG)
-        ptc__run_select(run, "protocol", "queued control writes exceed maxMessageBytes (%lld bytes)",
-                        (long long)run->inst->config.max_message_bytes);
+        ptc__run_select(run, PTC_FAILURE_PROTOCOL, "queued control writes exceed maxMessageBytes (%lld bytes)",
+                        (long long)run->host->config.max_message_bytes);
     else if (rc < 0 && !run->outcome_selected)
-        ptc__run_select(run, "worker-exit", "control write failed: %s", dsh_strerror(rc));
+        ptc__run_select(run, PTC_FAILURE_WORKER_EXIT, "control write failed: %s", dsh_strerror(rc));
 }
 
 static void send_or_fail(struct ptc_run *run, json_object *frame)
@@ -24,17 +28,16 @@ static void send_or_fail(struct ptc_run *run, json_object *frame)
 void ptc__run_send_program(struct ptc_run *run)
 {
     struct ptc_env *env = run->env;
-    json_object *frame = json_object_new_object();
-    json_object_object_add(frame, "type", json_object_new_string("run"));
-    json_object_object_add(frame, "run", json_object_new_int64((int64_t)run->wire_id));
-    json_object_object_add(frame, "format", json_object_new_string(env->format));
-    json_object_object_add(frame, "retain", json_object_new_boolean(env->retain));
+    json_object *frame = ptc__frame_for_run(PTC_FRAME_RUN, run->wire_id);
+    json_object_object_add(frame, "format", json_object_new_string(ptc__env_format(env)));
+    json_object_object_add(frame, "retain", json_object_new_boolean(ptc__env_retains(env)));
     json_object_object_add(frame, "program", json_object_new_string(run->spec.program));
     json_object_object_add(frame, "cwd", json_object_new_string(run->spec.cwd));
     json_object_object_add(frame, "discardCompletion", json_object_new_boolean(run->spec.discard_completion));
     json_object_object_add(frame, "bindings", json_object_get(run->spec.bindings));
-    if (!env->initialized) {
-        char *initializer = ptc__initializer_source(run->inst);
+    if (!ptc__env_initialized(env)) {
+        const struct ptc_runs_source *source = &run->runs->source;
+        char *initializer = source->initializer ? source->initializer(source->ctx) : NULL;
         if (initializer) {
             json_object_object_add(frame, "initializer", json_object_new_string(initializer));
             run->initializing = true;
@@ -51,7 +54,7 @@ void ptc__run_send_program(struct ptc_run *run)
             json_object *e = json_object_array_get_idx(images, i);
             struct ptc_image *image = NULL;
             struct dsh_error err = {0};
-            int rc = ptc__image_load(run->inst, json_object_get_string(json_object_object_get(e, "attachmentId")),
+            int rc = ptc__image_load(run->host, json_object_get_string(json_object_object_get(e, "attachmentId")),
                                      json_object_get_string(json_object_object_get(e, "path")), &image, &err);
             if (rc == 0) {
                 rc = ptc__env_register_image(env, image, &err);
@@ -64,7 +67,7 @@ void ptc__run_send_program(struct ptc_run *run)
             if (rc != 0) {
                 run->initializing = false;
                 run->refused_before_program = true;
-                ptc__run_select(run, "exception", "image registration failed: %s", err.message);
+                ptc__run_select(run, PTC_FAILURE_EXCEPTION, "image registration failed: %s", err.message);
                 json_object_put(frame);
                 return;
             }
@@ -84,47 +87,32 @@ static struct ptc_open_call *find_call(struct ptc_run *run, uint64_t id)
     return NULL;
 }
 
-static json_object *reply_frame(uint64_t call, bool ok, json_object *value, const char *message, size_t len)
-{
-    json_object *frame = json_object_new_object();
-    json_object_object_add(frame, "type", json_object_new_string("reply"));
-    json_object_object_add(frame, "call", json_object_new_int64((int64_t)call));
-    json_object_object_add(frame, "ok", json_object_new_boolean(ok));
-    if (ok && value)
-        json_object_object_add(frame, "value", value);
-    else if (ok)
-        json_object_object_add(frame, "value", NULL);
-    if (!ok)
-        json_object_object_add(frame, "message", json_object_new_string_len(message, (int)len));
-    return frame;
-}
-
 static void on_call(struct ptc_run *run, const struct ptc_frame *frame)
 {
-    const struct ptc_config *config = &run->inst->config;
+    const struct ptc_config *config = &run->host->config;
     if (run->phase == PTC_RUN_STOPPING) {
         /* After a stop request new binding calls reject inside the program. */
         static const char stopped[] = "execution was stopped";
-        json_object *reply = reply_frame(frame->call, false, NULL, stopped, sizeof stopped - 1);
+        json_object *reply = ptc__frame_reply(frame->call, false, false, NULL, stopped, sizeof stopped - 1);
         ptc__env_send(run->env, reply);
         json_object_put(reply);
         return;
     }
     if (find_call(run, frame->call)) {
-        ptc__run_select(run, "protocol", "binding call id %llu is already open", (unsigned long long)frame->call);
+        ptc__run_select(run, PTC_FAILURE_PROTOCOL, "binding call id %llu is already open", (unsigned long long)frame->call);
         return;
     }
     if (!ptc__spec_allows(&run->spec, frame->global, frame->name)) {
-        ptc__run_select(run, "protocol", "the program called an undeclared binding %s.%s", frame->global, frame->name);
+        ptc__run_select(run, PTC_FAILURE_PROTOCOL, "the program called an undeclared binding %s.%s", frame->global, frame->name);
         return;
     }
     if (run->n_calls >= (size_t)config->max_pending_calls) {
-        ptc__run_select(run, "protocol", "more than maxPendingCalls (%lld) simultaneous binding calls",
+        ptc__run_select(run, PTC_FAILURE_PROTOCOL, "more than maxPendingCalls (%lld) simultaneous binding calls",
                         (long long)config->max_pending_calls);
         return;
     }
     if (run->open_arg_bytes + frame->args_bytes > (uint64_t)config->max_message_bytes) {
-        ptc__run_select(run, "protocol", "outstanding binding arguments exceed maxMessageBytes (%lld bytes)",
+        ptc__run_select(run, PTC_FAILURE_PROTOCOL, "outstanding binding arguments exceed maxMessageBytes (%lld bytes)",
                         (long long)config->max_message_bytes);
         return;
     }
@@ -132,7 +120,7 @@ static void on_call(struct ptc_run *run, const struct ptc_frame *frame)
         size_t next = run->cap_calls ? run->cap_calls * 2 : 8;
         struct ptc_open_call *grown = realloc(run->calls, next * sizeof *grown);
         if (!grown) {
-            ptc__run_select(run, "worker-exit", "out of memory");
+            ptc__run_select(run, PTC_FAILURE_WORKER_EXIT, "out of memory");
             return;
         }
         run->calls = grown;
@@ -140,7 +128,7 @@ static void on_call(struct ptc_run *run, const struct ptc_frame *frame)
     }
     run->calls[run->n_calls++] = (struct ptc_open_call){frame->call, frame->args_bytes};
     run->open_arg_bytes += frame->args_bytes;
-    const char *args = json_object_to_json_string_ext(frame->args, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *args = ptc__frame_text(frame->args);
     run->cb.on_call(run->cb.userdata, run->id, frame->call, frame->global, frame->name, args, strlen(args));
 }
 
@@ -150,8 +138,7 @@ static void on_result(struct ptc_run *run, const struct ptc_frame *frame)
     if (run->phase == PTC_RUN_STOPPING) {
         /* The stopped evaluation settled: the outcome stays timeout/abort, state preserved. */
         ptc__timer_arm(&run->stop_grace, 0);
-        run->env->run = NULL;
-        run->env->state = PTC_ENV_IDLE;
+        ptc__env_detach(run->env, run);
         run->retained_state = "preserved";
         ptc__run_schedule_finish(run);
         return;
@@ -159,35 +146,35 @@ static void on_result(struct ptc_run *run, const struct ptc_frame *frame)
     if (frame->ok) {
         if (frame->has_value) {
             if (run->spec.discard_completion) {
-                ptc__run_select(run, "protocol", "the child returned a completion that was to be discarded");
+                ptc__run_select(run, PTC_FAILURE_PROTOCOL, "the child returned a completion that was to be discarded");
                 return;
             }
             const char *text = json_object_to_json_string_ext(frame->value, JSON_C_TO_STRING_PLAIN);
             if (ptc__ledger_charge(&run->ledger, strlen(text)) > 0) {
-                ptc__run_select(run, "output-limit", "the completion value does not fit in maxOutputBytes (%lld bytes)",
+                ptc__run_select(run, PTC_FAILURE_OUTPUT_LIMIT, "the completion value does not fit in maxOutputBytes (%lld bytes)",
                                 (long long)run->ledger.budget);
                 return;
             }
             run->has_value = true;
             run->value = json_object_get(frame->value);
         }
-        ptc__run_select(run, NULL, NULL);
+        ptc__run_select(run, PTC_FAILURE_NONE, NULL);
         return;
     }
     size_t room = (size_t)ptc__ledger_remaining(&run->ledger);
     if (ptc__ledger_charge(&run->ledger, frame->error_message_len) > 0) {
         size_t keep = ptc__utf8_prefix(frame->error_message, frame->error_message_len, room);
-        ptc__run_select(run, "output-limit", "output exceeded maxOutputBytes (%lld bytes); %s: %.*s",
-                        (long long)run->ledger.budget, frame->error_kind, (int)keep, frame->error_message);
+        ptc__run_select(run, PTC_FAILURE_OUTPUT_LIMIT, "output exceeded maxOutputBytes (%lld bytes); %s: %.*s",
+                        (long long)run->ledger.budget, ptc_failure_name(frame->error_kind), (int)keep,
+                        frame->error_message);
         return;
     }
-    ptc__run_select(run, strcmp(frame->error_kind, "exception") == 0 ? "exception" : "invalid-output", "%.*s",
-                    (int)frame->error_message_len, frame->error_message);
+    ptc__run_select(run, frame->error_kind, "%.*s", (int)frame->error_message_len, frame->error_message);
 }
 
 static void on_overflow(struct ptc_run *run)
 {
-    ptc__run_select(run, "output-limit", "output exceeded maxOutputBytes (%lld bytes)", (long long)run->ledger.budget);
+    ptc__run_select(run, PTC_FAILURE_OUTPUT_LIMIT, "output exceeded maxOutputBytes (%lld bytes)", (long long)run->ledger.budget);
 }
 
 /* on_output (ABI 1.1) of an image entry the ledger just accepted; entry is consumed. */
@@ -195,7 +182,7 @@ static void report_image(struct ptc_run *run, json_object *entry)
 {
     if (entry) {
         size_t n;
-        const char *json = json_object_to_json_string_length(entry, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+        const char *json = json_object_to_json_string_length(entry, DSH_JSON_PRINT_FLAGS, &n);
         run->cb.on_output(run->cb.userdata, run->id, json, n);
     }
     json_object_put(entry);
@@ -232,8 +219,9 @@ static void report_text(struct ptc_run *run, const char *text, size_t len)
     free(json);
 }
 
-void ptc__run_on_output(struct ptc_run *run, const char *text, size_t len)
+void ptc__run_on_output(void *arg, const char *text, size_t len)
 {
+    struct ptc_run *run = arg;
     /* Output after the stop request (or after the outcome) is discarded. */
     if (run->phase == PTC_RUN_STOPPING || (run->outcome_selected && run->retained))
         return;
@@ -247,11 +235,12 @@ void ptc__run_on_output(struct ptc_run *run, const char *text, size_t len)
         on_overflow(run);
 }
 
-void ptc__run_on_frame(struct ptc_run *run, const struct ptc_frame *frame)
+void ptc__run_on_frame(void *arg, const struct ptc_frame *frame)
 {
+    struct ptc_run *run = arg;
     if (run->terminal_seen) {
         ptc__run_override_protocol(run, "control frame after the result");
-        ptc__env_terminate(run->env, NULL);
+        ptc__env_terminate(run->env);
         return;
     }
     switch (frame->type) {
@@ -263,9 +252,9 @@ void ptc__run_on_frame(struct ptc_run *run, const struct ptc_frame *frame)
             break;
         /* Only images registered in this environment, described by the host's own record. */
         const char *id = json_object_get_string(json_object_object_get(frame->root, "attachmentId"));
-        const struct ptc_image *image = ptc__images_find(run->env->images, id);
+        const struct ptc_image *image = ptc__env_find_image(run->env, id);
         if (!image) {
-            ptc__run_select(run, "protocol", "image frame for an unregistered attachmentId");
+            ptc__run_select(run, PTC_FAILURE_PROTOCOL, "image frame for an unregistered attachmentId");
             break;
         }
         if (ptc__ledger_image(&run->ledger, ptc__image_descriptor(image, "image")) != 0)
@@ -282,7 +271,7 @@ void ptc__run_on_frame(struct ptc_run *run, const struct ptc_frame *frame)
         break;
     case PTC_FRAME_REVOKED:
         if (run->phase != PTC_RUN_STOPPING) {
-            ptc__run_select(run, "protocol", "revoked frame without a revoke");
+            ptc__run_select(run, PTC_FAILURE_PROTOCOL, "revoked frame without a revoke");
             break;
         }
         on_result(run, frame);
@@ -290,27 +279,28 @@ void ptc__run_on_frame(struct ptc_run *run, const struct ptc_frame *frame)
     case PTC_FRAME_INITIALIZED: {
         if (!run->initializing || run->outcome_selected) {
             if (!run->initializing)
-                ptc__run_select(run, "protocol", "initialized frame without an initializer");
+                ptc__run_select(run, PTC_FAILURE_PROTOCOL, "initialized frame without an initializer");
             break;
         }
         /* The host accepts initialization only while the run is still active. */
         run->initializing = false;
-        run->env->initialized = true;
-        json_object *ack = json_object_new_object();
-        json_object_object_add(ack, "type", json_object_new_string("init-ack"));
-        json_object_object_add(ack, "run", json_object_new_int64((int64_t)run->wire_id));
+        ptc__env_mark_initialized(run->env);
+        json_object *ack = ptc__frame_for_run(PTC_FRAME_INIT_ACK, run->wire_id);
         send_or_fail(run, ack);
         json_object_put(ack);
         break;
     }
     default:
-        ptc__run_select(run, "protocol", "unexpected control frame");
+        ptc__run_select(run, PTC_FAILURE_PROTOCOL, "unexpected control frame");
         break;
     }
 }
 
-int ptc__run_reply(struct ptc_run *run, uint64_t call, bool ok, const char *text, size_t len)
+int ptc__runs_reply(struct ptc_runs *runs, dsh_run_id id, uint64_t call, bool ok, const char *text, size_t len)
 {
+    struct ptc_run *run = ptc__run_find(runs, id);
+    if (!run)
+        return DSH_E_NOT_FOUND;
     struct ptc_open_call *open = find_call(run, call);
     /* Late results after an outcome or a stop request are dropped. */
     if (!open || run->outcome_selected || !run->env)
@@ -323,24 +313,48 @@ int ptc__run_reply(struct ptc_run *run, uint64_t call, bool ok, const char *text
     }
     run->open_arg_bytes -= open->arg_bytes;
     *open = run->calls[--run->n_calls];
-    json_object *frame;
-    if (ok && !text) {
-        /* undefined: no value field */
-        frame = json_object_new_object();
-        json_object_object_add(frame, "type", json_object_new_string("reply"));
-        json_object_object_add(frame, "call", json_object_new_int64((int64_t)call));
-        json_object_object_add(frame, "ok", json_object_new_boolean(1));
-    } else {
-        frame = reply_frame(call, ok, value, text ? text : "", text ? len : 0);
-    }
-    const char *encoded = json_object_to_json_string_ext(frame, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-    if (strlen(encoded) > (uint64_t)run->inst->config.max_message_bytes) {
+    /* ok without text is undefined: no value field. */
+    json_object *frame = ptc__frame_reply(call, ok, ok && text, value, text ? text : "", text ? len : 0);
+    if (strlen(ptc__frame_text(frame)) > (uint64_t)run->host->config.max_message_bytes) {
         /* Too large for the channel: the program sees a rejected call instead. */
         static const char too_big[] = "the binding result exceeds maxMessageBytes";
         json_object_put(frame);
-        frame = reply_frame(call, false, NULL, too_big, sizeof too_big - 1);
+        frame = ptc__frame_reply(call, false, false, NULL, too_big, sizeof too_big - 1);
     }
     send_or_fail(run, frame);
     json_object_put(frame);
+    return 0;
+}
+
+int ptc__runs_register_image(struct ptc_runs *runs, dsh_run_id id, const char *attachment_id, const char *host_path,
+                             char **ret_descriptor_json, size_t *ret_len, struct dsh_error *err)
+{
+    struct ptc_run *run = ptc__run_find(runs, id);
+    /* Only a run whose program was submitted: the child must know it before the next reply. */
+    if (!run || run->outcome_selected || !run->env || !run->code_started)
+        return ptc__fail(err, DSH_E_NOT_FOUND, "run %llu is not executing a program", (unsigned long long)id);
+    struct ptc_image *image = NULL;
+    int rc = ptc__image_load(runs->host, attachment_id, host_path, &image, err);
+    if (rc != 0)
+        return rc;
+    json_object *d = ptc__image_descriptor(image, NULL);
+    rc = ptc__env_register_image(run->env, image, err);
+    if (rc < 0) {
+        json_object_put(d);
+        if (rc == DSH_E_REQUEST_INVALID)
+            return rc;
+        return ptc__fail(err, rc == -E2BIG ? DSH_E_LIMIT : rc, "image-register could not be queued: %s",
+                         dsh_strerror(rc));
+    }
+    if (ret_descriptor_json) {
+        *ret_descriptor_json = strdup(ptc__frame_text(d));
+        if (!*ret_descriptor_json) {
+            json_object_put(d);
+            return ptc__fail(err, -ENOMEM, "out of memory");
+        }
+        if (ret_len)
+            *ret_len = strlen(*ret_descriptor_json);
+    }
+    json_object_put(d);
     return 0;
 }

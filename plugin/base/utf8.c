@@ -1,6 +1,6 @@
 /* Raw stdout/stderr bytes become result text: valid UTF-8 only. Sequences split across reads are
  * carried over; invalid bytes become U+FFFD so the result stays valid JSON. */
-#include "run.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -41,10 +41,10 @@ static int sequence_length(const unsigned char *s, size_t n)
     return need;
 }
 
-int ptc__utf8_sanitize(struct ptc_pipe *pipe, const char *bytes, size_t len, bool at_eof,
+int ptc__utf8_sanitize(struct ptc_utf8_carry *carry, const char *bytes, size_t len, bool at_eof,
                        char **ret_text, size_t *ret_len)
 {
-    size_t total = pipe->partial_len + len;
+    size_t total = carry->len + len;
     unsigned char *in = malloc(total ? total : 1);
     /* Each input byte yields at most 3 output bytes (U+FFFD). */
     char *out = malloc(total * 3 + 1);
@@ -53,9 +53,9 @@ int ptc__utf8_sanitize(struct ptc_pipe *pipe, const char *bytes, size_t len, boo
         free(out);
         return -ENOMEM;
     }
-    memcpy(in, pipe->partial, pipe->partial_len);
-    memcpy(in + pipe->partial_len, bytes, len);
-    pipe->partial_len = 0;
+    memcpy(in, carry->bytes, carry->len);
+    memcpy(in + carry->len, bytes, len);
+    carry->len = 0;
     size_t i = 0, o = 0;
     while (i < total) {
         int n = sequence_length(in + i, total - i);
@@ -64,8 +64,8 @@ int ptc__utf8_sanitize(struct ptc_pipe *pipe, const char *bytes, size_t len, boo
             o += (size_t)n;
             i += (size_t)n;
         } else if (n == 0 && !at_eof) {
-            memcpy(pipe->partial, in + i, total - i);
-            pipe->partial_len = total - i;
+            memcpy(carry->bytes, in + i, total - i);
+            carry->len = total - i;
             break;
         } else {
             memcpy(out + o, "\xEF\xBF\xBD", 3);
@@ -78,4 +78,15 @@ int ptc__utf8_sanitize(struct ptc_pipe *pipe, const char *bytes, size_t len, boo
     *ret_text = out;
     *ret_len = o;
     return 0;
+}
+
+size_t ptc__utf8_prefix(const char *text, size_t len, size_t max)
+{
+    if (len <= max)
+        return len;
+    size_t cut = max;
+    /* Back up over continuation bytes so the cut never splits a character. */
+    while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
+        cut--;
+    return cut;
 }

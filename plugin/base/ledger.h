@@ -35,7 +35,5 @@ int ptc__ledger_charge(struct ptc_ledger *ledger, uint64_t bytes);
 uint64_t ptc__ledger_remaining(const struct ptc_ledger *ledger);
 /* New JSON array of the entries: [{"type":"text","text":..}|{"type":"image",...}] */
 json_object *ptc__ledger_to_json(const struct ptc_ledger *ledger);
-/* Length of the longest prefix of text (<= max) that ends on a UTF-8 boundary. */
-size_t ptc__utf8_prefix(const char *text, size_t len, size_t max);
 
 #endif

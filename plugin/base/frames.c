@@ -34,6 +34,37 @@ static int fail(char *why, size_t why_len, const char *message)
     return -EPROTO;
 }
 
+static int parse_failed(struct ptc_frame *frame, int rc)
+{
+    ptc__frame_release(frame);
+    return rc;
+}
+
+static const struct {
+    const char *name;
+    bool from_child;
+} frame_types[] = {
+#define FRAME_ROW(suffix, name, from_child) [PTC_FRAME_##suffix] = {name, from_child},
+    PTC_FRAME_TABLE(FRAME_ROW)
+#undef FRAME_ROW
+};
+
+const char *ptc__frame_type_name(enum ptc_frame_type type)
+{
+    return frame_types[type].name;
+}
+
+/* Only the types a child may send decode; the host's own types are unknown from the child. */
+static bool child_frame_type(const char *name, enum ptc_frame_type *ret)
+{
+    for (size_t i = 0; i < sizeof frame_types / sizeof frame_types[0]; i++)
+        if (frame_types[i].from_child && strcmp(frame_types[i].name, name) == 0) {
+            *ret = (enum ptc_frame_type)i;
+            return true;
+        }
+    return false;
+}
+
 static int parse_result(struct ptc_frame *frame, char *why, size_t why_len)
 {
     json_object *ok;
@@ -50,12 +81,13 @@ static int parse_result(struct ptc_frame *frame, char *why, size_t why_len)
     if (!json_object_object_get_ex(frame->root, "error", &error) ||
         !json_object_is_type(error, json_type_object))
         return fail(why, why_len, "failed result frame without error object");
-    frame->error_kind = get_string(error, "kind", NULL);
+    const char *kind = get_string(error, "kind", NULL);
     frame->error_message = get_string(error, "message", &frame->error_message_len);
-    if (!frame->error_kind || !frame->error_message)
+    if (!kind || !frame->error_message)
         return fail(why, why_len, "result error needs string kind and message");
     /* The child may only report failures of the program itself. */
-    if (strcmp(frame->error_kind, "exception") != 0 && strcmp(frame->error_kind, "invalid-output") != 0)
+    frame->error_kind = ptc_failure_reported_by_child(kind);
+    if (frame->error_kind == PTC_FAILURE_NONE)
         return fail(why, why_len, "result error kind is not one the child may report");
     return 0;
 }
@@ -80,34 +112,36 @@ int ptc__frame_parse(const char *line, size_t len, struct ptc_frame *ret_frame, 
     if (!root)
         return fail(why, why_len, "control frame is not valid JSON");
     ret_frame->root = root;
-    if (!json_object_is_type(root, json_type_object)) {
-        ptc__frame_release(ret_frame);
-        return fail(why, why_len, "control frame is not a JSON object");
-    }
+    if (!json_object_is_type(root, json_type_object))
+        return parse_failed(ret_frame, fail(why, why_len, "control frame is not a JSON object"));
     const char *type = get_string(root, "type", NULL);
     int rc = 0;
-    if (!type) {
-        rc = fail(why, why_len, "control frame without a type");
-    } else if (strcmp(type, "hello") == 0) {
-        ret_frame->type = PTC_FRAME_HELLO;
+    if (!type)
+        return parse_failed(ret_frame, fail(why, why_len, "control frame without a type"));
+    bool known = child_frame_type(type, &ret_frame->type);
+    if (!(known && ret_frame->type == PTC_FRAME_HELLO) && !get_uint(root, "run", &ret_frame->run))
+        return parse_failed(ret_frame, fail(why, why_len, "control frame without a valid run id"));
+    if (!known)
+        return parse_failed(ret_frame, fail(why, why_len, "unknown control frame type"));
+    switch (ret_frame->type) {
+    case PTC_FRAME_HELLO: {
         json_object *p;
         ret_frame->node = get_string(root, "node", NULL);
         if (!json_object_object_get_ex(root, "protocol", &p) || !json_object_is_type(p, json_type_int))
             rc = fail(why, why_len, "the bootstrap did not announce a protocol revision");
         else
             ret_frame->protocol = json_object_get_int64(p);
-    } else if (!get_uint(root, "run", &ret_frame->run)) {
-        rc = fail(why, why_len, "control frame without a valid run id");
-    } else if (strcmp(type, "text") == 0) {
-        ret_frame->type = PTC_FRAME_TEXT;
+        break;
+    }
+    case PTC_FRAME_TEXT:
         ret_frame->text = get_string(root, "text", &ret_frame->text_len);
         if (!ret_frame->text)
             rc = fail(why, why_len, "text frame without string text");
-    } else if (strcmp(type, "image") == 0) {
-        ret_frame->type = PTC_FRAME_IMAGE;
+        break;
+    case PTC_FRAME_IMAGE:
         rc = parse_image(ret_frame, why, why_len);
-    } else if (strcmp(type, "call") == 0) {
-        ret_frame->type = PTC_FRAME_CALL;
+        break;
+    case PTC_FRAME_CALL:
         ret_frame->global = get_string(root, "global", NULL);
         ret_frame->name = get_string(root, "name", NULL);
         if (!get_uint(root, "call", &ret_frame->call) || !ret_frame->global || !ret_frame->name ||
@@ -115,21 +149,15 @@ int ptc__frame_parse(const char *line, size_t len, struct ptc_frame *ret_frame, 
             !json_object_is_type(ret_frame->args, json_type_array))
             rc = fail(why, why_len, "call frame needs call id, global, name and an args array");
         else
-            ret_frame->args_bytes =
-                strlen(json_object_to_json_string_ext(ret_frame->args, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-    } else if (strcmp(type, "result") == 0) {
-        ret_frame->type = PTC_FRAME_RESULT;
+            ret_frame->args_bytes = strlen(ptc__frame_text(ret_frame->args));
+        break;
+    case PTC_FRAME_RESULT:
         rc = parse_result(ret_frame, why, why_len);
-    } else if (strcmp(type, "initialized") == 0) {
-        ret_frame->type = PTC_FRAME_INITIALIZED;
-    } else if (strcmp(type, "revoked") == 0) {
-        ret_frame->type = PTC_FRAME_REVOKED;
-    } else {
-        rc = fail(why, why_len, "unknown control frame type");
+        break;
+    default: /* initialized, revoked: type and run only */
+        break;
     }
-    if (rc < 0)
-        ptc__frame_release(ret_frame);
-    return rc;
+    return rc < 0 ? parse_failed(ret_frame, rc) : 0;
 }
 
 void ptc__frame_release(struct ptc_frame *frame)
@@ -138,15 +166,34 @@ void ptc__frame_release(struct ptc_frame *frame)
     frame->root = NULL;
 }
 
-json_object *ptc__frame_image_entry(const struct ptc_frame *frame)
+json_object *ptc__frame_new(enum ptc_frame_type type)
 {
-    json_object *entry = json_object_new_object();
-    json_object_object_add(entry, "type", json_object_new_string("image"));
-    static const char *const keys[] = {"attachmentId", "path", "width", "height"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        json_object *v;
-        json_object_object_get_ex(frame->root, keys[i], &v);
-        json_object_object_add(entry, keys[i], json_object_get(v));
-    }
-    return entry;
+    json_object *frame = json_object_new_object();
+    json_object_object_add(frame, "type", json_object_new_string(ptc__frame_type_name(type)));
+    return frame;
+}
+
+json_object *ptc__frame_for_run(enum ptc_frame_type type, uint64_t run)
+{
+    json_object *frame = ptc__frame_new(type);
+    json_object_object_add(frame, "run", json_object_new_int64((int64_t)run));
+    return frame;
+}
+
+json_object *ptc__frame_reply(uint64_t call, bool ok, bool has_value, json_object *value, const char *message,
+                              size_t len)
+{
+    json_object *frame = ptc__frame_new(PTC_FRAME_REPLY);
+    json_object_object_add(frame, "call", json_object_new_int64((int64_t)call));
+    json_object_object_add(frame, "ok", json_object_new_boolean(ok));
+    if (ok && has_value)
+        json_object_object_add(frame, "value", value);
+    else if (!ok)
+        json_object_object_add(frame, "message", json_object_new_string_len(message, (int)len));
+    return frame;
+}
+
+const char *ptc__frame_text(json_object *frame)
+{
+    return json_object_to_json_string_ext(frame, DSH_JSON_PRINT_FLAGS);
 }

@@ -1,11 +1,23 @@
 /* Parsing of resolved specs. run() never invents defaults: every field must be present. */
+#include "spec.h"
 #include "dsh_binding_names.h"
-#include "frames.h"
-#include "internal.h"
-#include "images.h"
+#include "image.h"
+#include "dsh_json_strict.h"
+#include "dsh_strv.h"
 
 #include <string.h>
 #include <sys/stat.h>
+
+const char *ptc__unknown_key(json_object *obj, const char *const *known)
+{
+    json_object_object_foreach(obj, key, val)
+    {
+        (void)val;
+        if (!dsh_strv_contains((char *const *)known, key))
+            return key;
+    }
+    return NULL;
+}
 
 bool ptc__is_sandbox_mode(const char *mode)
 {
@@ -13,13 +25,13 @@ bool ptc__is_sandbox_mode(const char *mode)
            strcmp(mode, "danger-full-access") == 0;
 }
 
-int ptc__check_cwd(struct dsh_instance *inst, const char *cwd, struct dsh_error *err)
+int ptc__check_cwd(struct ptc_host *host, const char *cwd, struct dsh_error *err)
 {
     struct stat st;
     if (stat(cwd, &st) != 0 || !S_ISDIR(st.st_mode))
         return ptc__fail(err, DSH_E_REQUEST_INVALID, "cwd %s is not an existing directory", cwd);
     char world[4096];
-    const struct dsh_fs_service *fs = inst->services.fs;
+    const struct dsh_fs_service *fs = host->services.fs;
     if (fs->map_host_path(fs->ctx, cwd, world, sizeof world) < 0)
         return ptc__fail(err, DSH_E_NOT_MAPPED, "cwd %s is not visible in the execution world", cwd);
     return 0;
@@ -102,16 +114,10 @@ int ptc__spec_parse(const char *json, size_t len, struct ptc_spec *ret_spec, str
     int rc = 0;
     static const char *const known[] = {"program", "cwd", "timeoutMs", "discardCompletion",
                                         "stateOwner", "policy", "bindings", "images", NULL};
-    json_object_object_foreach(root, key, val)
-    {
-        (void)val;
-        bool ok = false;
-        for (size_t i = 0; known[i]; i++)
-            ok = ok || strcmp(known[i], key) == 0;
-        if (!ok) {
-            rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec has unknown field \"%s\"", key);
-            goto out;
-        }
+    const char *unknown = ptc__unknown_key(root, known);
+    if (unknown) {
+        rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "spec has unknown field \"%s\"", unknown);
+        goto out;
     }
     ret_spec->program = required_string(root, "program", false, err, &rc);
     if (rc)
@@ -199,4 +205,12 @@ bool ptc__spec_allows(const struct ptc_spec *spec, const char *global, const cha
                 return true;
     }
     return false;
+}
+
+const char *ptc__spec_policy_string(const struct ptc_spec *spec, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(spec->policy, key, &v) && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : "";
 }

@@ -1,8 +1,7 @@
 /* Environment I/O: the control channel of an untrusted child, raw stdout/stderr, quiescence.
- * Frames of the active evaluation go to its run; anything else ends the environment. */
-#include "env.h"
-#include "frames.h"
-#include "run.h"
+ * Frames of the attached consumer's evaluation go to it; anything else ends the environment. */
+#include "env_io.h"
+#include "env_private.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,15 +12,10 @@
 
 #define PIPE_CHUNK 65536
 
-/* The environment can no longer be trusted: fail its run (if any) and terminate it. */
+/* The environment can no longer be trusted: fail its consumer (if any) and terminate it. */
 static void env_protocol(struct ptc_env *env, const char *message)
 {
-    if (env->run)
-        ptc__run_on_env_failed(env->run, "protocol", message);
-    else if (env->owner)
-        ptc__log(env->inst, DSH_LOG_WARN, "retained environment of owner \"%s\" ended while idle (protocol): %s",
-                 env->owner, message);
-    ptc__env_terminate(env, message);
+    ptc__env_fail(env, PTC_FAILURE_PROTOCOL, message);
 }
 
 static void on_hello(struct ptc_env *env, const struct ptc_frame *frame)
@@ -42,9 +36,9 @@ static void on_hello(struct ptc_env *env, const struct ptc_frame *frame)
         env_protocol(env, message);
         return;
     }
-    env->state = env->run ? PTC_ENV_BUSY : PTC_ENV_IDLE;
-    if (env->run)
-        ptc__run_on_env_ready(env->run);
+    env->state = env->events ? PTC_ENV_BUSY : PTC_ENV_IDLE;
+    if (env->events)
+        env->events->ready(env->consumer);
 }
 
 static void handle_line(struct ptc_env *env, const char *line, size_t len)
@@ -63,11 +57,11 @@ static void handle_line(struct ptc_env *env, const char *line, size_t len)
             env_protocol(env, "the bootstrap did not start with a hello frame");
     } else if (frame.type == PTC_FRAME_HELLO) {
         env_protocol(env, "repeated hello frame");
-    } else if (!env->run || frame.run != env->run->wire_id) {
+    } else if (!env->events || frame.run != env->consumer_wire_id) {
         /* Only the active evaluation may speak; an ended one has nothing more to say. */
-        env_protocol(env, env->run ? "control frame for an unknown run" : "control frame while no run is active");
+        env_protocol(env, env->events ? "control frame for an unknown run" : "control frame while no run is active");
     } else {
-        ptc__run_on_frame(env->run, &frame);
+        env->events->frame(env->consumer, &frame);
     }
     ptc__frame_release(&frame);
 }
@@ -75,7 +69,7 @@ static void handle_line(struct ptc_env *env, const char *line, size_t len)
 static void on_control(struct ptc_watch *watch, uint32_t events)
 {
     struct ptc_env *env = ptc__container_of(watch, struct ptc_env, control_watch);
-    struct ptc_loop *loop = &env->inst->loop;
+    struct ptc_loop *loop = &env->host->loop;
     if (events & EPOLLOUT) {
         int rc = ptc__control_flush(&env->control);
         if (rc != 0)
@@ -91,15 +85,13 @@ static void on_control(struct ptc_watch *watch, uint32_t events)
     while (rc >= 0 && env->state != PTC_ENV_CLOSING &&
            (got = ptc__control_next_line(&env->control, &line, &len)) > 0)
         handle_line(env, line, len);
-    if (env->state == PTC_ENV_CLOSING && env->run && env->run->terminal_seen &&
+    if (env->state == PTC_ENV_CLOSING && env->events &&
         (ptc__control_has_partial(&env->control) || (rc >= 0 && ptc__control_next_line(&env->control, &line, &len) != 0)))
-        ptc__run_override_protocol(env->run, "control frame after the result");
+        env->events->trailing(env->consumer);
     if (rc == -E2BIG || got == -E2BIG) {
         char message[128];
         snprintf(message, sizeof message, "a control frame exceeds maxMessageBytes (%lld bytes)",
-                 (long long)env->inst->config.max_message_bytes);
-        if (env->run && env->run->terminal_seen)
-            ptc__run_override_protocol(env->run, message);
+                 (long long)env->host->config.max_message_bytes);
         env_protocol(env, message);
         ptc__watch_remove(loop, watch);
         return;
@@ -115,8 +107,8 @@ static void on_control(struct ptc_watch *watch, uint32_t events)
             return;
         }
         /* Report with the exit status once the range is quiescent (ptc__env_progress). */
-        const struct dsh_subprocess_service *sp = env->inst->services.subprocess;
-        sp->terminate(sp->ctx, env->process, (uint32_t)env->inst->config.grace_ms);
+        const struct dsh_subprocess_service *sp = env->host->services.subprocess;
+        sp->terminate(sp->ctx, env->process, (uint32_t)env->host->config.grace_ms);
     }
 }
 
@@ -150,51 +142,33 @@ static void on_pipe(struct ptc_watch *watch, uint32_t events)
         bool eof = n <= 0;
         char *text = NULL;
         size_t len = 0;
-        if (ptc__utf8_sanitize(pipe, buf, eof ? 0 : (size_t)n, eof, &text, &len) == 0 && len) {
+        if (ptc__utf8_sanitize(&pipe->carry, buf, eof ? 0 : (size_t)n, eof, &text, &len) == 0 && len) {
             if (pipe->is_stderr)
                 keep_stderr_tail(env, text, len);
             /* Raw bytes have no evaluation identity: they belong to whatever run is active;
              * idle stdout is discarded and idle stderr only feeds the diagnostic tail. */
-            if (env->run)
-                ptc__run_on_output(env->run, text, len);
+            if (env->events)
+                env->events->output(env->consumer, text, len);
         }
         free(text);
         if (eof) {
             pipe->eof = true;
-            ptc__watch_remove(&env->inst->loop, watch);
+            ptc__watch_remove(&env->host->loop, watch);
             ptc__env_progress(env);
             return;
         }
     }
 }
 
-static void close_pipe(struct ptc_env *env, struct ptc_pipe *pipe)
-{
-    if (pipe->watch.fd < 0)
-        return;
-    ptc__watch_remove(&env->inst->loop, &pipe->watch);
-    close(pipe->watch.fd);
-    pipe->watch.fd = -1;
-}
-
-void ptc__env_close_fds(struct ptc_env *env)
-{
-    ptc__watch_remove(&env->inst->loop, &env->control_watch);
-    ptc__control_destroy(&env->control);
-    close_pipe(env, &env->out);
-    close_pipe(env, &env->err);
-    ptc__watch_remove(&env->inst->loop, &env->quiescence_watch);
-}
-
 static void on_quiescent(struct ptc_watch *watch, uint32_t events)
 {
     (void)events;
     struct ptc_env *env = ptc__container_of(watch, struct ptc_env, quiescence_watch);
-    const struct dsh_subprocess_service *sp = env->inst->services.subprocess;
+    const struct dsh_subprocess_service *sp = env->host->services.subprocess;
     int rc = sp->poll_quiescent(sp->ctx, env->process, &env->exit_status);
     if (rc == 0)
         return;
-    ptc__watch_remove(&env->inst->loop, watch);
+    ptc__watch_remove(&env->host->loop, watch);
     if (rc < 0)
         env->cleanup_failed = true;
     else
@@ -207,9 +181,9 @@ static void on_quiescent(struct ptc_watch *watch, uint32_t events)
 
 int ptc__env_watch_process(struct ptc_env *env)
 {
-    struct ptc_loop *loop = &env->inst->loop;
+    struct ptc_loop *loop = &env->host->loop;
     struct dsh_process *p = env->process;
-    ptc__control_init(&env->control, p->control_fd, (uint64_t)env->inst->config.max_message_bytes);
+    ptc__control_init(&env->control, p->control_fd, (uint64_t)env->host->config.max_message_bytes);
     env->out = (struct ptc_pipe){.env = env, .is_stderr = false};
     env->err = (struct ptc_pipe){.env = env, .is_stderr = true};
     env->out.watch.fd = env->err.watch.fd = -1;

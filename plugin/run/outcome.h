@@ -1,4 +1,5 @@
-/* One run: admission, the evaluation in an environment, outcome selection and delivery.
+/* One run (its body is private to run/; the run layer's unit tests read it too) and the
+ * functions of outcome.c.
  *
  *   WAITING (for an owner's old environment to close) -> STARTING (environment starting)
  *     -> RUNNING (program submitted) -> [STOPPING: revoke sent, stopGraceMs] -> FINISHING
@@ -6,11 +7,12 @@
  * Selecting an outcome stops the deadline. A temporary environment is then terminated and the
  * result waits for quiescence; a retained environment stays (ok, exception) or is asked to revoke
  * (timeout, abort) and is terminated when it does not acknowledge within stopGraceMs. */
-#ifndef PTC_RUN_H
-#define PTC_RUN_H
+#ifndef PTC_OUTCOME_H
+#define PTC_OUTCOME_H
 
-#include "env.h"
-#include "frames.h"
+#include "ledger.h"
+#include "run.h"
+#include "spec.h"
 
 enum ptc_phase { PTC_RUN_WAITING, PTC_RUN_STARTING, PTC_RUN_RUNNING, PTC_RUN_STOPPING, PTC_RUN_FINISHING };
 
@@ -21,7 +23,8 @@ struct ptc_open_call {
 
 struct ptc_run {
     struct ptc_run *next;
-    struct dsh_instance *inst;
+    struct ptc_runs *runs;
+    struct ptc_host *host;
     dsh_run_id id;
     struct dsh_run_callbacks cb;
     struct ptc_spec spec;
@@ -42,7 +45,7 @@ struct ptc_run {
 
     bool outcome_selected;
     bool terminal_seen;
-    const char *kind; /* NULL = ok */
+    enum ptc_failure kind; /* PTC_FAILURE_NONE = ok */
     char *message;
     bool has_value;
     json_object *value;
@@ -50,35 +53,16 @@ struct ptc_run {
     bool finish_scheduled;
 };
 
-/* run.c */
-void ptc__run_select(struct ptc_run *run, const char *kind, const char *fmt, ...)
+struct ptc_run *ptc__run_find(struct ptc_runs *runs, dsh_run_id id);
+/* Selects the outcome once: kind (PTC_FAILURE_NONE = ok) and a formatted message. */
+void ptc__run_select(struct ptc_run *run, enum ptc_failure kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Replaces a selected outcome with a protocol failure (nothing may follow a terminal frame). */
 void ptc__run_override_protocol(struct ptc_run *run, const char *message);
 void ptc__run_schedule_finish(struct ptc_run *run);
-void ptc__run_attach(struct ptc_run *run, struct ptc_env *env);
-
-/* Environment events (env.c / env_io.c -> run). */
-void ptc__run_on_env_ready(struct ptc_run *run);
-void ptc__run_on_frame(struct ptc_run *run, const struct ptc_frame *frame);
-void ptc__run_on_output(struct ptc_run *run, const char *text, size_t len);
-/* The environment failed while the run used it (protocol, lost control, process exit). */
-void ptc__run_on_env_failed(struct ptc_run *run, const char *kind, const char *message);
-/* The environment is closed (quiescent and drained, or cleanup failed). */
-void ptc__run_on_env_closed(struct ptc_run *run, int status);
-
-/* run_frames.c */
-void ptc__run_send_program(struct ptc_run *run);
-/* result.c: the result JSON (transfer full) */
-char *ptc__run_result_json(struct ptc_run *run, size_t *ret_len);
-
-/* owners.c: retained environments by owner, release and policy changes */
-struct ptc_env *ptc__owners_find(struct dsh_instance *inst, const char *owner);
-/* Environments of owner that are closing (invalidated or stopped) and block a new one. */
-struct ptc_env *ptc__owners_find_closing(struct dsh_instance *inst, const char *owner);
-int ptc__owners_subscribe(struct dsh_instance *inst);
-void ptc__owners_unsubscribe(struct dsh_instance *inst);
-int ptc__owners_release(struct dsh_instance *inst, const char *owner, dsh_released_fn fn, void *userdata,
-                        struct dsh_error *err);
+/* Abort before the result: the host cancelled, released the owner or the instance unloads. */
+int ptc__run_cancel(struct ptc_run *run, const char *reason);
+/* Frees a run that delivered its result, or one refused at admission. */
+void ptc__run_destroy(struct ptc_run *run);
 
 #endif

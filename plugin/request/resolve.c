@@ -1,8 +1,9 @@
 /* resolve(request) -> spec: fills every default a run needs. See host-abi/schemas/request.json
  * and spec.json. */
-#include "frames.h"
-#include "internal.h"
-#include "images.h"
+#include "resolve.h"
+#include "image.h"
+#include "spec.h"
+#include "dsh_json_strict.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,10 +11,10 @@
 #include <string.h>
 
 /* Standing policy of a session from the sandboxPolicy service. */
-static json_object *standing_policy(struct dsh_instance *inst, const char *session_id,
+static json_object *standing_policy(struct ptc_host *host, const char *session_id,
                                     struct dsh_error *err, int *rc)
 {
-    const struct dsh_sandbox_policy_service *svc = inst->services.sandbox_policy;
+    const struct dsh_sandbox_policy_service *svc = host->services.sandbox_policy;
     char small[1024];
     int n = svc->resolve(svc->ctx, session_id, small, sizeof small);
     if (n < 0) {
@@ -45,12 +46,12 @@ static json_object *standing_policy(struct dsh_instance *inst, const char *sessi
     return policy;
 }
 
-static int resolve_timeout(struct dsh_instance *inst, json_object *request, json_object *spec,
+static int resolve_timeout(struct ptc_host *host, json_object *request, json_object *spec,
                            struct dsh_error *err)
 {
     json_object *v;
     if (!json_object_object_get_ex(request, "timeoutMs", &v)) {
-        json_object_object_add(spec, "timeoutMs", json_object_new_int64(inst->config.timeout_ms));
+        json_object_object_add(spec, "timeoutMs", json_object_new_int64(host->config.timeout_ms));
         return 0;
     }
     if (!v) { /* explicit null: no elapsed timer (service callers) */
@@ -62,7 +63,7 @@ static int resolve_timeout(struct dsh_instance *inst, json_object *request, json
     if (!numeric || !isfinite(d) || d <= 0 || d != floor(d))
         return ptc__fail(err, DSH_E_REQUEST_INVALID,
                          "timeoutMs must be a positive integer number of milliseconds or null");
-    int64_t ms = d > (double)inst->config.max_timeout_ms ? inst->config.max_timeout_ms : (int64_t)d;
+    int64_t ms = d > (double)host->config.max_timeout_ms ? host->config.max_timeout_ms : (int64_t)d;
     json_object_object_add(spec, "timeoutMs", json_object_new_int64(ms));
     return 0;
 }
@@ -82,7 +83,7 @@ static int copy_optional(json_object *request, json_object *spec, const char *ke
     return 0;
 }
 
-int ptc__resolve(struct dsh_instance *inst, const char *request_json, size_t request_len,
+int ptc__resolve(struct ptc_host *host, const char *request_json, size_t request_len,
                  char **ret_spec_json, size_t *ret_spec_len, struct dsh_error *err)
 {
     json_object *request = dsh_json_parse_strict(request_json, request_len);
@@ -94,16 +95,10 @@ int ptc__resolve(struct dsh_instance *inst, const char *request_json, size_t req
     }
     static const char *const known[] = {"program", "cwd", "timeoutMs", "discardCompletion", "stateOwner",
                                         "sessionId", "mode", "bindings", "images", NULL};
-    json_object_object_foreach(request, key, val)
-    {
-        (void)val;
-        bool ok = false;
-        for (size_t i = 0; known[i]; i++)
-            ok = ok || strcmp(known[i], key) == 0;
-        if (!ok) {
-            rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "request has unknown or unsupported field \"%s\"", key);
-            goto out;
-        }
+    const char *unknown = ptc__unknown_key(request, known);
+    if (unknown) {
+        rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "request has unknown or unsupported field \"%s\"", unknown);
+        goto out;
     }
     if (!json_object_object_get_ex(request, "program", &v) || !json_object_is_type(v, json_type_string)) {
         rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "request field program must be a string");
@@ -117,7 +112,7 @@ int ptc__resolve(struct dsh_instance *inst, const char *request_json, size_t req
         }
         session_id = json_object_get_string(v);
     }
-    policy = standing_policy(inst, session_id, err, &rc);
+    policy = standing_policy(host, session_id, err, &rc);
     if (!policy)
         goto out;
     /* An approved one-time escalation names a different mode for this run only. */
@@ -142,7 +137,7 @@ int ptc__resolve(struct dsh_instance *inst, const char *request_json, size_t req
     } else {
         json_object_object_add(spec, "cwd", json_object_get(root));
     }
-    if ((rc = resolve_timeout(inst, request, spec, err)) < 0)
+    if ((rc = resolve_timeout(host, request, spec, err)) < 0)
         goto out;
     if ((rc = copy_optional(request, spec, "discardCompletion", json_type_boolean,
                             json_object_new_boolean(0), err)) < 0)
@@ -154,16 +149,16 @@ int ptc__resolve(struct dsh_instance *inst, const char *request_json, size_t req
     json_object_object_add(spec, "policy", json_object_get(policy));
     /* images pass through; their files are read now so a bad file fails resolve, not the run. */
     if (json_object_object_get_ex(request, "images", &v) && v) {
-        if ((rc = ptc__images_check_shape(v, err)) < 0 || (rc = ptc__images_check_files(inst, v, err)) < 0)
+        if ((rc = ptc__images_check_shape(v, err)) < 0 || (rc = ptc__images_check_files(host, v, err)) < 0)
             goto out;
         json_object_object_add(spec, "images", json_object_get(v));
     }
     /* Validate the result exactly as run() will, so resolve never hands out an unusable spec. */
-    const char *text = json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *text = json_object_to_json_string_ext(spec, DSH_JSON_PRINT_FLAGS);
     struct ptc_spec check;
     if ((rc = ptc__spec_parse(text, strlen(text), &check, err)) < 0)
         goto out;
-    rc = ptc__check_cwd(inst, check.cwd, err);
+    rc = ptc__check_cwd(host, check.cwd, err);
     ptc__spec_destroy(&check);
     if (rc < 0)
         goto out;

@@ -1,0 +1,83 @@
+/* The control protocol's frames (see bootstrap/PROTOCOL.md): strict decoding and validation of
+ * frames the child sends, and the encoding of frames sent to it. The child is untrusted: every
+ * field is checked for presence and type here; semantic checks that need run state (ids,
+ * allowlist, limits) happen in the run. */
+#ifndef PTC_FRAMES_H
+#define PTC_FRAMES_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsh_json_strict.h"
+#include "failure.h"
+
+#define PTC_PROTOCOL_REVISION 1
+#define PTC_MIN_NODE_MAJOR 22
+
+/* X(SUFFIX, "type", from_child): every frame type of the protocol, both directions. */
+#define PTC_FRAME_TABLE(X)                                                                         \
+    X(HELLO, "hello", true)                                                                        \
+    X(TEXT, "text", true)                                                                          \
+    X(IMAGE, "image", true)                                                                        \
+    X(CALL, "call", true)                                                                          \
+    X(RESULT, "result", true)                                                                      \
+    X(INITIALIZED, "initialized", true)                                                            \
+    X(REVOKED, "revoked", true)                                                                    \
+    X(RUN, "run", false)                                                                           \
+    X(REPLY, "reply", false)                                                                       \
+    X(REVOKE, "revoke", false)                                                                     \
+    X(INIT_ACK, "init-ack", false)                                                                 \
+    X(IMAGE_REGISTER, "image-register", false)
+
+enum ptc_frame_type {
+#define PTC__FRAME_ENUM(suffix, name, from_child) PTC_FRAME_##suffix,
+    PTC_FRAME_TABLE(PTC__FRAME_ENUM)
+#undef PTC__FRAME_ENUM
+};
+
+const char *ptc__frame_type_name(enum ptc_frame_type type);
+
+struct ptc_frame {
+    enum ptc_frame_type type;
+    json_object *root; /* owns everything below */
+    uint64_t run;
+    /* hello */
+    int64_t protocol;
+    const char *node;
+    /* text */
+    const char *text;
+    size_t text_len;
+    /* call */
+    uint64_t call;
+    const char *global, *name;
+    json_object *args;
+    size_t args_bytes;
+    /* result */
+    bool ok;
+    bool has_value;     /* false when the completion was undefined or discarded */
+    json_object *value; /* NULL for JSON null */
+    enum ptc_failure error_kind; /* exception or invalid-output */
+    const char *error_message;
+    size_t error_message_len;
+    /* image: root minus type/run is the descriptor; built on demand */
+};
+
+/* Returns 0 and fills frame (release with ptc__frame_release), or -EPROTO with why filled. */
+int ptc__frame_parse(const char *line, size_t len, struct ptc_frame *ret_frame, char *why,
+                     size_t why_len);
+void ptc__frame_release(struct ptc_frame *frame);
+
+/* Frames to the child. {"type": type} (transfer full). */
+json_object *ptc__frame_new(enum ptc_frame_type type);
+/* {"type": type, "run": run}: revoke, init-ack and the start of a run frame. */
+json_object *ptc__frame_for_run(enum ptc_frame_type type, uint64_t run);
+/* {"type":"reply","call":call,"ok":ok} with "value" (ok; has_value false: undefined, no field;
+ * value NULL: null) or "message" (not ok). value is taken over. */
+json_object *ptc__frame_reply(uint64_t call, bool ok, bool has_value, json_object *value, const char *message,
+                              size_t len);
+/* The single-line wire text of a frame (valid until the frame changes or is released). */
+const char *ptc__frame_text(json_object *frame);
+
+#endif

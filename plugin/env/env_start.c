@@ -1,0 +1,116 @@
+/* Starting an environment: build the launch argv, confine it through the sandbox service, spawn
+ * it through the subprocess service and watch its fds. */
+#include "env_start.h"
+#include "env_io.h"
+#include "env_private.h"
+#include "launch.h"
+#include "dsh_strv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void start_process(struct ptc_env *env)
+{
+    size_t n_conf = 0, n_launch = 0;
+    while (env->confinement->env[n_conf])
+        n_conf++;
+    while (env->launch_env[n_launch])
+        n_launch++;
+    const char **envp = calloc(n_conf + n_launch + 1, sizeof *envp);
+    if (!envp) {
+        ptc__env_fail(env, PTC_FAILURE_WORKER_EXIT, "out of memory");
+        return;
+    }
+    memcpy(envp, env->confinement->env, n_conf * sizeof *envp);
+    memcpy(envp + n_conf, env->launch_env, n_launch * sizeof *envp);
+    /* The process starts in the workspace root; each run frame carries its own cwd. */
+    struct dsh_spawn_request request = {
+        .struct_size = sizeof request,
+        .argv = env->confinement->argv,
+        .env = envp,
+        .cwd = env->identity.workspace_root,
+    };
+    struct dsh_error err = {0};
+    const struct dsh_subprocess_service *sp = env->host->services.subprocess;
+    int rc = sp->spawn(sp->ctx, &request, &env->process, &err);
+    free(envp);
+    if (rc < 0) {
+        env->process = NULL;
+        char message[1200];
+        snprintf(message, sizeof message, "the process could not be started: %s",
+                 err.message[0] ? err.message : dsh_strerror(rc));
+        ptc__env_fail(env, PTC_FAILURE_WORKER_EXIT, message);
+        return;
+    }
+    if (ptc__env_watch_process(env) < 0) {
+        ptc__env_fail(env, PTC_FAILURE_WORKER_EXIT, "the process could not be observed");
+        return;
+    }
+    env->state = PTC_ENV_STARTING;
+}
+
+static void after_confined(void *arg)
+{
+    struct ptc_env *env = arg;
+    if (env->state == PTC_ENV_CLOSING) { /* terminated while confining */
+        ptc__env_schedule_close(env);
+        return;
+    }
+    if (env->launch_error) { /* nothing was confined: the launch configuration is unusable */
+        char message[sizeof((struct dsh_error *)0)->message + 64];
+        snprintf(message, sizeof message, "the Node process could not be started: %s", env->launch_error);
+        ptc__env_fail(env, PTC_FAILURE_WORKER_EXIT, message);
+        return;
+    }
+    if (env->confine_status < 0 || !env->confinement) {
+        char message[256];
+        snprintf(message, sizeof message, "the sandbox could not confine the program: %s",
+                 dsh_strerror(env->confine_status ? env->confine_status : DSH_E_SANDBOX_UNAVAILABLE));
+        ptc__env_fail(env, PTC_FAILURE_SANDBOX_UNAVAILABLE, message);
+        return;
+    }
+    /* A consumer that stopped while confinement was pending terminated the environment, and
+     * CLOSING above keeps a late provider from starting its program. */
+    start_process(env);
+}
+
+static void on_confined(void *userdata, int status, struct dsh_confinement *confinement)
+{
+    struct ptc_env *env = userdata;
+    env->confine_pending = false;
+    env->confine_status = status;
+    env->confinement = confinement;
+    /* Possibly called from inside confine(): continue from the loop, never re-entrantly. */
+    if (ptc__defer(&env->host->loop, after_confined, env) < 0)
+        ptc__env_fail(env, PTC_FAILURE_WORKER_EXIT, "out of memory");
+}
+
+struct ptc_env *ptc__env_create(struct ptc_envs *set, json_object *policy, const char *owner, const char *format,
+                                bool retain)
+{
+    struct ptc_env *env = ptc__env_new(set, policy, owner, format, retain);
+    if (!env)
+        return NULL;
+    struct ptc_host *host = env->host;
+    char **argv = NULL;
+    struct dsh_error err = {0};
+    if (ptc__launch_argv(host, &argv, &env->launch_env, &err) < 0) {
+        env->confine_status = err.code ? err.code : -EINVAL;
+        env->launch_error = strdup(err.message);
+        ptc__defer(&host->loop, after_confined, env);
+        return env;
+    }
+    const struct dsh_sandbox_service *sb = host->services.sandbox;
+    env->confine_pending = true;
+    int rc = sb->confine(sb->ctx, (const char *const *)argv, env->policy_json, strlen(env->policy_json),
+                         on_confined, env, &env->confine_op);
+    dsh_strv_free(argv);
+    if (rc < 0) {
+        env->confine_pending = false;
+        env->confine_status = rc;
+        ptc__defer(&host->loop, after_confined, env);
+    }
+    return env;
+}

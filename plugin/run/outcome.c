@@ -1,0 +1,204 @@
+/* A run's outcome: selected once (the deadline stops), then the environment is kept, asked to
+ * revoke or terminated, and the result is delivered exactly once through on_done. */
+#include "outcome.h"
+#include "result.h"
+#include "dsh_list.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ptc_run *ptc__run_find(struct ptc_runs *runs, dsh_run_id id)
+{
+    for (struct ptc_run *run = runs->head; run; run = run->next)
+        if (run->id == id)
+            return run;
+    return NULL;
+}
+
+static void stop_waiting(struct ptc_run *run)
+{
+    struct ptc_env *old = run->waiting_for;
+    if (!old)
+        return;
+    run->waiting_for = NULL;
+    ptc__env_cancel_wait(old, run);
+    ptc__env_unref(old);
+}
+
+void ptc__run_destroy(struct ptc_run *run)
+{
+    struct ptc_host *host = run->host;
+    stop_waiting(run);
+    if (run->env)
+        ptc__env_unref(run->env);
+    ptc__timer_destroy(&host->loop, &run->deadline);
+    ptc__timer_destroy(&host->loop, &run->stop_grace);
+    ptc__ledger_destroy(&run->ledger);
+    json_object_put(run->value);
+    free(run->message);
+    free(run->calls);
+    ptc__spec_destroy(&run->spec);
+    ptc__defer_cancel(&host->loop, run);
+    free(run);
+}
+
+/* Settles kind and message from what was observed while closing: output that overflowed
+ * replaces the program's own outcome, and a failure carries no value. */
+static void settle_outcome(struct ptc_run *run)
+{
+    if (run->ledger.overflowed && ptc_outcome_by_program(run->kind)) {
+        run->kind = PTC_FAILURE_OUTPUT_LIMIT;
+        free(run->message);
+        run->message = NULL;
+        (void)!asprintf(&run->message, "output exceeded maxOutputBytes (%llu bytes)",
+                        (unsigned long long)run->ledger.budget);
+    }
+    if (run->kind != PTC_FAILURE_NONE) {
+        json_object_put(run->value);
+        run->value = NULL;
+        run->has_value = false;
+    }
+}
+
+static char *result_json(struct ptc_run *run, size_t *ret_len)
+{
+    settle_outcome(run);
+    struct ptc_result result = {
+        .kind = run->kind,
+        .message = run->message,
+        .value = run->value,
+        .has_value = run->has_value,
+        .ledger = &run->ledger,
+        .mode = run->spec.mode,
+        .sandbox = run->host->services.sandbox,
+        .confinement = run->env ? ptc__env_confinement(run->env) : NULL,
+        .retained_owner = run->retained ? run->spec.state_owner : NULL,
+        .retained_state = run->retained_state ? run->retained_state : "cleared",
+    };
+    return ptc__result_json(&result, ret_len);
+}
+
+static void finish(void *arg)
+{
+    struct ptc_run *run = arg;
+    if (run->env)
+        ptc__env_detach(run->env, run);
+    size_t len = 0;
+    char *result = result_json(run, &len);
+    DSH_LIST_REMOVE(&run->runs->head, run);
+    static const char fallback[] =
+        "{\"ok\":false,\"error\":{\"kind\":\"worker-exit\",\"message\":\"out of memory\"},\"output\":[]}";
+    run->cb.on_done(run->cb.userdata, run->id, result ? result : fallback, result ? len : sizeof fallback - 1);
+    free(result);
+    ptc__run_destroy(run);
+}
+
+void ptc__run_schedule_finish(struct ptc_run *run)
+{
+    if (run->finish_scheduled)
+        return;
+    run->finish_scheduled = true;
+    run->phase = PTC_RUN_FINISHING;
+    /* Deferred: a run is never freed inside a callback that still uses it. */
+    if (ptc__defer(&run->host->loop, finish, run) < 0)
+        run->finish_scheduled = false;
+}
+
+static bool settled_by_program(const struct ptc_run *run)
+{
+    return run->terminal_seen && ptc_outcome_by_program(run->kind);
+}
+
+static void keep_environment(struct ptc_run *run)
+{
+    ptc__env_detach(run->env, run);
+    run->retained_state = "preserved";
+    ptc__run_schedule_finish(run);
+}
+
+static void send_revoke(struct ptc_run *run)
+{
+    json_object *frame = ptc__frame_for_run(PTC_FRAME_REVOKE, run->wire_id);
+    int rc = ptc__env_send(run->env, frame);
+    json_object_put(frame);
+    run->phase = PTC_RUN_STOPPING;
+    if (rc < 0)
+        ptc__env_terminate(run->env);
+    else
+        ptc__timer_arm(&run->stop_grace, (uint64_t)run->host->config.stop_grace_ms);
+}
+
+static void close_after_outcome(struct ptc_run *run)
+{
+    struct ptc_env *env = run->env;
+    if (!env) { /* still waiting for an owner's old environment */
+        ptc__run_schedule_finish(run);
+        return;
+    }
+    if (!run->retained) {
+        /* Temporary environments end with their run; the result waits for quiescence. */
+        ptc__env_terminate(env);
+        return;
+    }
+    if (ptc__env_invalidated(env)) {
+        /* A policy change: the next program waits for this cleanup, not this result. */
+        ptc__env_terminate(env);
+        ptc__env_detach(env, run);
+        run->retained_state = "cleared";
+        ptc__run_schedule_finish(run);
+        return;
+    }
+    bool stop = run->kind == PTC_FAILURE_TIMEOUT || run->kind == PTC_FAILURE_ABORT;
+    if ((settled_by_program(run) && !run->initializing) || run->refused_before_program) {
+        keep_environment(run);
+    } else if (stop && run->code_started && !run->initializing && ptc__env_state(env) == PTC_ENV_BUSY) {
+        send_revoke(run);
+    } else {
+        /* Startup stops, initializer failures, protocol, output overflow, lost processes. */
+        ptc__env_terminate(env);
+    }
+}
+
+void ptc__run_select(struct ptc_run *run, enum ptc_failure kind, const char *fmt, ...)
+{
+    if (run->outcome_selected)
+        return;
+    run->outcome_selected = true;
+    run->kind = kind;
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        if (vasprintf(&run->message, fmt, ap) < 0)
+            run->message = NULL;
+        va_end(ap);
+    }
+    /* The timer stops when an outcome is selected, before cleanup. */
+    ptc__timer_arm(&run->deadline, 0);
+    close_after_outcome(run);
+}
+
+void ptc__run_override_protocol(struct ptc_run *run, const char *message)
+{
+    if (!run->outcome_selected) {
+        ptc__run_select(run, PTC_FAILURE_PROTOCOL, "%s", message);
+        return;
+    }
+    run->kind = PTC_FAILURE_PROTOCOL;
+    free(run->message);
+    run->message = strdup(message);
+    json_object_put(run->value);
+    run->value = NULL;
+    run->has_value = false;
+}
+
+int ptc__run_cancel(struct ptc_run *run, const char *reason)
+{
+    if (run->outcome_selected)
+        return 0;
+    ptc__run_select(run, PTC_FAILURE_ABORT, "execution aborted %s%s%s",
+                    run->code_started ? "during execution" : "before code started",
+                    reason && *reason ? ": " : "", reason && *reason ? reason : "");
+    return 0;
+}

@@ -1,0 +1,139 @@
+/* Retained environments by state owner: lookup, release, and invalidation when the session's
+ * sandbox mode changes (retained processes follow file policy). */
+#include "owners.h"
+#include "outcome.h"
+#include "dsh_json_strict.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- release -------------------------------------------------------------------------------- */
+
+struct release_request {
+    struct ptc_host *host;
+    dsh_released_fn fn;
+    void *userdata;
+    char *owner;
+    int status;
+};
+
+static void complete_release(void *arg)
+{
+    struct release_request *req = arg;
+    req->fn(req->userdata, req->owner, req->status);
+    free(req->owner);
+    free(req);
+}
+
+static void on_released_env_closed(void *arg, int status)
+{
+    struct release_request *req = arg;
+    req->status = status;
+    /* Deliver from the loop, never from inside another callback chain. */
+    if (ptc__defer(&req->host->loop, complete_release, req) < 0)
+        complete_release(req);
+}
+
+int ptc__owners_release(struct ptc_runs *runs, const char *owner, dsh_released_fn fn, void *userdata,
+                        struct dsh_error *err)
+{
+    struct release_request *req = calloc(1, sizeof *req);
+    if (!req || !(req->owner = strdup(owner))) {
+        free(req);
+        return ptc__fail(err, -ENOMEM, "out of memory");
+    }
+    req->host = runs->host;
+    req->fn = fn;
+    req->userdata = userdata;
+    struct ptc_env *env = ptc__envs_find_owned(runs->envs, owner, PTC_OWNED_ANY);
+    if (!env) { /* nothing retained: released at once */
+        if (ptc__defer(&runs->host->loop, complete_release, req) < 0) {
+            free(req->owner);
+            free(req);
+            return ptc__fail(err, -ENOMEM, "out of memory");
+        }
+        return 0;
+    }
+    int rc = ptc__env_wait_closed(env, on_released_env_closed, req);
+    if (rc < 0) {
+        free(req->owner);
+        free(req);
+        return ptc__fail(err, rc, "out of memory");
+    }
+    struct ptc_run *run = ptc__env_consumer(env);
+    if (run)
+        ptc__run_cancel(run, "the state owner was released");
+    if (ptc__env_cleanup_failed(env))
+        ptc__env_retry_cleanup(env);
+    else
+        ptc__env_terminate(env);
+    return 0;
+}
+
+/* ---- policy changes ---------------------------------------------------------------------------- */
+
+/* The session id the policy service uses for its default session. */
+static char *default_session(struct ptc_runs *runs)
+{
+    const struct dsh_sandbox_policy_service *svc = runs->host->services.sandbox_policy;
+    char buf[4096];
+    int n = svc->resolve(svc->ctx, NULL, buf, sizeof buf);
+    if (n < 0 || (size_t)n >= sizeof buf)
+        return NULL;
+    json_object *policy = dsh_json_parse_strict(buf, (size_t)n), *v;
+    char *id = NULL;
+    if (policy && json_object_object_get_ex(policy, "sessionId", &v) && json_object_is_type(v, json_type_string))
+        id = strdup(json_object_get_string(v));
+    json_object_put(policy);
+    return id ? id : strdup("");
+}
+
+static void on_mode_change(void *userdata, const char *session_id, const char *new_mode)
+{
+    struct ptc_runs *runs = userdata;
+    char *fallback = session_id ? NULL : default_session(runs);
+    const char *session = session_id ? session_id : fallback ? fallback : "";
+    /* Every retained environment of the session is invalidated at once, idle ones too. */
+    for (struct ptc_env *env = ptc__envs_next(runs->envs, NULL); env; env = ptc__envs_next(runs->envs, env)) {
+        const struct ptc_env_identity *id = ptc__env_identity(env);
+        if (!id->owner || ptc__env_invalidated(env) || ptc__env_closed(env) || strcmp(id->session_id, session) != 0)
+            continue;
+        ptc__env_invalidate(env);
+        struct ptc_run *run = ptc__env_consumer(env);
+        if (run && !run->outcome_selected)
+            ptc__run_select(run, PTC_FAILURE_ABORT, "execution aborted %s: the session's sandbox mode changed to %s",
+                            run->code_started ? "during execution" : "before code started", new_mode);
+        else
+            ptc__env_terminate(env);
+    }
+    /* Calls admitted under the old mode are cancelled even while waiting for cleanup or startup. */
+    for (struct ptc_run *run = runs->head; run; run = run->next) {
+        if (run->outcome_selected || run->code_started ||
+            strcmp(ptc__spec_policy_string(&run->spec, "sessionId"), session) != 0)
+            continue;
+        if (strcmp(run->spec.mode, new_mode) == 0)
+            continue;
+        ptc__run_select(run, PTC_FAILURE_ABORT,
+                        "execution aborted before code started: the session's sandbox mode changed to %s", new_mode);
+    }
+    free(fallback);
+}
+
+int ptc__owners_subscribe(struct ptc_runs *runs)
+{
+    const struct dsh_sandbox_policy_service *svc = runs->host->services.sandbox_policy;
+    int rc = svc->subscribe(svc->ctx, on_mode_change, runs, &runs->subscription.id);
+    if (rc == 0)
+        runs->subscription.active = true;
+    return rc;
+}
+
+void ptc__owners_unsubscribe(struct ptc_runs *runs)
+{
+    if (!runs->subscription.active)
+        return;
+    const struct dsh_sandbox_policy_service *svc = runs->host->services.sandbox_policy;
+    svc->unsubscribe(svc->ctx, runs->subscription.id);
+    runs->subscription.active = false;
+}

@@ -1,0 +1,68 @@
+/* The result JSON of a run (DESIGN section 5 / host-abi/schemas/result.json). */
+#include "result.h"
+#include "dsh_json_strict.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool observed_denial(const struct ptc_result *r)
+{
+    const struct dsh_sandbox_service *sb = r->sandbox;
+    if (!r->confinement)
+        return false;
+    if (r->message && sb->is_denial(sb->ctx, r->confinement, r->message, strlen(r->message)) == 1)
+        return true;
+    for (size_t i = 0; i < r->ledger->count; i++) {
+        const struct ptc_entry *e = &r->ledger->entries[i];
+        if (!e->is_image && sb->is_denial(sb->ctx, r->confinement, e->text.data, e->text.len) == 1)
+            return true;
+    }
+    return false;
+}
+
+static json_object *sandbox_json(const struct ptc_result *r)
+{
+    json_object *sandbox = json_object_new_object();
+    json_object *report = NULL, *v;
+    if (r->confinement && r->confinement->report_json)
+        report = dsh_json_parse_strict(r->confinement->report_json, strlen(r->confinement->report_json));
+    json_object_object_add(sandbox, "mode", json_object_new_string(r->mode));
+    json_object_object_add(sandbox, "denied", json_object_new_boolean(observed_denial(r)));
+    if (report && json_object_object_get_ex(report, "enforcement", &v))
+        json_object_object_add(sandbox, "enforcement", json_object_get(v));
+    else
+        json_object_object_add(sandbox, "enforcement", json_object_new_string("none"));
+    if (report && json_object_object_get_ex(report, "capabilities", &v))
+        json_object_object_add(sandbox, "capabilities", json_object_get(v));
+    json_object_put(report);
+    return sandbox;
+}
+
+char *ptc__result_json(const struct ptc_result *r, size_t *ret_len)
+{
+    json_object *result = json_object_new_object();
+    json_object_object_add(result, "ok", json_object_new_boolean(r->kind == PTC_FAILURE_NONE));
+    if (r->kind == PTC_FAILURE_NONE && r->has_value)
+        json_object_object_add(result, "value", json_object_get(r->value));
+    if (r->kind != PTC_FAILURE_NONE) {
+        json_object *error = json_object_new_object();
+        const char *kind = ptc_failure_name(r->kind);
+        json_object_object_add(error, "kind", json_object_new_string(kind));
+        json_object_object_add(error, "message", json_object_new_string(r->message ? r->message : kind));
+        json_object_object_add(result, "error", error);
+    }
+    json_object_object_add(result, "output", ptc__ledger_to_json(r->ledger));
+    json_object_object_add(result, "sandbox", sandbox_json(r));
+    if (r->retained_owner) {
+        json_object *retained = json_object_new_object();
+        json_object_object_add(retained, "owner", json_object_new_string(r->retained_owner));
+        json_object_object_add(retained, "state", json_object_new_string(r->retained_state));
+        json_object_object_add(result, "retained", retained);
+    }
+    const char *text = json_object_to_json_string_ext(result, DSH_JSON_PRINT_FLAGS);
+    char *copy = text ? strdup(text) : NULL;
+    if (copy && ret_len)
+        *ret_len = strlen(copy);
+    json_object_put(result);
+    return copy;
+}

@@ -1,0 +1,26 @@
+/* The result JSON of a run (result.c; DESIGN section 5, host-abi/schemas/result.json), built
+ * from a settled outcome. Knows nothing of runs: the caller fills struct ptc_result. */
+#ifndef PTC_RESULT_H
+#define PTC_RESULT_H
+
+#include "dsh_services.h"
+#include "failure.h"
+#include "ledger.h"
+
+struct ptc_result {
+    enum ptc_failure kind; /* PTC_FAILURE_NONE: ok */
+    const char *message;   /* NULL: the kind's name */
+    json_object *value;    /* borrowed; only with has_value and an ok outcome */
+    bool has_value;
+    const struct ptc_ledger *ledger;
+    const char *mode; /* the run's sandbox mode */
+    const struct dsh_sandbox_service *sandbox;
+    const struct dsh_confinement *confinement; /* NULL when nothing was confined */
+    const char *retained_owner;                /* NULL: no `retained` member */
+    const char *retained_state;                /* "preserved" | "cleared" */
+};
+
+/* The result text (transfer full), or NULL when out of memory. */
+char *ptc__result_json(const struct ptc_result *result, size_t *ret_len);
+
+#endif

@@ -1,0 +1,531 @@
+/* The environment, run and owner state machines (plugin/README.md, "States") driven through the
+ * real plugin core against the fault-injection double of the host's services (fault_services.c):
+ * the test plays the child on the other end of the control channel, so each transition happens
+ * when the test says so, and faults a real backend rarely produces are injected on purpose.
+ * Every test pumps the plugin's loop until a state is reached; .timeout bounds each one. */
+#include "env_private.h"
+#include "env_start.h"
+#include "fault_services.h"
+#include "instance.h"
+#include "outcome.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const struct dsh_provider *dsh_provider_entry(uint32_t host_abi_major);
+
+#define MAX_RESULTS 8
+
+struct fixture {
+    struct fault_services f;
+    const struct dsh_provider *p;
+    struct dsh_instance *inst;
+    dsh_run_id done_ids[MAX_RESULTS];
+    char *done[MAX_RESULTS];
+    int n_done;
+    int released, released_status;
+};
+
+static struct fixture fx;
+
+/* The core is linked into this test, not loaded from the plugin's directory, so it cannot find
+ * its files beside itself: the launch names them (the double never starts them). */
+#define LAUNCH "launch: {kind: node-script, executable: '" TEST_NODE "', bootstrapPath: /fault/process.js}\n"
+
+static void load_bundle(const char *config, const struct dsh_services *bundle)
+{
+    char full[1024];
+    snprintf(full, sizeof full, "%s%s", LAUNCH, config);
+    fx.p = dsh_provider_entry(DSH_ABI_MAJOR);
+    struct dsh_error err = {0};
+    cr_assert_eq(fx.p->load(full, strlen(full), bundle, &fx.inst, &err), 0, "%s", err.message);
+}
+
+static void load(const char *config)
+{
+    fault_services_init(&fx.f, "/tmp");
+    load_bundle(config, &fx.f.bundle);
+}
+
+static void teardown(void)
+{
+    fx.f.hold_quiescence = false;
+    fx.f.lose_range = false;
+    fx.p->unload(fx.inst);
+    fault_services_destroy(&fx.f);
+    for (int i = 0; i < fx.n_done; i++)
+        free(fx.done[i]);
+    memset(&fx, 0, sizeof fx);
+}
+
+/* One dispatch after the fd is readable (or a short poll): callers check their state between. */
+static void pump(void)
+{
+    struct pollfd pfd = {.fd = fx.p->get_fd(fx.inst), .events = POLLIN};
+    (void)poll(&pfd, 1, 20);
+    cr_assert_geq(fx.p->dispatch(fx.inst), 0);
+}
+
+#define UNTIL(cond)                                                                                \
+    do {                                                                                           \
+        while (!(cond))                                                                            \
+            pump();                                                                                \
+    } while (0)
+
+static void on_call(void *ud, dsh_run_id run, uint64_t call, const char *g, const char *n, const char *a, size_t l)
+{
+    (void)ud, (void)run, (void)call, (void)g, (void)n, (void)a, (void)l;
+}
+
+static void on_done(void *ud, dsh_run_id run, const char *json, size_t len)
+{
+    (void)ud;
+    cr_assert_lt(fx.n_done, MAX_RESULTS);
+    fx.done_ids[fx.n_done] = run;
+    fx.done[fx.n_done++] = strndup(json, len);
+}
+
+static const char *result_of(dsh_run_id id)
+{
+    for (int i = 0; i < fx.n_done; i++)
+        if (fx.done_ids[i] == id)
+            return fx.done[i];
+    return NULL;
+}
+
+/* resolve + run; returns the run status (0 or the refusal), *ret_id the run. */
+static int start(const char *request, dsh_run_id *ret_id, struct dsh_error *err)
+{
+    char *spec = NULL;
+    size_t spec_len = 0;
+    cr_assert_eq(fx.p->resolve(fx.inst, request, strlen(request), &spec, &spec_len, err), 0, "%s", err->message);
+    struct dsh_run_callbacks cb = {.struct_size = sizeof cb, .on_call = on_call, .on_done = on_done};
+    int rc = fx.p->run(fx.inst, spec, spec_len, &cb, ret_id, err);
+    fx.p->free_text(spec);
+    return rc;
+}
+
+static dsh_run_id start_ok(const char *request)
+{
+    dsh_run_id id = 0;
+    struct dsh_error err = {0};
+    cr_assert_eq(start(request, &id, &err), 0, "%s", err.message);
+    return id;
+}
+
+static struct ptc_run *run_of(dsh_run_id id)
+{
+    return ptc__run_find(&fx.inst->runs, id);
+}
+
+static enum ptc_phase phase_of(dsh_run_id id)
+{
+    struct ptc_run *run = run_of(id);
+    cr_assert_not_null(run, "run %llu already finished", (unsigned long long)id);
+    return run->phase;
+}
+
+static struct fault_child *child(int i)
+{
+    cr_assert_lt(i, fx.f.n_children, "process %d was not spawned", i);
+    return &fx.f.children[i];
+}
+
+static void hello(struct fault_child *c)
+{
+    fault_child_send(c, "{\"type\":\"hello\",\"protocol\":1,\"node\":\"v22.12.0\"}");
+}
+
+/* Pumps until the child receives a frame; checks its type and returns its run id. */
+static long long expect_frame(struct fault_child *c, const char *type)
+{
+    char *line;
+    UNTIL((line = fault_child_take_line(c)) != NULL);
+    json_object *frame = json_tokener_parse(line), *v;
+    cr_assert_not_null(frame, "%s", line);
+    cr_assert(json_object_object_get_ex(frame, "type", &v));
+    cr_expect_str_eq(json_object_get_string(v), type, "%s", line);
+    long long run = json_object_object_get_ex(frame, "run", &v) ? json_object_get_int64(v) : -1;
+    json_object_put(frame);
+    free(line);
+    return run;
+}
+
+static void send_result(struct fault_child *c, long long run, const char *value)
+{
+    char line[256];
+    snprintf(line, sizeof line, "{\"type\":\"result\",\"run\":%lld,\"ok\":true,\"value\":%s}", run, value);
+    fault_child_send(c, line);
+}
+
+static void expect_result(dsh_run_id id, const char *expected)
+{
+    UNTIL(result_of(id) != NULL);
+    cr_expect_str_eq(result_of(id), expected);
+}
+
+#define RETAINED "executionMode: persistent-in-memory\n"
+#define OK_RETAINED(value)                                                                         \
+    "{\"ok\":true,\"value\":" value ",\"output\":[],\"sandbox\":{\"mode\":\"workspace-write\",\"denied\":false,"  \
+    "\"enforcement\":\"none\",\"capabilities\":{}},\"retained\":{\"owner\":\"o\",\"state\":\"preserved\"}}"
+
+/* Runs one program in owner o's environment (process i) to a successful result. */
+static void run_in_owner(int i, const char *value)
+{
+    dsh_run_id id = start_ok("{\"program\":\"1\",\"stateOwner\":\"o\"}");
+    if (phase_of(id) == PTC_RUN_STARTING) {
+        UNTIL(fx.f.n_children > i);
+        hello(child(i));
+    }
+    long long wire = expect_frame(child(i), "run");
+    send_result(child(i), wire, value);
+    UNTIL(result_of(id) != NULL);
+    cr_expect(strstr(result_of(id), "\"state\":\"preserved\""), "%s", result_of(id));
+}
+
+/* ---- env ---------------------------------------------------------------------------------- */
+
+struct consumer {
+    int ready, frames, closed, failed;
+    char output[64];
+    int closed_status;
+};
+
+static void c_ready(void *arg) { ((struct consumer *)arg)->ready++; }
+static void c_frame(void *arg, const struct ptc_frame *frame)
+{
+    cr_expect_eq(frame->type, PTC_FRAME_TEXT);
+    ((struct consumer *)arg)->frames++;
+}
+static void c_output(void *arg, const char *text, size_t len)
+{
+    struct consumer *c = arg;
+    size_t used = strlen(c->output);
+    cr_assert_lt(used + len, sizeof c->output);
+    memcpy(c->output + used, text, len);
+    c->output[used + len] = '\0';
+}
+static void c_failed(void *arg, enum ptc_failure kind, const char *message)
+{
+    (void)kind, (void)message;
+    ((struct consumer *)arg)->failed++;
+}
+static void c_trailing(void *arg) { (void)arg; }
+static void c_closed(void *arg, int status)
+{
+    ((struct consumer *)arg)->closed++;
+    ((struct consumer *)arg)->closed_status = status;
+}
+
+static const struct ptc_env_events consumer_events = {c_ready, c_frame, c_output, c_failed, c_trailing, c_closed};
+
+static void on_env_closed(void *arg, int status)
+{
+    *(int *)arg = status == 0 ? 1 : -1;
+}
+
+/* An environment exists without a run (the foundation of a prewarmed process): it confines,
+ * starts and idles on its own; a consumer attached to it gets ready at once, its frames and
+ * output, and the environment returns to idle when it detaches. */
+Test(env, lifecycle_without_a_run, .fini = teardown, .timeout = 30)
+{
+    load("");
+    fx.f.hold_confine = true;
+    json_object *policy = json_tokener_parse("{\"mode\":\"workspace-write\",\"workspaceRoot\":\"/tmp\",\"sessionId\":\"s\"}");
+    struct ptc_env *env = ptc__env_create(&fx.inst->envs, policy, NULL, "async-function", false);
+    json_object_put(policy);
+    cr_assert_not_null(env);
+    cr_expect_eq(ptc__env_state(env), PTC_ENV_CONFINING);
+    pump();
+    cr_expect_eq(ptc__env_state(env), PTC_ENV_CONFINING, "spawned before the confinement completed");
+    cr_expect_eq(fx.f.spawns, 0);
+    fault_complete_confine(&fx.f, 0);
+    UNTIL(ptc__env_state(env) != PTC_ENV_CONFINING);
+    cr_expect_eq(ptc__env_state(env), PTC_ENV_STARTING);
+    cr_expect_eq(fx.f.spawns, 1);
+    hello(child(0));
+    UNTIL(ptc__env_state(env) != PTC_ENV_STARTING);
+    cr_expect_eq(ptc__env_state(env), PTC_ENV_IDLE, "nobody is attached: the process idles");
+
+    struct consumer consumer = {0};
+    bool ready = false;
+    uint64_t wire = ptc__env_attach(env, &consumer_events, &consumer, &ready);
+    cr_expect(ready, "an idle process is ready at once");
+    cr_expect_eq(wire, 1);
+    cr_expect_eq(ptc__env_state(env), PTC_ENV_BUSY);
+    fault_child_send(child(0), "{\"type\":\"text\",\"run\":1,\"text\":\"framed\"}");
+    cr_assert_eq(write(child(0)->stdout_fd, "raw", 3), 3);
+    UNTIL(consumer.frames == 1 && strcmp(consumer.output, "raw") == 0);
+    ptc__env_detach(env, &consumer);
+    cr_expect_eq(ptc__env_state(env), PTC_ENV_IDLE);
+
+    int closed = 0;
+    cr_assert_eq(ptc__env_wait_closed(env, on_env_closed, &closed), 0);
+    ptc__env_terminate(env);
+    cr_expect_eq(ptc__env_state(env), PTC_ENV_CLOSING);
+    UNTIL(closed != 0);
+    cr_expect_eq(closed, 1, "closed after quiescence and drained pipes");
+    cr_expect_eq(consumer.closed, 0, "a detached consumer hears nothing more");
+    cr_expect_eq(fx.f.releases, 1, "the closed environment was freed");
+}
+
+/* A frame for another evaluation than the attached one fails the consumer and ends the process. */
+Test(env, a_frame_of_another_evaluation_fails_the_consumer, .fini = teardown, .timeout = 30)
+{
+    load("");
+    json_object *policy = json_tokener_parse("{\"mode\":\"workspace-write\",\"workspaceRoot\":\"/tmp\",\"sessionId\":\"s\"}");
+    struct ptc_env *env = ptc__env_create(&fx.inst->envs, policy, NULL, "async-function", false);
+    json_object_put(policy);
+    struct consumer consumer = {0};
+    bool ready = true;
+    ptc__env_attach(env, &consumer_events, &consumer, &ready);
+    cr_expect_not(ready, "a confining process is not ready");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    UNTIL(consumer.ready == 1);
+    fault_child_send(child(0), "{\"type\":\"text\",\"run\":2,\"text\":\"x\"}");
+    UNTIL(consumer.closed == 1);
+    cr_expect_eq(consumer.failed, 1);
+    cr_expect_eq(consumer.frames, 0);
+    cr_expect_eq(consumer.closed_status, 0);
+}
+
+/* ---- run ---------------------------------------------------------------------------------- */
+
+/* STARTING (confinement pending) -> RUNNING (hello, program sent) -> FINISHING once the temporary
+ * environment is quiescent, and only then the result. */
+Test(run, temporary_phases, .fini = teardown, .timeout = 30)
+{
+    load("");
+    fx.f.hold_confine = true;
+    fx.f.hold_quiescence = true;
+    dsh_run_id id = start_ok("{\"program\":\"return 42\"}");
+    cr_expect_eq(phase_of(id), PTC_RUN_STARTING);
+    cr_expect_eq(ptc__env_state(run_of(id)->env), PTC_ENV_CONFINING);
+    fault_complete_confine(&fx.f, 0);
+    UNTIL(fx.f.spawns == 1);
+    cr_expect_eq(phase_of(id), PTC_RUN_STARTING);
+    hello(child(0));
+    long long wire = expect_frame(child(0), "run");
+    cr_expect_eq(wire, 1);
+    cr_expect_eq(phase_of(id), PTC_RUN_RUNNING);
+    cr_expect_eq(ptc__env_state(run_of(id)->env), PTC_ENV_BUSY);
+    send_result(child(0), wire, "42");
+    UNTIL(child(0)->terminated);
+    for (int i = 0; i < 5; i++)
+        pump();
+    cr_expect_null(result_of(id), "the result waits for quiescence");
+    cr_expect_eq(ptc__env_state(run_of(id)->env), PTC_ENV_CLOSING);
+    fault_end_range(&fx.f, child(0));
+    UNTIL(result_of(id) || phase_of(id) == PTC_RUN_FINISHING);
+    cr_expect_null(result_of(id), "FINISHING comes before delivery");
+    expect_result(id, "{\"ok\":true,\"value\":42,\"output\":[],\"sandbox\":{\"mode\":\"workspace-write\","
+                      "\"denied\":false,\"enforcement\":\"none\",\"capabilities\":{}}}");
+}
+
+/* A cancel during a retained evaluation: STOPPING sends revoke; the child's acknowledgment ends
+ * the run with the state preserved and the process idle for the owner. */
+Test(run, retained_stop_is_revoked, .fini = teardown, .timeout = 30)
+{
+    load(RETAINED);
+    dsh_run_id id = start_ok("{\"program\":\"1\",\"stateOwner\":\"o\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    long long wire = expect_frame(child(0), "run");
+    cr_assert_eq(fx.p->cancel(fx.inst, id, "stop"), 0);
+    cr_expect_eq(phase_of(id), PTC_RUN_STOPPING);
+    long long revoke = expect_frame(child(0), "revoke");
+    cr_expect_eq(revoke, wire);
+    char line[64];
+    snprintf(line, sizeof line, "{\"type\":\"revoked\",\"run\":%lld}", wire);
+    fault_child_send(child(0), line);
+    UNTIL(result_of(id) != NULL);
+    cr_expect(strstr(result_of(id), "\"kind\":\"abort\",\"message\":\"execution aborted during execution: stop\""),
+              "%s", result_of(id));
+    cr_expect(strstr(result_of(id), "\"retained\":{\"owner\":\"o\",\"state\":\"preserved\"}"), "%s", result_of(id));
+    cr_expect_eq(fx.f.terminates, 0, "the retained process stays");
+    cr_expect_eq(ptc__env_state(fx.inst->envs.head), PTC_ENV_IDLE);
+}
+
+/* ---- owners ------------------------------------------------------------------------------- */
+
+/* Two runs of one owner share one process; the second is evaluation 2 of the same environment. */
+Test(owners, retained_reuse, .fini = teardown, .timeout = 30)
+{
+    load(RETAINED);
+    run_in_owner(0, "1");
+    cr_expect_eq(ptc__env_state(fx.inst->envs.head), PTC_ENV_IDLE);
+    dsh_run_id id = start_ok("{\"program\":\"2\",\"stateOwner\":\"o\"}");
+    cr_expect_eq(phase_of(id), PTC_RUN_RUNNING, "an idle process takes the program at once");
+    cr_expect_eq(ptc__env_state(fx.inst->envs.head), PTC_ENV_BUSY);
+    long long wire = expect_frame(child(0), "run");
+    cr_expect_eq(wire, 2);
+    send_result(child(0), wire, "2");
+    expect_result(id, OK_RETAINED("2"));
+    cr_expect_eq(fx.f.spawns, 1);
+}
+
+static void on_released(void *userdata, const char *owner, int status)
+{
+    (void)userdata;
+    cr_expect_str_eq(owner, "o");
+    fx.released++;
+    fx.released_status = status;
+}
+
+/* release ends the owner's process; on_released waits for quiescence; the next run starts anew. */
+Test(owners, release, .fini = teardown, .timeout = 30)
+{
+    load(RETAINED);
+    run_in_owner(0, "1");
+    fx.f.hold_quiescence = true;
+    struct dsh_error err = {0};
+    cr_assert_eq(fx.p->release(fx.inst, "o", on_released, NULL, &err), 0, "%s", err.message);
+    UNTIL(child(0)->terminated);
+    for (int i = 0; i < 5; i++)
+        pump();
+    cr_expect_eq(fx.released, 0, "released before the range was quiescent");
+    fault_end_range(&fx.f, child(0));
+    UNTIL(fx.released == 1);
+    cr_expect_eq(fx.released_status, 0);
+    fx.f.hold_quiescence = false;
+    run_in_owner(1, "3");
+    cr_expect_eq(fx.f.spawns, 2);
+}
+
+/* A mode change invalidates the owner's idle process at once; a run admitted while it is still
+ * closing WAITs, then STARTs in a new process confined under the new mode. */
+Test(owners, invalidation_on_mode_change, .fini = teardown, .timeout = 30)
+{
+    load(RETAINED);
+    run_in_owner(0, "1");
+    fx.f.hold_quiescence = true;
+    fault_change_mode(&fx.f, "read-only");
+    cr_expect(ptc__env_invalidated(fx.inst->envs.head));
+    cr_expect(child(0)->terminated, "the idle process is terminated at once");
+    dsh_run_id id = start_ok("{\"program\":\"2\",\"stateOwner\":\"o\"}");
+    cr_expect_eq(phase_of(id), PTC_RUN_WAITING);
+    for (int i = 0; i < 5; i++)
+        pump();
+    cr_expect_eq(phase_of(id), PTC_RUN_WAITING);
+    cr_expect_eq(fx.f.spawns, 1);
+    fault_end_range(&fx.f, child(0));
+    UNTIL(fx.f.spawns == 2);
+    cr_expect_eq(phase_of(id), PTC_RUN_STARTING);
+    cr_expect_str_eq(ptc__env_identity(run_of(id)->env)->mode, "read-only");
+    hello(child(1));
+    long long wire = expect_frame(child(1), "run");
+    send_result(child(1), wire, "2");
+    UNTIL(result_of(id) != NULL);
+    cr_expect(strstr(result_of(id), "\"ok\":true,\"value\":2"), "%s", result_of(id));
+}
+
+/* A range that can no longer be observed blocks its owner (owner-busy) until a release retries
+ * the cleanup successfully. */
+Test(owners, cleanup_failure_blocks_the_owner, .fini = teardown, .timeout = 30)
+{
+    load(RETAINED);
+    run_in_owner(0, "1");
+    struct ptc_env *env = fx.inst->envs.head;
+    fx.f.lose_range = true;
+    fault_end_range(&fx.f, child(0)); /* the quiescence fd fires; polling it fails */
+    UNTIL(ptc__env_cleanup_failed(env) && ptc__env_state(env) == PTC_ENV_CLOSING);
+    for (int i = 0; i < 5; i++)
+        pump();
+    dsh_run_id id = 0;
+    struct dsh_error err = {0};
+    cr_expect_eq(start("{\"program\":\"2\",\"stateOwner\":\"o\"}", &id, &err), DSH_E_OWNER_BUSY);
+    cr_expect_str_eq(err.message, "cleanup of state owner \"o\" failed; release it before running again");
+    cr_expect_eq(fx.f.releases, 0, "the handle is kept so a release can retry");
+    fx.f.lose_range = false;
+    cr_assert_eq(fx.p->release(fx.inst, "o", on_released, NULL, &err), 0, "%s", err.message);
+    UNTIL(fx.released == 1);
+    cr_expect_eq(fx.released_status, 0);
+    run_in_owner(1, "2");
+}
+
+/* ---- faults the environment reports upward ----------------------------------------------- */
+
+/* A temporary run of "1", with the faults the test set up, ends with a result containing text. */
+static void expect_failure(const char *text)
+{
+    dsh_run_id id = start_ok("{\"program\":\"1\"}");
+    UNTIL(result_of(id) != NULL);
+    cr_expect(strstr(result_of(id), text), "%s", result_of(id));
+}
+
+Test(faults, confinement_failure_is_sandbox_unavailable, .fini = teardown, .timeout = 30)
+{
+    load("");
+    fx.f.confine_status = DSH_E_SANDBOX_UNAVAILABLE;
+    expect_failure("\"kind\":\"sandbox-unavailable\",\"message\":\"the sandbox could not confine the program: the "
+                   "required confinement is not available\"");
+    cr_expect_eq(fx.f.spawns, 0);
+}
+
+Test(faults, spawn_failure_is_worker_exit, .fini = teardown, .timeout = 30)
+{
+    load("");
+    fx.f.spawn_status = DSH_E_SPAWN_FAILED;
+    expect_failure("\"kind\":\"worker-exit\",\"message\":\"the process could not be started: injected spawn failure\"");
+}
+
+/* A run cancelled while its confinement is pending never starts the program: the pending
+ * confine() is abandoned. */
+Test(faults, cancel_while_confining_abandons_the_confinement, .fini = teardown, .timeout = 30)
+{
+    load("");
+    fx.f.hold_confine = true;
+    dsh_run_id id = start_ok("{\"program\":\"1\"}");
+    cr_assert_eq(fx.p->cancel(fx.inst, id, "stop"), 0);
+    UNTIL(result_of(id) != NULL);
+    cr_expect(fx.f.confine_cancelled);
+    cr_expect_eq(fx.f.spawns, 0);
+    cr_expect(strstr(result_of(id), "\"kind\":\"abort\",\"message\":\"execution aborted before code started: stop\""),
+              "%s", result_of(id));
+}
+
+/* ---- services from an older minor host ---------------------------------------------------- */
+
+/* A 1.0 host that ends the bundle before `runtime` passes exactly that many bytes: load copies
+ * only those (AddressSanitizer reports a read past them) and the runtime works. */
+Test(services, a_bundle_ending_before_runtime_is_accepted, .fini = teardown, .timeout = 30)
+{
+    fault_services_init(&fx.f, "/tmp");
+    size_t size = offsetof(struct dsh_services, runtime);
+    fx.f.bundle.struct_size = (uint32_t)size;
+    void *older = malloc(size);
+    cr_assert_not_null(older);
+    memcpy(older, &fx.f.bundle, size);
+    load_bundle("", older);
+    free(older);
+    dsh_run_id id = start_ok("{\"program\":\"return 7\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "7");
+    UNTIL(result_of(id) != NULL);
+    cr_expect(strstr(result_of(id), "\"ok\":true,\"value\":7"), "%s", result_of(id));
+}
+
+/* A service whose struct_size stops short of a method the runtime calls is refused, and so is
+ * a bundle that does not reach the logger field. */
+Test(services, a_service_without_a_needed_method_is_refused)
+{
+    fault_services_init(&fx.f, "/tmp");
+    const struct dsh_provider *p = dsh_provider_entry(DSH_ABI_MAJOR);
+    struct dsh_instance *inst = NULL;
+    struct dsh_error err = {0};
+    fx.f.subprocess.struct_size = offsetof(struct dsh_subprocess_service, release);
+    cr_expect_eq(p->load("", 0, &fx.f.bundle, &inst, &err), DSH_E_CONFIG_INVALID);
+    cr_expect_str_eq(err.message, "the runtime requires the fs, subprocess, sandbox and sandboxPolicy services (ABI v1)");
+    fx.f.subprocess.struct_size = sizeof fx.f.subprocess;
+    fx.f.bundle.struct_size = offsetof(struct dsh_services, logger);
+    cr_expect_eq(p->load("", 0, &fx.f.bundle, &inst, &err), -EINVAL);
+    cr_expect_str_eq(err.message, "load needs a services bundle and ret_instance");
+    cr_expect_null(inst);
+}
