@@ -35,13 +35,17 @@ export const PROGRAM_NAME = '[program]';
 
 // Frames from here down belong to the REPL machinery (vm, repl, domain) and the bootstrap.
 const MACHINERY_FRAME = /^\s+at (?:ContextifyScript\.runInContext|makeContextifyScript|REPLServer\.defaultEval) \(node:/;
+// The async frame of the REPL's await wrapper, left under the program's frames once a
+// top-level await has resumed (`at async node:repl:612:29`).
+const REPL_AWAIT_FRAME = /^\s+at async (?:\S+ \()?node:repl:\d+:\d+\)?$/;
 
 function trimMachineryFrames(error) {
   try {
     if (typeof error?.stack !== 'string') return;
-    const lines = error.stack.split('\n');
+    let lines = error.stack.split('\n');
     const cut = lines.findIndex((line) => MACHINERY_FRAME.test(line));
-    if (cut !== -1) error.stack = lines.slice(0, cut).join('\n');
+    if (cut !== -1) lines = lines.slice(0, cut);
+    error.stack = lines.filter((line) => !REPL_AWAIT_FRAME.test(line)).join('\n');
   } catch {
     // A frozen or exotic error keeps its stack.
   }

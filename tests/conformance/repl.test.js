@@ -230,3 +230,17 @@ test('initializer: shares the first call\'s deadline and output budget', async (
   assert.equal(overflow.retained.state, 'cleared');
   await t.close();
 });
+
+test('Node REPL: a stack after a top-level await has no frame of the REPL\'s await wrapper', async () => {
+  const s = new Serve({ runtime: NODE_REPL });
+  const r = await s.run('1', 'await new Promise((resolve) => setTimeout(resolve, 1));\nthrow new Error("late")', { stateOwner: 'o' });
+  assert.equal(r.ok, false);
+  assert.equal(r.error.kind, 'exception');
+  assert.equal(r.error.message, `Error: late\n    at ${s.ws}/[program]:2:7`);
+  // An async frame of the program itself stays.
+  const own = await s.run('2', 'async function g() { await null; throw new Error("own") }\nawait g()', { stateOwner: 'o' });
+  assert.match(own.error.message, /^Error: own\n    at g \(.*\[program\]:1:\d+\)\n/);
+  assert.match(own.error.message, /\n    at async .*\[program\]:2:\d+$/);
+  assert.doesNotMatch(own.error.message, /node:repl/);
+  await s.close();
+});
