@@ -104,7 +104,8 @@ export class Bindings {
     }
     let argsJson;
     try {
-      argsJson = encodeLosslessJson(args, 'args');
+      // Each argument is a value of its own: the depth limit applies to it, not to the list.
+      argsJson = `[${args.map((arg, index) => encodeLosslessJson(arg, `args[${index}]`)).join(',')}]`;
     } catch (error) {
       if (!(error instanceof LossyValueError)) throw error;
       throw programError(TypeError, `${label}: arguments are not lossless JSON: ${error.message}`, method);

@@ -5,6 +5,12 @@
 
 import { types } from 'node:util';
 
+// The deepest nesting of arrays and objects a value sent to the host may have (PROTOCOL.md). The
+// host parses frames with a 512-level bound; a result or call frame wraps its value in at most two
+// levels, so every value the child accepts fits, and deeper ones fail here, in the program's
+// terms, instead of as a protocol failure of the whole process.
+export const MAX_VALUE_DEPTH = 500;
+
 export class LossyValueError extends Error {
   constructor(path, problem) {
     super(`${path} ${problem}`);
@@ -80,7 +86,7 @@ function readProperty(object, key, path) {
   }
 }
 
-function encodeArray(value, path, ancestors) {
+function encodeArray(value, path, context) {
   const keys = Reflect.ownKeys(value);
   for (const key of keys) {
     if (typeof key === 'symbol') throw new LossyValueError(path, 'has a symbol-keyed property');
@@ -94,12 +100,12 @@ function encodeArray(value, path, ancestors) {
     if (!Object.prototype.hasOwnProperty.call(value, i)) {
       throw new LossyValueError(itemPath, 'is a hole in a sparse array');
     }
-    parts.push(encodeValue(readProperty(value, i, itemPath), itemPath, ancestors));
+    parts.push(encodeValue(readProperty(value, i, itemPath), itemPath, context));
   }
   return `[${parts.join(',')}]`;
 }
 
-function encodeObject(value, path, ancestors) {
+function encodeObject(value, path, context) {
   const parts = [];
   for (const key of Reflect.ownKeys(value)) {
     if (typeof key === 'symbol') throw new LossyValueError(path, `has a symbol-keyed property ${String(key)}`);
@@ -110,12 +116,13 @@ function encodeObject(value, path, ancestors) {
     }
     const keyPath = memberPath(path, key);
     const keyText = encodeString(key, `${keyPath} (property name)`);
-    parts.push(`${keyText}:${encodeValue(readProperty(value, key, keyPath), keyPath, ancestors)}`);
+    parts.push(`${keyText}:${encodeValue(readProperty(value, key, keyPath), keyPath, context)}`);
   }
   return `{${parts.join(',')}}`;
 }
 
-function encodeValue(value, path, ancestors) {
+// context: { root, ancestors (the containers being encoded, for cycles) }
+function encodeValue(value, path, context) {
   switch (typeof value) {
     case 'string':
       return encodeString(value, path);
@@ -136,26 +143,24 @@ function encodeValue(value, path, ancestors) {
   }
   if (value === null) return 'null';
   if (types.isProxy(value)) throw new LossyValueError(path, 'is a Proxy');
+  const { ancestors } = context;
   if (ancestors.has(value)) throw new LossyValueError(path, 'is a circular reference');
   const isArray = Array.isArray(value) && plainArrayPrototypes.has(Object.getPrototypeOf(value));
   if (!isArray && !isPlainObject(value)) throw new LossyValueError(path, `is ${describeObject(value)}`);
+  if (ancestors.size >= MAX_VALUE_DEPTH) {
+    // The path of the offending level would be hundreds of steps long: name the value instead.
+    throw new LossyValueError(context.root, `nests arrays and objects deeper than ${MAX_VALUE_DEPTH} levels (the limit for values)`);
+  }
   ancestors.add(value);
   try {
-    return isArray ? encodeArray(value, path, ancestors) : encodeObject(value, path, ancestors);
+    return isArray ? encodeArray(value, path, context) : encodeObject(value, path, context);
   } finally {
     ancestors.delete(value);
   }
 }
 
 // Returns the JSON text of `value`, or throws LossyValueError naming the first lossy path.
-// `root` names the value in messages ("result", "args").
+// `root` names the value in messages ("result", "args[0]").
 export function encodeLosslessJson(value, root = 'value') {
-  try {
-    return encodeValue(value, root, new Set());
-  } catch (error) {
-    if (error instanceof RangeError && /call stack/i.test(error.message)) {
-      throw new LossyValueError(root, 'is nested too deeply to encode');
-    }
-    throw error;
-  }
+  return encodeValue(value, root, { root, ancestors: new Set() });
 }

@@ -104,9 +104,15 @@ static void sleep_(struct dshh_host *host, dsh_run_id run, uint64_t call, json_o
 void dshh__demo_call(struct dshh_host *host, dsh_run_id run, uint64_t call, const char *name,
                      const char *args_json, size_t args_len, struct dshh_demo_pending **pending)
 {
-    json_tokener *tok = json_tokener_new();
-    json_object *args = tok ? json_tokener_parse_ex(tok, args_json, (int)args_len) : NULL;
-    json_tokener_free(tok);
+    /* The provider's args text is strict JSON nested as deep as the runtime allows values
+     * (json-c's own tokener stops at 32 levels); a text that does not parse rejects the call
+     * rather than answering as if no argument had been passed. */
+    json_object *args = dsh_json_parse_strict(args_json, args_len);
+    if (!json_object_is_type(args, json_type_array)) {
+        json_object_put(args);
+        reject(host, run, call, "the demo tools could not read the call's arguments");
+        return;
+    }
     json_object *arg0 = json_object_is_type(args, json_type_array) && json_object_array_length(args)
                             ? json_object_array_get_idx(args, 0)
                             : NULL;

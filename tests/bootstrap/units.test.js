@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { encodeLosslessJson, LossyValueError } from '../../bootstrap/lossless-json.js';
+import { encodeLosslessJson, LossyValueError, MAX_VALUE_DEPTH } from '../../bootstrap/lossless-json.js';
 import { FrameReader } from '../../bootstrap/frame-reader.js';
 import { FrameWriter, FrameTooLargeError } from '../../bootstrap/frame-writer.js';
 import { buildResultFrame } from '../../bootstrap/result-frame.js';
@@ -60,10 +60,20 @@ test('lossless JSON names the lossy path and kind', () => {
   assert.equal(lossy({ get x() { throw new Error('nope'); } }), 'result.x could not be read: nope');
 });
 
-test('lossless JSON reports overly deep nesting instead of crashing', () => {
+test('lossless JSON refuses nesting deeper than MAX_VALUE_DEPTH, naming the limit', () => {
+  const nested = (levels) => {
+    let value = 1;
+    for (let i = 0; i < levels; i++) value = i % 2 ? { k: value } : [value];
+    return value;
+  };
+  assert.equal(MAX_VALUE_DEPTH, 500);
+  assert.equal(JSON.parse(encodeLosslessJson(nested(MAX_VALUE_DEPTH), 'result')).constructor, Object);
+  const message = 'result nests arrays and objects deeper than 500 levels (the limit for values)';
+  assert.equal(lossy(nested(MAX_VALUE_DEPTH + 1)), message);
+  // Far deeper than the stack allows recursing: still the limit, not a RangeError.
   let deep = [];
   for (let i = 0; i < 200000; i++) deep = [deep];
-  assert.equal(lossy(deep), 'result is nested too deeply to encode');
+  assert.equal(lossy(deep), message);
 });
 
 test('frame reader splits chunks into frames and enforces the limit on the JSON text', () => {
