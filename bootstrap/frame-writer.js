@@ -84,19 +84,25 @@ export class FrameWriter {
 
   #writeAll(bytes) {
     if (this.#lost) return;
-    let offset = 0;
-    while (offset < bytes.length) {
-      try {
-        offset += fs.writeSync(this.#fd, bytes, offset, bytes.length - offset);
-      } catch (error) {
-        if (error.code === 'EAGAIN' || error.code === 'EWOULDBLOCK' || error.code === 'EINTR') {
-          Atomics.wait(sleepCell, 0, 0, 1);
-          continue;
-        }
-        this.#lost = true;
-        this.#onLost(error);
-        return;
-      }
+    try {
+      writeFullySync(this.#fd, bytes);
+    } catch (error) {
+      this.#lost = true;
+      this.#onLost(error);
+    }
+  }
+}
+
+// Writes all of `bytes` to `fd` before returning, waiting out EAGAIN on a non-blocking
+// descriptor; any other error is thrown.
+export function writeFullySync(fd, bytes) {
+  let offset = 0;
+  while (offset < bytes.length) {
+    try {
+      offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
+    } catch (error) {
+      if (error.code !== 'EAGAIN' && error.code !== 'EWOULDBLOCK' && error.code !== 'EINTR') throw error;
+      Atomics.wait(sleepCell, 0, 0, 1);
     }
   }
 }

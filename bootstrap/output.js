@@ -2,9 +2,15 @@
 // whole native console included) become `text` frames, sent synchronously and in call order.
 // Stream writes keep their exact text: no newline is added and multi-byte characters split
 // across Buffer writes are reassembled.
+//
+// Between evaluations (no active run) stdout writes are dropped and stderr writes go to the real
+// fd 2, whose bytes the host keeps only in its bounded diagnostic tail (process-exit diagnostics
+// and idle-failure log lines include it). While a run is active, leftovers of ended runs stay
+// silent instead: raw fd 2 bytes would count as the active run's output.
 
 import { StringDecoder } from 'node:string_decoder';
-import { talkingRun } from './run-state.js';
+import { writeFullySync } from './frame-writer.js';
+import { getActiveRun, talkingRun } from './run-state.js';
 
 export class OutputCapture {
   #writer;
@@ -20,6 +26,19 @@ export class OutputCapture {
     const run = talkingRun();
     if (run === null) return;
     this.#writer.sendText(run.id, text);
+  }
+
+  // process.stderr text: the calling run's output, or, between evaluations, raw fd 2.
+  #emitStderr(text) {
+    if (text === '' || talkingRun() !== null || getActiveRun() !== null) {
+      this.emit(text);
+      return;
+    }
+    try {
+      writeFullySync(2, Buffer.from(text, 'utf8'));
+    } catch {
+      // A lost stderr loses only the diagnostic tail.
+    }
   }
 
   // Sends an `image` frame for a registered Image on behalf of the calling run (dropped like
@@ -45,7 +64,7 @@ export class OutputCapture {
     for (const stream of [process.stdout, process.stderr]) {
       const decoder = new StringDecoder('utf8');
       this.#decoders.set(stream, decoder);
-      const capture = this;
+      const emit = stream === process.stderr ? (text) => this.#emitStderr(text) : (text) => this.emit(text);
       stream.write = function write(chunk, encoding, callback) {
         if (typeof encoding === 'function') {
           callback = encoding;
@@ -61,7 +80,7 @@ export class OutputCapture {
         } else {
           throw new TypeError('The "chunk" argument must be of type string or an instance of Buffer or Uint8Array');
         }
-        capture.emit(text);
+        emit(text);
         if (typeof callback === 'function') process.nextTick(callback);
         return true;
       };

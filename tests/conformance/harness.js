@@ -133,6 +133,24 @@ export class Serve {
     });
   }
 
+  /** Resolves with dsh's stderr once it matches `pattern` (a barrier on the host's log). */
+  stderrMatching(pattern, timeoutMs = 60000) {
+    return new Promise((resolvePromise, reject) => {
+      const check = () => {
+        if (!pattern.test(this.stderr)) return;
+        clearTimeout(timer);
+        this.child.stderr.off('data', check);
+        resolvePromise(this.stderr);
+      };
+      const timer = setTimeout(() => {
+        this.child.stderr.off('data', check);
+        reject(new Error(`stderr never matched ${pattern}: ${this.stderr}`));
+      }, timeoutMs);
+      this.child.stderr.on('data', check);
+      check();
+    });
+  }
+
   result(id, timeoutMs) {
     return this.next((e) => e.type === 'result' && e.id === id, timeoutMs).then((e) => e.result);
   }

@@ -1,7 +1,9 @@
 // Captured output: inspect, the native console, raw stream writes, order and the output budget.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runProgram, text } from './harness.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { runProgram, Serve, text } from './harness.js';
 
 const out = async (program, opts) => {
   const { result } = await runProgram(program, opts);
@@ -111,4 +113,46 @@ test('output within the budget exactly is fine', async () => {
   const { result } = await runProgram('inspect("abc")', { runtime: { maxOutputBytes: 4 } });
   assert.equal(result.ok, true, JSON.stringify(result));
   assert.equal(text(result), 'abc\n');
+});
+
+// Idle stderr: between evaluations a retained Node process's own stderr (console.error,
+// process.stderr.write) feeds only the host's bounded diagnostic tail.
+const RETAINED = { executionMode: 'persistent-in-memory' };
+
+test('stderr written while idle reaches the diagnostic of an idle death', async () => {
+  const s = new Serve({ runtime: RETAINED });
+  const r = await s.run(
+    '1',
+    'setTimeout(() => { console.error("last words"); process.stderr.write("bye\\n"); process.exit(3) }, 10); 1',
+    { stateOwner: 'o' },
+  );
+  assert.equal(r.ok, true, JSON.stringify(r));
+  const log = await s.stderrMatching(/ended while idle/);
+  await s.stderrMatching(/bye\n/);
+  assert.match(
+    log,
+    /dsh: \[warn\] retained environment of owner "o" ended while idle \(worker-exit\): the Node process exited \(exit code 3\); stderr: last words\nbye\n/,
+  );
+  await s.close();
+});
+
+test('idle stderr stays out of later results and appears in a later exit diagnostic', async () => {
+  const s = new Serve({ runtime: RETAINED, mode: 'workspace-write' });
+  const marker = join(s.ws, 'idle-done');
+  const r = await s.run(
+    '1',
+    'var fs = await import("node:fs"); setTimeout(() => { console.error("idle note"); fs.writeFileSync("idle-done", "") }, 10); 1',
+    { stateOwner: 'o' },
+  );
+  assert.equal(r.ok, true, JSON.stringify(r));
+  while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 20)); // barrier: the idle write happened
+  const quiet = await s.run('2', 'inspect("run 2"); 2', { stateOwner: 'o' });
+  assert.equal(text(quiet), 'run 2\n');
+  const exited = await s.run('3', 'process.exit(4)', { stateOwner: 'o' });
+  assert.equal(exited.ok, false);
+  assert.deepEqual(exited.error, {
+    kind: 'worker-exit',
+    message: 'the Node process exited before completing (exit code 4); stderr: idle note\n',
+  });
+  await s.close();
 });
