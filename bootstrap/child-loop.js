@@ -1,4 +1,5 @@
-// The child's control loop: takes `run`, `reply`, `revoke` and `init-ack` frames, evaluates one
+// The child's control loop: takes `run`, `reply`, `revoke`, `init-ack` and `image-register` frames
+// (any other type gets an `error` reply), evaluates one
 // program at a time and sends exactly one terminal frame per run (`result`, or `revoked` after a
 // revoke). Once that frame is selected the run is settled: its later output and binding calls
 // are dropped, and uncaught errors from its leftover callbacks no longer report anything, also
@@ -113,7 +114,14 @@ export class ChildLoop {
         this.#acknowledge(frame.run);
         return;
       default:
-        return; // unknown types are ignored
+        // An error reply, so a host newer than this bootstrap learns its frame was not handled.
+        this.#writer.send({
+          type: 'error',
+          frame: typeof frame.type === 'string' ? frame.type : null,
+          message: typeof frame.type === 'string'
+            ? `unsupported control frame type ${JSON.stringify(frame.type)}`
+            : 'control frame without a string type',
+        });
     }
   }
 

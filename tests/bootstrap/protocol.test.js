@@ -57,13 +57,20 @@ test('malformed control input is a protocol error in the child', async () => {
   assert.match(session.stderr, /not JSON/);
 });
 
-test('unknown frame types are ignored', async () => {
-  const { result } = await runProgram('return "still fine"', {
+test('unknown frame types get an error reply and the child keeps serving', async () => {
+  const { result, frames } = await runProgram('return "still fine"', {
     onFrame: (frame, child) => {
-      if (frame.type === 'hello') child.send({ type: 'from-the-future', x: 1 });
+      if (frame.type === 'hello') {
+        child.send({ type: 'from-the-future', x: 1 });
+        child.send({ type: 7 });
+      }
     },
   });
   assert.deepEqual(result.value, 'still fine');
+  assert.deepEqual(frames.filter((frame) => frame.type === 'error'), [
+    { type: 'error', frame: 'from-the-future', message: 'unsupported control frame type "from-the-future"' },
+    { type: 'error', frame: null, message: 'control frame without a string type' },
+  ]);
 });
 
 test('bad bootstrap arguments stop the child with a diagnostic', async () => {

@@ -154,3 +154,30 @@ test('VM Script: a bare ESM package is VM-loaded; a CommonJS package uses Node\'
   assert.equal(result.ok, true, JSON.stringify(result));
   assert.equal(text(result), '42 cjs\n');
 });
+
+// The documented edge of the hooked evaluators (bootstrap/README.md): an import expression in
+// code compiled at run time (`eval`) is not rewritten, and Node's module hooks see only its start,
+// so one already resolving when its retained evaluation ends still completes, while the
+// program's own import of the same kind rejects.
+{
+  const runtime = { executionMode: 'persistent-in-memory', replScoped: false };
+  test('Node REPL: an eval\'d import resolving when the evaluation ends completes', async () => {
+    const { ws, launch } = setup(MAP);
+    const gated = (name) => `import { existsSync } from "node:fs";\nwhile (!existsSync(${JSON.stringify(join(ws, 'go'))})) await new Promise((r) => setTimeout(r, 5));\nexport const name = "${name}";\n`;
+    writeFileSync(join(ws, 'own.mjs'), gated('own'));
+    writeFileSync(join(ws, 'evald.mjs'), gated('evald'));
+    const s = new Serve({ ws, runtime: { ...runtime, launch } });
+    try {
+      const first = await s.run('1', `var settle = (p) => p.then((m) => m.name, (e) => e.message);
+var own = settle(import("./own.mjs"));
+var evald = settle(eval('import("./evald.mjs")'));
+1`, { stateOwner: 'o' });
+      assert.equal(first.ok, true, JSON.stringify(first));
+      writeFileSync(join(ws, 'go'), ''); // both imports resolve only after the evaluation ended
+      const second = await s.run('2', '[await own, await evald]', { stateOwner: 'o' });
+      assert.deepEqual(second.value, ['import after the evaluation ended', 'evald']);
+    } finally {
+      await s.close();
+    }
+  });
+}
