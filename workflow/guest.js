@@ -7,9 +7,11 @@ const vm = await import('node:vm');
 const cfg = __wf;
 
 // ---- progress: one binding call at a time; the first batch starts synchronously, later events
-// queue in order (a log burst cannot exhaust maxPendingCalls). A batch stays near BATCH_BYTES of
-// JSON so it fits the runtime's message limits; a lost batch fails the workflow. ----
-const BATCH_BYTES = 8192;
+// queue in order (a log burst cannot exhaust maxPendingCalls). A batch holds at most BATCH_BYTES
+// of UTF-8 JSON events (one larger event goes alone): less than this library's own size, so a batch
+// fits every maxMessageBytes the workflow's program fits in. A lost batch fails the workflow. ----
+const BATCH_BYTES = 4096;
+const utf8Bytes = (event) => Buffer.byteLength(JSON.stringify(event));
 const queue = [];
 let draining = null;
 let progressError = null;
@@ -20,8 +22,10 @@ function emit(event) {
 function nextBatch() {
   let bytes = 0;
   let n = 0;
-  while (n < queue.length && (n === 0 || bytes + JSON.stringify(queue[n]).length <= BATCH_BYTES)) {
-    bytes += JSON.stringify(queue[n]).length;
+  while (n < queue.length) {
+    const next = utf8Bytes(queue[n]) + 1; // and its comma
+    if (n > 0 && bytes + next > BATCH_BYTES) break;
+    bytes += next;
     n++;
   }
   return queue.splice(0, n);

@@ -3,6 +3,7 @@
 
 #include "children.h"
 #include "events.h"
+#include "guest.h"
 #include "request.h"
 
 #include <errno.h>
@@ -136,8 +137,19 @@ int wf__run_start(const struct wf_run_env *env, dsh_workflow_run id, const char 
                               &spec, &spec_len, err);
     struct dsh_run_callbacks rcb = {
         .struct_size = sizeof rcb, .on_call = on_call, .on_done = on_ptc_done, .userdata = run};
-    if (rc == 0)
+    bool resolved = rc == 0;
+    if (resolved)
         rc = env->rt->run(env->rt_inst, spec, spec_len, &rcb, &run->ptc_run, err);
+    if (resolved && rc == DSH_E_LIMIT) {
+        /* The runtime's only limit at run(): the program's frame exceeds maxMessageBytes. */
+        size_t guest_len;
+        wf__guest_text(&guest_len);
+        rc = dsh_error_setf(err, DSH_E_LIMIT,
+                            "the workflow program (the engine's %zu-byte guest library with the "
+                            "script, args and meta) does not fit in the runtime's maxMessageBytes: "
+                            "give the ptc-runtime row a larger maxMessageBytes",
+                            guest_len);
+    }
     env->rt->free_text(spec);
     if (rc < 0) {
         free_run(run);

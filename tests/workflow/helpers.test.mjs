@@ -92,6 +92,28 @@ test('a log burst under a small maxMessageBytes arrives whole, in bounded batche
   assert.equal(r.events.filter((e) => e.type === 'log').length, 2000);
 });
 
+// A batch holds at most 4 KiB of UTF-8 events, less than the guest library itself, so batches fit
+// whenever the program does; multi-byte text counts by its bytes (3 per CJK character here).
+test('multi-byte log bursts arrive whole under the smallest maxMessageBytes the program fits in', async () => {
+  const script = `for (let i = 0; i < 300; i++) log('行' + i + ' ' + '字'.repeat(80)); return 'done';`;
+  const r = await runWorkflow(script, { rows: { 'ptc-runtime': { maxMessageBytes: 9000 } } });
+  assert.equal(r.status, 0, r.stderr.slice(0, 2000));
+  assert.equal(r.result.stopReason, 'completed', JSON.stringify(r.result));
+  const logs = r.events.filter((e) => e.type === 'log');
+  assert.equal(logs.length, 300);
+  logs.forEach((e, i) => assert.equal(e.message, `行${i} ${'字'.repeat(80)}`));
+});
+
+test('a maxMessageBytes too small for the workflow program rejects the start, saying so', async () => {
+  const r = await runWorkflow('return 1', { rows: { 'ptc-runtime': { maxMessageBytes: 4096 } } });
+  assert.equal(r.status, 2);
+  assert.equal(r.result, null);
+  assert.match(
+    r.stderr,
+    /^dsh: the workflow was rejected \(limit\): the workflow program \(the engine's \d+-byte guest library with the script, args and meta\) does not fit in the runtime's maxMessageBytes: give the ptc-runtime row a larger maxMessageBytes$/m,
+  );
+});
+
 // Hostile: the VM is no boundary, so a script can call the progress binding itself. Events are
 // rebuilt from their documented fields; anything else is refused and fails the workflow instead
 // of vanishing.
