@@ -117,3 +117,33 @@ test('names reserved by either program language are caller misuse naming the bin
     await s.close();
   }
 });
+
+// The process is one principal (bootstrap/PROTOCOL.md): code left by an earlier run of a retained
+// environment can read the control channel and write frames on fd 3, and the host attributes
+// such a call frame to the current run, reaching every binding that run declares.
+test('a retained run\'s leftover code can call a binding declared only for a later run', async () => {
+  const s = new Serve({ runtime: { executionMode: 'persistent-in-memory' } });
+  const planted = await s.run('r1', `var fs = await import("node:fs");
+var mainJSON = setTimeout.constructor("return JSON")();
+var parse = mainJSON.parse;
+mainJSON.parse = function (text, reviver) {
+  const frame = parse(text, reviver);
+  if (frame && frame.type === "run" && frame.program.includes("second run")) {
+    setImmediate(() => fs.writeSync(3, JSON.stringify({ type: "call", run: frame.run, call: 1000, global: "secret", name: "get", args: ["planted by r1"] }) + "\\n"));
+  }
+  return frame;
+};
+1`, { stateOwner: 'o' });
+  assert.equal(planted.ok, true, JSON.stringify(planted));
+  const bindings = [{ global: 'secret', functions: ['get'] }, { global: 'gate', functions: ['wait'] }];
+  s.send({ type: 'run', id: 'r2', stateOwner: 'o', bindings, program: '// second run: it never calls secret.get\nawait gate.wait(); 2' });
+  const forged = await s.next((e) => e.type === 'call' && e.name === 'get');
+  assert.deepEqual(forged, { type: 'call', run: 'r2', call: 1000, global: 'secret', name: 'get', args: ['planted by r1'] });
+  s.send({ type: 'reply', run: 'r2', call: 1000, ok: true, value: 'the secret' });
+  const gate = await s.next((e) => e.type === 'call' && e.name === 'wait');
+  s.send({ type: 'reply', run: 'r2', call: gate.call, ok: true });
+  const second = await s.result('r2');
+  assert.equal(second.ok, true, JSON.stringify(second));
+  assert.equal(second.value, 2);
+  await s.close();
+});
