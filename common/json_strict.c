@@ -5,6 +5,7 @@
 #include "dsh_json_strict.h"
 
 #include <errno.h>
+#include <json-c/printbuf.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@ struct parser {
     const char *p, *end;
     int depth;
     bool failed;
+    bool nul_names; /* member names may contain NUL (dsh_json_parse_strict_value) */
 };
 
 static json_object *fail(struct parser *ps)
@@ -247,10 +249,101 @@ bad:
     return fail(ps);
 }
 
+/* The members of an object one of whose names contains NUL. json-c keys are C strings, so such
+ * a member cannot be a json-c member: every member of the object lives in this list, in text
+ * order, and the object prints from it. Its NUL-free members are json-c members as well, so
+ * looking them up works. */
+struct named_members {
+    size_t n, cap;
+    struct named_member {
+        json_object *name; /* a json-c string: it keeps the name's length */
+        json_object *value;
+    } *items;
+};
+
+static void free_named_members(json_object *object, void *userdata)
+{
+    (void)object;
+    struct named_members *members = userdata;
+    for (size_t i = 0; i < members->n; i++) {
+        json_object_put(members->items[i].name);
+        json_object_put(members->items[i].value);
+    }
+    free(members->items);
+    free(members);
+}
+
+static int append_json(struct printbuf *pb, json_object *value, int flags)
+{
+    size_t len = 4;
+    const char *text = value ? json_object_to_json_string_length(value, flags, &len) : "null";
+    return text && len <= INT32_MAX ? printbuf_memappend(pb, text, (int)len) : -1;
+}
+
+static int print_named_members(json_object *object, struct printbuf *pb, int level, int flags)
+{
+    (void)level;
+    const struct named_members *members = json_object_get_userdata(object);
+    if (printbuf_memappend(pb, "{", 1) < 0)
+        return -1;
+    for (size_t i = 0; i < members->n; i++) {
+        if ((i && printbuf_memappend(pb, ",", 1) < 0) || append_json(pb, members->items[i].name, flags) < 0 ||
+            printbuf_memappend(pb, ":", 1) < 0 || append_json(pb, members->items[i].value, flags) < 0)
+            return -1;
+    }
+    return printbuf_memappend(pb, "}", 1);
+}
+
+/* Records name: value (a reference of each is taken) in text order; a repeated name keeps its
+ * first position and its last value, as JSON.parse does. */
+static bool add_named_member(struct named_members *members, json_object *name, json_object *value)
+{
+    for (size_t i = 0; i < members->n; i++) {
+        json_object *known = members->items[i].name;
+        if (json_object_get_string_len(known) == json_object_get_string_len(name) &&
+            memcmp(json_object_get_string(known), json_object_get_string(name),
+                   (size_t)json_object_get_string_len(name)) == 0) {
+            json_object_put(members->items[i].value);
+            members->items[i].value = json_object_get(value);
+            return true;
+        }
+    }
+    if (members->n == members->cap) {
+        size_t cap = members->cap ? members->cap * 2 : 8;
+        struct named_member *items = realloc(members->items, cap * sizeof *items);
+        if (!items)
+            return false;
+        members->items = items;
+        members->cap = cap;
+    }
+    members->items[members->n++] = (struct named_member){json_object_get(name), json_object_get(value)};
+    return true;
+}
+
+/* The list for `object` once a name with NUL appears, starting with the members before it. */
+static struct named_members *start_named_members(json_object *object)
+{
+    struct named_members *members = calloc(1, sizeof *members);
+    if (!members)
+        return NULL;
+    json_object_object_foreach(object, key, value)
+    {
+        json_object *name = json_object_new_string(key);
+        bool ok = name && add_named_member(members, name, value);
+        json_object_put(name);
+        if (!ok) {
+            free_named_members(object, members);
+            return NULL;
+        }
+    }
+    return members;
+}
+
 static json_object *parse_object(struct parser *ps)
 {
     ps->p++;
     json_object *object = json_object_new_object();
+    struct named_members *members = NULL;
     if (!object)
         return fail(ps);
     if (consume(ps, '}'))
@@ -262,20 +355,33 @@ static json_object *parse_object(struct parser *ps)
         json_object *key = parse_string(ps);
         if (ps->failed)
             goto bad;
-        /* json-c keys are C strings: a NUL would cut the name. */
-        bool usable = dsh_json_is_text(key) && consume(ps, ':');
+        /* json-c keys are C strings: a name with NUL is no json-c member (named_members). */
+        bool has_nul = !dsh_json_is_text(key);
+        bool usable = (!has_nul || ps->nul_names) && consume(ps, ':');
         json_object *v = usable ? parse_value(ps) : NULL;
-        /* A repeated key keeps its last value, as JSON.parse does. */
-        if (!usable || ps->failed || json_object_object_add(object, json_object_get_string(key), v) != 0) {
-            json_object_put(key);
-            json_object_put(v);
-            goto bad;
-        }
+        if (usable && !ps->failed && has_nul && !members && !(members = start_named_members(object)))
+            usable = false;
+        if (usable && !ps->failed && members && !add_named_member(members, key, v))
+            usable = false;
+        /* A repeated key keeps its last value, as JSON.parse does. json-c takes v's reference. */
+        if (usable && !ps->failed && !has_nul &&
+            json_object_object_add(object, json_object_get_string(key), v) == 0)
+            v = NULL;
+        else if (!usable || ps->failed || !has_nul)
+            usable = false;
+        json_object_put(v); /* the list holds its own reference of a NUL-named member's value */
         json_object_put(key);
+        if (!usable || ps->failed)
+            goto bad;
     } while (consume(ps, ','));
-    if (consume(ps, '}'))
+    if (consume(ps, '}')) {
+        if (members)
+            json_object_set_serializer(object, print_named_members, members, free_named_members);
         return object;
+    }
 bad:
+    if (members)
+        free_named_members(object, members);
     json_object_put(object);
     return fail(ps);
 }
@@ -307,11 +413,11 @@ static json_object *parse_value(struct parser *ps)
     }
 }
 
-json_object *dsh_json_parse_strict(const char *text, size_t len)
+static json_object *parse_text(const char *text, size_t len, bool nul_names)
 {
     if (!text)
         return NULL;
-    struct parser ps = {.p = text, .end = text + len};
+    struct parser ps = {.p = text, .end = text + len, .nul_names = nul_names};
     json_object *v = parse_value(&ps);
     skip_space(&ps);
     if (ps.failed || ps.p != ps.end) {
@@ -319,6 +425,16 @@ json_object *dsh_json_parse_strict(const char *text, size_t len)
         return NULL;
     }
     return v;
+}
+
+json_object *dsh_json_parse_strict(const char *text, size_t len)
+{
+    return parse_text(text, len, false);
+}
+
+json_object *dsh_json_parse_strict_value(const char *text, size_t len)
+{
+    return parse_text(text, len, true);
 }
 
 bool dsh_json_is_text(json_object *v)

@@ -107,7 +107,7 @@ void dshh__demo_call(struct dshh_host *host, dsh_run_id run, uint64_t call, cons
     /* The provider's args text is strict JSON nested as deep as the runtime allows values
      * (json-c's own tokener stops at 32 levels); a text that does not parse rejects the call
      * rather than answering as if no argument had been passed. */
-    json_object *args = dsh_json_parse_strict(args_json, args_len);
+    json_object *args = dsh_json_parse_strict_value(args_json, args_len);
     if (!json_object_is_type(args, json_type_array)) {
         json_object_put(args);
         reject(host, run, call, "the demo tools could not read the call's arguments");

@@ -112,7 +112,7 @@ static json_object *image_item(json_object *entry, uint64_t *budget)
 
 json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t max_bytes)
 {
-    json_object *result = dsh_json_parse_strict(result_json, len), *output, *ok, *error;
+    json_object *result = dsh_json_parse_strict_value(result_json, len), *output, *ok, *error;
     json_object *content = json_object_new_array(), *images = json_object_new_array();
     struct dsh_text_buffer text = {0};
     uint64_t budget = max_bytes;

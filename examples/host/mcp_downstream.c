@@ -361,7 +361,7 @@ bool dshh__mcp_downstream_call(struct dshh_mcp_downstream *ds, dsh_run_id run, u
         if (!strcmp(s->tools[i].ident, name))
             tool = &s->tools[i];
     struct dshh_mcp_pending probe = {.run = run, .call = call};
-    json_object *args = dsh_json_parse_strict(args_json, args_len);
+    json_object *args = dsh_json_parse_strict_value(args_json, args_len);
     size_t nargs = json_object_is_type(args, json_type_array) ? json_object_array_length(args) : 0;
     json_object *input = nargs ? json_object_array_get_idx(args, 0) : NULL;
     const char *problem = !tool ? "no such MCP tool"

@@ -172,7 +172,7 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
     int status;
     if (opts->json) {
         print_json_line(pr.result, pr.result_len);
-        json_object *r = dsh_json_parse_strict(pr.result, pr.result_len), *ok;
+        json_object *r = dsh_json_parse_strict_value(pr.result, pr.result_len), *ok;
         status = json_object_object_get_ex(r, "ok", &ok) && json_object_get_boolean(ok)
                      ? DSHH_EXIT_OK
                      : DSHH_EXIT_FAILURE;

@@ -58,7 +58,7 @@ void dshh__print_entry(struct dshh_output_printer *p, json_object *e, FILE *out)
 int dshh__print_result(const char *result_json, size_t len, struct dshh_output_printer *live, FILE *out,
                        FILE *err)
 {
-    json_object *result = dsh_json_parse_strict(result_json, len);
+    json_object *result = dsh_json_parse_strict_value(result_json, len);
     if (!json_object_is_type(result, json_type_object)) {
         fprintf(err, "dsh: the provider returned an invalid result: %.*s\n", (int)len, result_json);
         json_object_put(result);

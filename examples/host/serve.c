@@ -514,8 +514,9 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
         s++;
     if (s == len)
         return; /* blank lines are keep-alives */
-    /* Strict and lossless: numbers keep their text, nesting up to the provider's own limit. */
-    json_object *req = dsh_json_parse_strict(line, len);
+    /* Strict and lossless: numbers keep their text, nesting up to the provider's own limit, and
+     * member names with NUL in a reply's value are kept. */
+    json_object *req = dsh_json_parse_strict_value(line, len);
     size_t e = len;
     while (e > s && (line[e - 1] == ' ' || line[e - 1] == '\t' || line[e - 1] == '\r'))
         e--;

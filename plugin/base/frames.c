@@ -108,7 +108,7 @@ int ptc__frame_parse(const char *line, size_t len, struct ptc_frame *ret_frame, 
                      size_t why_len)
 {
     memset(ret_frame, 0, sizeof *ret_frame);
-    json_object *root = dsh_json_parse_strict(line, len);
+    json_object *root = dsh_json_parse_strict_value(line, len);
     if (!root)
         return fail(why, why_len, "control frame is not valid JSON");
     ret_frame->root = root;

@@ -307,7 +307,7 @@ int ptc__runs_reply(struct ptc_runs *runs, dsh_run_id id, uint64_t call, bool ok
         return DSH_E_NOT_FOUND;
     json_object *value = NULL;
     if (ok && text) {
-        value = dsh_json_parse_strict(text, len);
+        value = dsh_json_parse_strict_value(text, len);
         if (!value && !(len == 4 && memcmp(text, "null", 4) == 0))
             return DSH_E_REQUEST_INVALID;
     }

@@ -74,3 +74,39 @@ Test(json_strict, is_text_refuses_embedded_nul_and_non_strings)
     json_object_put(nul);
     json_object_put(number);
 }
+
+static void expect_value_round_trip(const char *text, const char *printed)
+{
+    json_object *v = dsh_json_parse_strict_value(text, strlen(text));
+    cr_assert(v != NULL, "%s was refused", text);
+    cr_expect_str_eq(json_object_to_json_string_ext(v, DSH_JSON_PRINT_FLAGS), printed);
+    json_object_put(v);
+}
+
+Test(json_strict, program_values_keep_member_names_with_nul)
+{
+    /* Refused where names are looked up, kept (in order, with every other member) in values. */
+    cr_expect_null(parse("{\"k\\u0000\":1}"));
+    expect_value_round_trip("{\"k\\u0000\":1}", "{\"k\\u0000\":1}");
+    expect_value_round_trip("{\"a\":1,\"\\u0000\":[2,{\"x\\u0000y\":null}],\"b\":\"s\"}",
+                            "{\"a\":1,\"\\u0000\":[2,{\"x\\u0000y\":null}],\"b\":\"s\"}");
+    /* Repeated names keep their first position and last value, as JSON.parse does. */
+    expect_value_round_trip("{\"k\\u0000\":1,\"a\":2,\"k\\u0000\":3,\"a\":4}", "{\"k\\u0000\":3,\"a\":4}");
+    /* Names that differ only after the NUL are different names. */
+    expect_value_round_trip("{\"k\\u0000a\":1,\"k\\u0000b\":2}", "{\"k\\u0000a\":1,\"k\\u0000b\":2}");
+    const char *text = "{\"a\":1,\"k\\u0000\":2}";
+    json_object *v = dsh_json_parse_strict_value(text, strlen(text));
+    cr_assert_not_null(v);
+    json_object *a;
+    cr_expect(json_object_object_get_ex(v, "a", &a) && json_object_get_int(a) == 1, "NUL-free names stay members");
+    cr_expect(!json_object_object_get_ex(v, "k", NULL), "a NUL-named member is no json-c member");
+    /* Inside another value, the object still prints from its own list. */
+    json_object *wrap = json_object_new_array();
+    json_object_array_add(wrap, v);
+    cr_expect_str_eq(json_object_to_json_string_ext(wrap, DSH_JSON_PRINT_FLAGS), "[{\"a\":1,\"k\\u0000\":2}]");
+    json_object_put(wrap);
+    /* Everything else stays refused. */
+    const char *bad[] = {"{\"k\\u0000\":}", "{\"k\\u0000\":1,}", "{\"k\\u0000\" 1}", "{\"\\ud800\":1}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_expect_null(dsh_json_parse_strict_value(bad[i], strlen(bad[i])), "accepted %s", bad[i]);
+}

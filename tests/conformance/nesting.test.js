@@ -1,6 +1,7 @@
 // Values at the edges of JSON: nesting depth (a documented limit of 500 levels of arrays and
-// objects, checked by the child before it sends a value) for completions, binding arguments and
-// the demo `tools.echo`, in temporary and retained environments.
+// objects, checked by the child before it sends a value) and member names containing NUL, for
+// completions, binding arguments, replies and the demo `tools.echo`, in temporary and retained
+// environments.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runProgram, Serve } from './harness.js';
@@ -67,3 +68,32 @@ for (const [label, runtime] of [
     await s.close();
   });
 }
+
+test('member names containing NUL survive completions and tools.echo', async () => {
+  const { result } = await runProgram('return [{ "k\\u0000": 1, "a\\u0000b": [{ "\\u0000": null }] }, await tools.echo({ "x\\u0000": 2, y: 3 })]');
+  assert.equal(result.ok, true, JSON.stringify(result.error));
+  assert.deepEqual(result.value, [{ 'k\u0000': 1, 'a\u0000b': [{ '\u0000': null }] }, { 'x\u0000': 2, y: 3 }]);
+});
+
+test('member names containing NUL cross a client binding both ways under --serve', async () => {
+  const s = new Serve();
+  s.send({ type: 'run', id: 'r', program: 'return await h.get({ "q\\u0000": 1 })', bindings: [{ global: 'h', functions: ['get'] }] });
+  const call = await s.next((e) => e.type === 'call' && e.run === 'r');
+  assert.deepEqual(call.args, [{ 'q\u0000': 1 }]);
+  s.send({ type: 'reply', run: 'r', call: call.call, ok: true, value: { 'r\u0000': 2, s: 3 } });
+  const r = await s.result('r');
+  assert.equal(r.ok, true, JSON.stringify(r));
+  assert.deepEqual(r.value, { 'r\u0000': 2, s: 3 });
+  await s.close();
+});
+
+test('scoped REPL: a NUL-named completion is returned and the environment kept', async () => {
+  const s = new Serve({ runtime: { executionMode: 'persistent-in-memory' } });
+  await s.run('1', 'var kept = 7', { stateOwner: 'o' });
+  const r = await s.run('2', '({ "k\\u0000": kept })', { stateOwner: 'o' });
+  assert.equal(r.ok, true, JSON.stringify(r));
+  assert.deepEqual(r.value, { 'k\u0000': 7 });
+  assert.deepEqual(r.retained, { owner: 'o', state: 'preserved' });
+  assert.equal((await s.run('3', 'kept', { stateOwner: 'o' })).value, 7);
+  await s.close();
+});
