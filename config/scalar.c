@@ -87,8 +87,7 @@ enum dsh_scalar_kind dsh_scalar_kind(const yaml_node_t *node)
     const char *s = dsh_node_text(node);
     size_t len = node->data.scalar.length;
 
-    /* An explicit !!str 5 is indistinguishable from a plain 5 here (libyaml
-     * gives both the default tag); we read it as the integer. */
+    /* An explicit `!!str 5` arrives double-quoted (yaml_load.c), so it is a string. */
     if (!tag || strcmp(tag, YAML_STR_TAG) == 0) {
         if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
             return plain_kind(s, len);

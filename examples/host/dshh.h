@@ -53,7 +53,10 @@ int dshh__profile_compose(struct dshh_profile *profile, const char *base,
                           const char *const *patches, size_t npatches, FILE *err);
 void dshh__profile_free(struct dshh_profile *profile);
 /* id, name, config, disabled or path: the keys a profile row or row patch may have. */
-bool dshh__is_row_key(const char *key);
+/* The checks composition makes of one row or row patch map of layer (its keys: known, each
+ * once; name, disabled, path, config: of their kinds), reported as composition reports them
+ * (FILE:L:C: problem). 0 when they pass, -1 otherwise. */
+int dshh__row_check(FILE *err, const struct dshh_layer *layer, yaml_node_t *map);
 const struct dshh_row *dshh__profile_find(const struct dshh_profile *profile, const char *id);
 
 /* Loads one YAML file as a single document (an empty file gives a document without root). */

@@ -7,6 +7,8 @@
  */
 #include "dshh.h"
 
+#include "dsh_config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -25,37 +27,27 @@ static void report(FILE *err, const struct dshh_layer *layer, const yaml_node_t 
     fputc('\n', err);
 }
 
+/* Profiles, patches and `config validate FILE` load through config/'s loader, the one the
+ * provider's row config goes through: exactly one document, YAML core tags only. */
 int dshh__yaml_load_file(const char *path, yaml_document_t *doc, FILE *err)
 {
-    /* Opened with O_CLOEXEC ourselves: fopen's "e" flag is a glibc extension anyway. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    memset(doc, 0, sizeof *doc);
+    size_t len = 0;
+    char *text = dshh__read_text_file(path, &len);
+    if (!text) {
         fprintf(err, "%s: %s\n", path, strerror(errno));
         return -1;
     }
-    FILE *f = fdopen(fd, "r");
-    if (!f) {
-        fprintf(err, "%s: %s\n", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser)) {
-        fclose(f);
-        fprintf(err, "%s: out of memory\n", path);
-        return -1;
-    }
-    yaml_parser_set_input_file(&parser, f);
-    int rc = 0;
-    if (!yaml_parser_load(&parser, doc)) {
-        fprintf(err, "%s:%zu:%zu: YAML error: %s%s%s\n", path, parser.problem_mark.line + 1,
-                parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error",
-                parser.context ? " " : "", parser.context ? parser.context : "");
-        rc = -1;
-    }
-    yaml_parser_delete(&parser);
-    fclose(f);
-    return rc;
+    struct dsh_diagnostics diags;
+    int rc = dsh_yaml_load(text, len, doc, &diags);
+    free(text);
+    for (size_t i = 0; rc == -EINVAL && i < diags.count; i++)
+        fprintf(err, "%s:%zu:%zu: YAML error: %s\n", path, diags.items[i].line, diags.items[i].column,
+                diags.items[i].problem);
+    if (rc < 0 && rc != -EINVAL)
+        fprintf(err, "%s: %s\n", path, strerror(-rc));
+    dsh_diagnostics_release(&diags);
+    return rc < 0 ? -1 : 0;
 }
 
 yaml_node_t *dshh__yaml_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
@@ -125,7 +117,7 @@ static int get_bool(FILE *err, const struct dshh_layer *layer, yaml_node_t *node
     return -1;
 }
 
-bool dshh__is_row_key(const char *key)
+static bool is_row_key(const char *key)
 {
     static const char *const known[] = {"id", "name", "config", "disabled", "path", NULL};
     for (size_t i = 0; key && known[i]; i++)
@@ -134,7 +126,7 @@ bool dshh__is_row_key(const char *key)
     return false;
 }
 
-/* Every key of a row or row patch is a row key. */
+/* Every key of a row or row patch is a row key, given once. */
 static int check_keys(FILE *err, const struct dshh_layer *layer, yaml_node_t *map)
 {
     yaml_document_t *doc = (yaml_document_t *)&layer->doc;
@@ -142,10 +134,20 @@ static int check_keys(FILE *err, const struct dshh_layer *layer, yaml_node_t *ma
          p++) {
         yaml_node_t *k = yaml_document_get_node(doc, p->key);
         const char *key = dshh__yaml_scalar(k);
-        if (!dshh__is_row_key(key)) {
+        if (!is_row_key(key)) {
             report(err, layer, k, "unknown row key '%s' (expected id, name, config, disabled, path)",
                    key ? key : "?");
             return -1;
+        }
+        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+            yaml_node_t *first = yaml_document_get_node(doc, q->key);
+            if (!strcmp(dshh__yaml_scalar(first), key)) {
+                char what[256];
+                snprintf(what, sizeof what, "%s' (first given at line %zu:%zu)", key,
+                         first->start_mark.line + 1, first->start_mark.column + 1);
+                report(err, layer, k, "duplicate row key '%s", what);
+                return -1;
+            }
         }
     }
     return 0;
@@ -180,6 +182,17 @@ static int apply_fields(FILE *err, const struct dshh_layer *layer, yaml_node_t *
     }
     row->layer = layer;
     return 0;
+}
+
+int dshh__row_check(FILE *err, const struct dshh_layer *layer, yaml_node_t *map)
+{
+    if (check_keys(err, layer, map))
+        return -1;
+    struct dshh_row scratch = {0};
+    int rc = apply_fields(err, layer, map, &scratch);
+    free(scratch.name);
+    free(scratch.path);
+    return rc;
 }
 
 static struct dshh_row *find_row(struct dshh_profile *profile, const char *id)

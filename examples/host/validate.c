@@ -75,25 +75,22 @@ int dshh__validate_profile(const struct dshh_profile *profile, bool enabled_only
     return invalid;
 }
 
-/* One row of FILE: a full row, or a row patch whose name comes from the base composition. */
+/* One row of FILE: a full row, or a row patch whose name comes from the base composition.
+ * Its row fields get the checks composition makes (dshh__row_check), so `config validate FILE`
+ * and `headless --patch FILE` decide alike; then its config is checked against the catalog. */
 static int check_file_row(const struct dsh_catalog *cat, const struct dshh_profile *base,
-                          const char *file, yaml_document_t *doc, yaml_node_t *row, FILE *err)
+                          const struct dshh_layer *layer, yaml_node_t *row, FILE *err)
 {
+    const char *file = layer->path;
+    yaml_document_t *doc = (yaml_document_t *)&layer->doc;
     if (row->type != YAML_MAPPING_NODE) {
         fprintf(err, "%s:%zu:%zu: a row must be a mapping\n", file, row->start_mark.line + 1,
                 row->start_mark.column + 1);
         return 1;
     }
+    if (dshh__row_check(err, layer, row))
+        return 1;
     int invalid = 0;
-    for (yaml_node_pair_t *p = row->data.mapping.pairs.start; p < row->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key);
-        const char *key = dshh__yaml_scalar(k);
-        if (!dshh__is_row_key(key)) {
-            fprintf(err, "%s:%zu:%zu: %s: unknown row key\n", file, k->start_mark.line + 1,
-                    k->start_mark.column + 1, key ? key : "?");
-            invalid = 1;
-        }
-    }
     const char *id = dshh__yaml_scalar(dshh__yaml_get(doc, row, "id"));
     const char *name = dshh__yaml_scalar(dshh__yaml_get(doc, row, "name"));
     if (!id) {
@@ -111,11 +108,6 @@ static int check_file_row(const struct dsh_catalog *cat, const struct dshh_profi
         name = b->name;
     }
     yaml_node_t *config = dshh__yaml_get(doc, row, "config");
-    if (config && !dshh__yaml_is_empty(config) && config->type != YAML_MAPPING_NODE) {
-        fprintf(err, "%s:%zu:%zu: row '%s' (%s): config: must be a mapping\n", file,
-                config->start_mark.line + 1, config->start_mark.column + 1, id, name);
-        return 1;
-    }
     /* A patch row without config keeps the base config, validated with the base. */
     if (!config && !dshh__yaml_get(doc, row, "name") && base)
         return invalid;
@@ -127,11 +119,12 @@ static int check_file_row(const struct dsh_catalog *cat, const struct dshh_profi
 static int validate_file(const struct dsh_catalog *cat, const struct dshh_profile *base,
                          const char *file, FILE *err)
 {
-    yaml_document_t doc;
-    if (dshh__yaml_load_file(file, &doc, err))
+    struct dshh_layer layer = {.path = (char *)file};
+    yaml_document_t *doc = &layer.doc;
+    if (dshh__yaml_load_file(file, doc, err))
         return 1;
     int invalid = 0;
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    yaml_node_t *root = yaml_document_get_root_node(doc);
     if (root && root->type != YAML_SEQUENCE_NODE && !dshh__yaml_is_empty(root)) {
         fprintf(err, "%s:%zu:%zu: a profile or patch is a YAML list of rows\n", file,
                 root->start_mark.line + 1, root->start_mark.column + 1);
@@ -139,11 +132,17 @@ static int validate_file(const struct dsh_catalog *cat, const struct dshh_profil
     } else if (root && root->type == YAML_SEQUENCE_NODE) {
         for (yaml_node_item_t *it = root->data.sequence.items.start;
              it < root->data.sequence.items.top && invalid >= 0; it++) {
-            yaml_node_t *entry = yaml_document_get_node(&doc, *it);
-            yaml_node_t *ins = dshh__yaml_get(&doc, entry, "insert");
+            yaml_node_t *entry = yaml_document_get_node(doc, *it);
+            yaml_node_t *ins = dshh__yaml_get(doc, entry, "insert");
             if (!ins) {
-                int rc = check_file_row(cat, base, file, &doc, entry, err);
+                int rc = check_file_row(cat, base, &layer, entry, err);
                 invalid = rc < 0 ? rc : invalid + rc;
+                continue;
+            }
+            if (entry->data.mapping.pairs.top - entry->data.mapping.pairs.start != 1) {
+                fprintf(err, "%s:%zu:%zu: an insert entry has only the key 'insert'\n", file,
+                        entry->start_mark.line + 1, entry->start_mark.column + 1);
+                invalid++;
                 continue;
             }
             if (ins->type != YAML_SEQUENCE_NODE) {
@@ -155,13 +154,12 @@ static int validate_file(const struct dsh_catalog *cat, const struct dshh_profil
             for (yaml_node_item_t *r = ins->data.sequence.items.start;
                  r < ins->data.sequence.items.top && invalid >= 0; r++) {
                 /* Inserted rows are complete: no base lookup for their name. */
-                int rc = check_file_row(cat, NULL, file, &doc, yaml_document_get_node(&doc, *r),
-                                        err);
+                int rc = check_file_row(cat, NULL, &layer, yaml_document_get_node(doc, *r), err);
                 invalid = rc < 0 ? rc : invalid + rc;
             }
         }
     }
-    yaml_document_delete(&doc);
+    yaml_document_delete(doc);
     return invalid;
 }
 

@@ -124,6 +124,31 @@ Test(rules, explicit_tags_and_quoted_enums)
     expect_error(PTC, "timeoutMs: !!float 5000\n", "timeoutMs", 1, 12, "got number 5000");
 }
 
+/* libyaml's events tell an explicit tag from the default one; the loader keeps the difference. */
+Test(rules, explicit_str_tag_makes_a_string)
+{
+    expect_error(PTC, "timeoutMs: !!str 5000\n", "timeoutMs", 1, 12, "got string \"5000\"");
+    expect_error(PTC, "scriptPersistence: !!str true\n", "scriptPersistence", 1, 20,
+                 "got string \"true\"");
+    expect_valid(PTC, "executionMode: !!str per-call\ntimeoutMs: 5000\n");
+}
+
+Test(rules, tags_outside_the_core_schema_are_refused)
+{
+    expect_error(PTC, "timeoutMs: !custom 5000\n", "yaml", 1, 12,
+                 "unsupported tag !custom (only the YAML core tags !!str, !!int, !!float, !!bool, "
+                 "!!null, !!seq and !!map)");
+    expect_error(PTC, "launch: !custom {kind: embedded, executable: x}\n", "yaml", 1, 9,
+                 "unsupported tag !custom");
+    expect_error(PTC, "timeoutMs: !!binary aGk=\n", "yaml", 1, 12, "unsupported tag !!binary");
+    expect_error(PTC, "launch: !!seq {kind: embedded, executable: x}\n", "yaml", 1, 9,
+                 "tag !!seq does not fit a mapping");
+    expect_error(PTC, "timeoutMs: !!map 5\n", "yaml", 1, 12, "tag !!map does not fit a scalar");
+    /* Anchors and aliases still work. */
+    expect_valid(PTC, "timeoutMs: &t 5000\nmaxTimeoutMs: *t\n");
+    expect_error(PTC, "timeoutMs: *nowhere\n", "yaml", 1, 12, "unknown alias *nowhere");
+}
+
 Test(rules, full_seed_example_is_valid)
 {
     expect_valid(PTC, "executionMode: per-call\n"

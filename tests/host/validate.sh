@@ -127,6 +127,41 @@ expect_err "mcp.yaml:9:[0-9]+: .*servers\[3\]\.args\[1\]: expected a string, got
 CHECKS=$((CHECKS + 1))
 [ "$(grep -c "row 'mcp'" "$TMP/err")" -eq 6 ] || fail "exactly the six problems, the valid server passes"
 
+# One validator for `config validate FILE` and `headless --patch FILE`: each file below is refused
+# by both, with the same diagnostic (strict YAML: duplicate keys, a second document, tags outside
+# the core schema, an explicit !!str on an integer field; row fields of the wrong kind).
+same_verdict() { # NAME EXPECTED-DIAGNOSTIC-REGEX YAML-LINES...
+    local name=$1 want=$2
+    shift 2
+    local f="$TMP/strict-$name.yaml"
+    printf '%s\n' "$@" >"$f"
+    run config validate "$f"
+    expect_status 1 "config validate refuses $name"
+    expect_err "^$f:$want" "config validate: $name diagnostic"
+    run headless --patch "$f" -e "return 1"
+    expect_status 2 "headless refuses $name"
+    expect_err "^$f:$want" "headless: $name diagnostic"
+}
+same_verdict duplicate-config-key "2:29: row 'ptc-runtime' .*: timeoutMs: duplicate key \\(first given at line 2:12\\)$" \
+    '- id: ptc-runtime' '  config: {timeoutMs: 1000, timeoutMs: 2000}'
+same_verdict duplicate-row-key "3:3: duplicate row key 'config' \\(first given at line 2:3\\)$" \
+    '- id: ptc-runtime' '  config: {timeoutMs: 1000}' '  config: {timeoutMs: 2000}'
+same_verdict second-document "4:1: YAML error: expected a single YAML document$" \
+    '- id: ptc-runtime' '  config: {timeoutMs: 1000}' '---' '- id: ptc-runtime' '  config: {timeoutMs: 5}'
+same_verdict custom-tag "2:11: YAML error: unsupported tag !custom \\(only the YAML core tags" \
+    '- id: ptc-runtime' '  config: !custom {timeoutMs: 1000}'
+same_verdict custom-scalar-tag "1:7: YAML error: unsupported tag !name" '- id: !name ptc-runtime'
+same_verdict explicit-str "2:23: row 'ptc-runtime' .*: timeoutMs: expected a positive integer in plain decimal digits, got string \"5000\"$" \
+    '- id: ptc-runtime' '  config: {timeoutMs: !!str 5000}'
+same_verdict disabled-maybe "2:13: disabled must be true or false$" '- id: ptc-runtime' '  disabled: "maybe"'
+same_verdict relative-path "2:9: path must be absolute, got 'relative.so'$" '- id: ptc-runtime' '  path: relative.so'
+# Controls: the same rows, well-formed, pass both.
+printf '%s\n' '- id: ptc-runtime' '  disabled: false' '  config: {timeoutMs: !!int 5000, executionMode: !!str per-call}' >"$TMP/strict-ok.yaml"
+run config validate "$TMP/strict-ok.yaml"
+expect_status 0 "config validate accepts the control"
+run headless --patch "$TMP/strict-ok.yaml" -e "return 1"
+expect_status 0 "headless accepts the control"
+
 # Usage errors.
 run config
 expect_status 2 "config without subcommand"
