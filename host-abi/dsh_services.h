@@ -114,6 +114,12 @@ struct dsh_subprocess_service {
     int (*poll_quiescent)(void *ctx, struct dsh_process *process, struct dsh_exit_status *ret_status);
     /* Frees the handle. If the range is not quiescent yet it is killed first and waited for. */
     void (*release)(void *ctx, struct dsh_process *process);
+    /* Appended in 1.2. Non-blocking and idempotent: stops every process of the range where it
+     * stands (a cgroup freezer) and keeps any it would start stopped. 1 once all are frozen, 0
+     * while freezing (call again), DSH_E_UNSUPPORTED when this range cannot be frozen (the
+     * caller waits for quiescence instead). A frozen range runs nothing more: terminate() kills
+     * it, release() kills and reaps it. */
+    int (*freeze)(void *ctx, struct dsh_process *process);
 };
 
 /* ---- sandboxPolicy: standing policy and mode changes ------------------------------------------- */

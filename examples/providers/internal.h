@@ -99,9 +99,13 @@ int dshx__policy_set_mode(struct dshx__policy *policy, const char *session_id, c
                           struct dsh_error *ret_error);
 
 /* ---- ranges (range_spawn.c) ---- */
+struct dshx__range_cgroup;
+
 struct dshx__range {
     struct dsh_process pub; /* first: the handle the host sees */
     int cmd_fd;             /* seqpacket to the supervisor: terminate in, status out */
+    struct dshx__range_cgroup *cgroup; /* the range's own cgroup (range_cgroup.c), or NULL */
+    bool freeze_sent;
     bool in_pid_ns;
     bool reaped;
     bool have_status;

@@ -8,6 +8,7 @@
 #include "range_cgroup.h"
 #include "proc_write.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -78,6 +79,14 @@ int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, co
     }
     *ret = cg;
     return 0;
+}
+
+bool dshx__range_cgroup_usable(const struct dshx__range_cgroup *cg)
+{
+    if (cg->kind == DSHX_CGROUP_V1_FREEZER)
+        return faccessat(cg->dir_fd, "freezer.state", W_OK, 0) == 0;
+    return faccessat(cg->dir_fd, "cgroup.freeze", W_OK, 0) == 0 &&
+           faccessat(cg->dir_fd, "cgroup.kill", W_OK, 0) == 0;
 }
 
 int dshx__range_cgroup_clone_fd(const struct dshx__range_cgroup *cg)
@@ -168,6 +177,29 @@ int dshx__range_cgroup_remove(struct dshx__range_cgroup *cg)
         close(cg->join_fd);
     free(cg);
     return 0;
+}
+
+int dshx__range_cgroup_sweep(const char *parent, const char *prefix)
+{
+    DIR *dir = opendir(parent);
+    if (!dir)
+        return 0;
+    int removed = 0;
+    size_t n = strlen(prefix);
+    for (struct dirent *e; (e = readdir(dir));) {
+        char *end;
+        if (strncmp(e->d_name, prefix, n) != 0)
+            continue;
+        long pid = strtol(e->d_name + n, &end, 10);
+        /* A pid that is alive may be the owner (or a stranger reusing it): leave it be. */
+        if (end == e->d_name + n || *end != '-' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof(path), "%s/%s", parent, e->d_name) < (int)sizeof(path) && rmdir(path) == 0)
+            removed++;
+    }
+    closedir(dir);
+    return removed;
 }
 
 int dshx__cgroup_own_dir(enum dshx_cgroup_kind kind, char *buf, size_t size)

@@ -25,6 +25,10 @@ struct dshx__range_cgroup;
 int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, const char *name,
                               struct dshx__range_cgroup **ret);
 
+/* Whether the group has the files freeze and kill need (cgroup2 before Linux 5.14 lacks
+ * cgroup.kill; a v1 hierarchy without the freezer lacks freezer.state). */
+bool dshx__range_cgroup_usable(const struct dshx__range_cgroup *cg);
+
 /* The directory fd clone3(CLONE_INTO_CGROUP) takes (v2), or -1 (v1: see join_fd). */
 int dshx__range_cgroup_clone_fd(const struct dshx__range_cgroup *cg);
 
@@ -49,6 +53,10 @@ int dshx__range_cgroup_kill(struct dshx__range_cgroup *cg);
 
 /* Removes the directory (fails with -EBUSY while a process remains) and frees cg on success. */
 int dshx__range_cgroup_remove(struct dshx__range_cgroup *cg);
+
+/* Removes the empty `<prefix><pid>-*` groups under parent whose pid is no longer alive: what a
+ * host that died without releasing its ranges left behind. Returns how many it removed. */
+int dshx__range_cgroup_sweep(const char *parent, const char *prefix);
 
 /* The directory of the hierarchy of `kind` holding this process, written to buf (0 or -errno). */
 int dshx__cgroup_own_dir(enum dshx_cgroup_kind kind, char *buf, size_t size);

@@ -5,10 +5,12 @@
  * waitpid(-1) without __WALL cannot steal its status from our pidfd. */
 #include "internal.h"
 #include "proc_write.h"
+#include "range_cgroup.h"
 #include "supervisor_protocol.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
@@ -35,6 +37,7 @@ struct plan {
     int src[5];  /* become fds 0..4 of the supervisor */
     int sync_fd; /* read end the child waits on until its user namespace maps exist; -1 = none */
     int sync_w;  /* the child's copy of the write end: closed so a dead host reads as EOF */
+    int join_fd; /* v1 freezer cgroup.procs the child writes "0" into first; -1 = none */
     const char *path;
     char **argv;
     char **envp;
@@ -42,6 +45,9 @@ struct plan {
 
 static _Noreturn void child_main(const struct plan *p)
 {
+    /* Into the range's cgroup before anything else runs (cgroup2 needs no step: clone3 did it). */
+    if (p->join_fd >= 0 && write(p->join_fd, "0", 1) != 1)
+        _exit(127);
     int hi[5];
     /* Move every source out of 0..4 first so no dup2 clobbers a later source. */
     for (int i = 0; i < 5; i++)
@@ -156,14 +162,43 @@ static int supervisor_argv(const struct dshx__config *cfg, const struct dsh_spaw
     return 0;
 }
 
-static pid_t clone_range(bool pid_ns, bool user_ns, int *ret_pidfd)
+static pid_t clone_range(bool pid_ns, bool user_ns, int cgroup_fd, int *ret_pidfd)
 {
     struct clone_args args = {
-        .flags = CLONE_PIDFD | (pid_ns ? CLONE_NEWPID : 0) | (user_ns ? CLONE_NEWUSER : 0),
+        .flags = CLONE_PIDFD | (pid_ns ? CLONE_NEWPID : 0) | (user_ns ? CLONE_NEWUSER : 0) |
+                 (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
         .pidfd = (uint64_t)(uintptr_t)ret_pidfd,
         .exit_signal = 0,
+        .cgroup = cgroup_fd >= 0 ? (uint64_t)cgroup_fd : 0,
     };
     return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+/* The range's own cgroup: cgroup2 under the host's cgroup, else the v1 freezer's; NULL where
+ * neither can be created (unprivileged, no freezer): the range then has none, and freeze()
+ * reports unsupported. Names are unique per host process (dsh-range-<pid>-<n>); the first spawn
+ * sweeps away empty groups of hosts that died without releasing their ranges. */
+static struct dshx__range_cgroup *create_range_cgroup(void)
+{
+    static unsigned long serial;
+    char parent[PATH_MAX], name[64];
+    snprintf(name, sizeof(name), "dsh-range-%ld-%lu", (long)getpid(),
+             __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
+    static const enum dshx_cgroup_kind kinds[] = {DSHX_CGROUP_V2, DSHX_CGROUP_V1_FREEZER};
+    static bool swept[2];
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        struct dshx__range_cgroup *cg;
+        if (dshx__cgroup_own_dir(kinds[i], parent, sizeof(parent)) < 0)
+            continue;
+        if (!__atomic_exchange_n(&swept[i], true, __ATOMIC_RELAXED))
+            (void)dshx__range_cgroup_sweep(parent, "dsh-range-");
+        if (dshx__range_cgroup_create(kinds[i], parent, name, &cg) == 0) {
+            if (dshx__range_cgroup_usable(cg))
+                return cg;
+            (void)dshx__range_cgroup_remove(cg);
+        }
+    }
+    return NULL;
 }
 
 static int set_nonblock(int fd)
@@ -212,6 +247,7 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dsh_spawn_req
     int fd[NFDS];
     for (int i = 0; i < NFDS; i++)
         fd[i] = -1;
+    struct dshx__range_cgroup *cgroup = NULL;
     int pidfd = -1, rc = dshx__build_env(request->env, request->cwd, &env, ret_error);
     if (rc < 0)
         return rc;
@@ -226,15 +262,17 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dsh_spawn_req
         rc = dshx__fail(ret_error, rc, "cannot create the range's channels: %s", strerror(-rc));
         goto out;
     }
+    cgroup = create_range_cgroup();
     struct plan plan = {
         .src = {fd[DEVNULL], fd[OUT_W], fd[ERR_W], fd[CTL_CHILD], fd[CMD_CHILD]},
         .sync_fd = fd[SYNC_R],
         .sync_w = fd[SYNC_W],
+        .join_fd = cgroup ? dshx__range_cgroup_join_fd(cgroup) : -1,
         .path = cfg->supervisor_path,
         .argv = argv,
         .envp = env,
     };
-    pid_t pid = clone_range(pid_ns, user_ns, &pidfd);
+    pid_t pid = clone_range(pid_ns, user_ns, cgroup ? dshx__range_cgroup_clone_fd(cgroup) : -1, &pidfd);
     if (pid < 0) {
         rc = -errno;
         rc = dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "clone3: %s", strerror(-rc));
@@ -279,6 +317,8 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dsh_spawn_req
         .quiescence_fd = pidfd,
     };
     r->cmd_fd = fd[CMD_HOST];
+    r->cgroup = cgroup;
+    cgroup = NULL;
     r->in_pid_ns = pid_ns;
     fd[CTL_HOST] = fd[OUT_R] = fd[ERR_R] = fd[CMD_HOST] = pidfd = -1;
     *ret_range = r;
@@ -288,6 +328,8 @@ out:
     for (int i = 0; i < NFDS; i++)
         close_fd(&fd[i]);
     close_fd(&pidfd);
+    if (cgroup) /* the child, if any, was killed and reaped above: the group is empty */
+        (void)dshx__range_cgroup_remove(cgroup);
     free(r);
     dsh_strv_free(argv);
     dsh_strv_free(env);

@@ -1,6 +1,7 @@
 /* The subprocess service: spawn / terminate / poll_quiescent / release over managed ranges
  * (range_spawn.c starts them, dsh-range-supervisor owns them). */
 #include "internal.h"
+#include "range_cgroup.h"
 #include "supervisor_protocol.h"
 
 #include <errno.h>
@@ -74,6 +75,12 @@ static int terminate(void *ctx, struct dsh_process *process, uint32_t grace_ms)
     struct dshx__range *r = range_of(process);
     if (r->reaped)
         return 0;
+    /* A frozen range cannot act on SIGTERM: it is killed as a whole, supervisor included. */
+    if (r->freeze_sent) {
+        r->terminate_sent = true;
+        r->terminate_grace = 0;
+        return dshx__range_cgroup_kill(r->cgroup);
+    }
     /* Idempotent; a later call may only shorten the grace. */
     if (r->terminate_sent && grace_ms >= r->terminate_grace)
         return 0;
@@ -135,6 +142,40 @@ static int poll_quiescent(void *ctx, struct dsh_process *process,
     return 1;
 }
 
+static int freeze(void *ctx, struct dsh_process *process)
+{
+    (void)ctx;
+    if (!process)
+        return DSH_E_REQUEST_INVALID;
+    struct dshx__range *r = range_of(process);
+    if (!r->cgroup)
+        return DSH_E_UNSUPPORTED;
+    if (r->reaped && dshx__range_cgroup_empty(r->cgroup) == 1)
+        return 1; /* nothing of the range is left to run */
+    if (!r->freeze_sent) {
+        int rc = dshx__range_cgroup_freeze(r->cgroup);
+        if (rc < 0)
+            return rc;
+        r->freeze_sent = true;
+    }
+    return dshx__range_cgroup_frozen(r->cgroup);
+}
+
+/* Kills what is left in the range's cgroup (a subreaper range can leave descendants; a frozen
+ * one is all still there) and removes the group once it is empty. */
+static void remove_cgroup(const struct dshx__config *cfg, struct dshx__range *r)
+{
+    if (!r->cgroup)
+        return;
+    if (dshx__range_cgroup_empty(r->cgroup) != 1)
+        (void)dshx__range_cgroup_kill(r->cgroup);
+    for (int waited = 0; dshx__range_cgroup_empty(r->cgroup) == 0 && waited < RELEASE_WAIT_MS; waited++)
+        usleep(1000);
+    if (dshx__range_cgroup_remove(r->cgroup) < 0)
+        dshx__log(cfg, DSH_LOG_WARN, "a range's cgroup could not be removed");
+    r->cgroup = NULL;
+}
+
 static bool wait_readable(int fd, int timeout_ms)
 {
     struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -160,6 +201,7 @@ static void release(void *ctx, struct dsh_process *process)
                errno == EINTR) {
         }
     }
+    remove_cgroup(((struct dshx__subprocess *)ctx)->cfg, r);
     if (r->cmd_fd >= 0)
         close(r->cmd_fd);
     close(r->pub.quiescence_fd);
@@ -182,6 +224,7 @@ int dshx__subprocess_create(const struct dshx__config *cfg, struct dsh_subproces
         .terminate = terminate,
         .poll_quiescent = poll_quiescent,
         .release = release,
+        .freeze = freeze,
     };
     *ret_subprocess = sp;
     return 0;

@@ -15,7 +15,7 @@
 Test(abi, version_constants)
 {
     cr_expect_eq(DSH_ABI_MAJOR, 1);
-    cr_expect_eq(DSH_ABI_MINOR, 1);
+    cr_expect_eq(DSH_ABI_MINOR, 2);
 }
 
 Test(abi, error_details)
@@ -109,11 +109,12 @@ Test(abi, subprocess_service)
     SIZE(dsh_exit_status, 12);
     OFF(dsh_exit_status, code, 4);
     OFF(dsh_exit_status, signal, 8);
-    SIZE(dsh_subprocess_service, 48);
+    SIZE(dsh_subprocess_service, 56);
     OFF(dsh_subprocess_service, spawn, 16);
     OFF(dsh_subprocess_service, terminate, 24);
     OFF(dsh_subprocess_service, poll_quiescent, 32);
     OFF(dsh_subprocess_service, release, 40);
+    OFF(dsh_subprocess_service, freeze, 48); /* 1.2 */
 }
 
 Test(abi, policy_and_logger)

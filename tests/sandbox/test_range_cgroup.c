@@ -191,3 +191,38 @@ Test(range_cgroup, fake_cgroupfs_v2_files_freezing_frozen_and_no_cgroup_kill)
     cr_assert_eq(dshx__range_cgroup_remove(cg), 0);
     cr_assert_eq(rmdir(root), 0);
 }
+
+Test(range_cgroup, fake_cgroupfs_sweep_removes_empty_groups_of_dead_hosts_only)
+{
+    char root[] = "/tmp/fake-cgroupfs-XXXXXX", path[4200];
+    cr_assert(mkdtemp(root));
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0); /* a pid nobody has now (reuse within this test is not expected) */
+    const char *names[] = {"dead-1", "dead-2", "dead-3", "live-1", "other-1"};
+    char made[5][64];
+    snprintf(made[0], 64, "dsh-range-%d-1", (int)dead);
+    snprintf(made[1], 64, "dsh-range-%d-2", (int)dead);
+    snprintf(made[2], 64, "dsh-range-%d-3", (int)dead); /* not empty: stays */
+    snprintf(made[3], 64, "dsh-range-%d-1", (int)getpid());
+    snprintf(made[4], 64, "unrelated-%d-1", (int)dead);
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(path, sizeof(path), "%s/%s", root, made[i]);
+        cr_assert_eq(mkdir(path, 0700), 0, "%s", names[i]);
+    }
+    snprintf(path, sizeof(path), "%s/%s/cgroup.procs", root, made[2]);
+    write_text(path, "");
+    cr_assert_eq(dshx__range_cgroup_sweep(root, "dsh-range-"), 2);
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(path, sizeof(path), "%s/%s", root, made[i]);
+        cr_assert_eq(access(path, F_OK) == 0, i >= 2, "%s", names[i]);
+    }
+    snprintf(path, sizeof(path), "%s/%s/cgroup.procs", root, made[2]);
+    unlink(path);
+    for (size_t i = 2; i < 5; i++) {
+        snprintf(path, sizeof(path), "%s/%s", root, made[i]);
+        rmdir(path);
+    }
+    cr_assert_eq(rmdir(root), 0);
+}

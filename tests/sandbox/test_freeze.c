@@ -1,0 +1,108 @@
+/* freeze() of the subprocess service (ABI 1.1): a confined range whose descendant appends to a
+ * workspace file in a loop stops growing the file once freeze() reports frozen -- while a control
+ * loop outside every range keeps appending to its own file (the barrier that shows time passed) --
+ * then terminate() kills it from frozen, nothing of it runs on the way, and release() removes the
+ * range's cgroup. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static struct fx f;
+
+static void setup(void)
+{
+    fx_setup(&f, NULL);
+}
+
+static void teardown(void)
+{
+    fx_teardown(&f);
+}
+
+TestSuite(freeze, .init = setup, .fini = teardown, .timeout = 120);
+
+static off_t size_of(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_size : 0;
+}
+
+static void wait_growth(const char *path, off_t beyond)
+{
+    while (size_of(path) <= beyond)
+        usleep(1000);
+}
+
+/* Entries named dsh-range-<this pid>-* in the host's cgroup2 and v1 freezer directories. */
+static int range_cgroups_left(void)
+{
+    static const char *const roots[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified",
+                                        "/sys/fs/cgroup/freezer"};
+    char prefix[64];
+    int n = 0;
+    snprintf(prefix, sizeof(prefix), "dsh-range-%ld-", (long)getpid());
+    for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+        DIR *d = opendir(roots[i]);
+        for (struct dirent *e; d && (e = readdir(d));)
+            n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+        if (d)
+            closedir(d);
+    }
+    return n;
+}
+
+Test(freeze, a_frozen_range_runs_nothing_until_it_is_killed)
+{
+    char inside[PATH_MAX], outside[PATH_MAX];
+    snprintf(inside, sizeof(inside), "%s/appended", f.ws);
+    snprintf(outside, sizeof(outside), "%s/control-appended", f.root);
+    struct live l;
+    cr_assert_eq(live_start(&f, WW,
+                            "cp.spawn('/bin/sh',['-c','while :; do echo x >> \"$0\"; done',"
+                            "process.env.DSH_T_WS+'/appended'],{stdio:'ignore',detached:true});"
+                            "setInterval(()=>{},1000)",
+                            NULL, &l),
+                 0);
+    const struct dsh_subprocess_service *sp = dsh_linux_subprocess(f.svc);
+    cr_assert_geq(sp->struct_size, offsetof(struct dsh_subprocess_service, freeze) + sizeof(sp->freeze));
+    wait_growth(inside, 0); /* the descendant runs: its file grows */
+    int rc = sp->freeze(sp->ctx, l.proc);
+    if (rc == DSH_E_UNSUPPORTED) {
+        struct run r;
+        live_end(&l, &r);
+        run_free(&r);
+        cr_skip_test("no usable cgroup for ranges on this machine");
+    }
+    while ((rc = sp->freeze(sp->ctx, l.proc)) == 0)
+        usleep(1000);
+    cr_assert_eq(rc, 1, "freeze: %s", dsh_strerror(rc));
+    off_t frozen_size = size_of(inside);
+
+    /* Barrier: a loop outside every range appends 500 lines meanwhile. */
+    pid_t control;
+    char *argv[] = {"/bin/sh", "-c", "while :; do echo x >> \"$0\"; done", outside, NULL};
+    cr_assert_eq(posix_spawn(&control, "/bin/sh", NULL, NULL, argv, NULL), 0);
+    wait_growth(outside, 1000);
+    kill(control, SIGKILL);
+    waitpid(control, NULL, 0);
+    cr_assert_eq(size_of(inside), frozen_size, "nothing of the frozen range ran");
+    cr_assert_eq(sp->freeze(sp->ctx, l.proc), 1, "freeze is idempotent");
+
+    cr_assert_eq(sp->terminate(sp->ctx, l.proc, 5000), 0);
+    cr_assert(live_pump(&l, 30000), "the frozen range was killed and quiesced");
+    cr_assert_eq(size_of(inside), frozen_size, "the kill let nothing run first");
+    struct run r;
+    live_end(&l, &r);
+    run_free(&r);
+    cr_assert_eq(range_cgroups_left(), 0, "release removed the range's cgroup");
+}
