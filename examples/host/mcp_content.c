@@ -42,8 +42,12 @@ static unsigned char *read_bounded(const char *path, size_t max, size_t *ret_len
         return NULL;
     struct stat st;
     unsigned char *data = NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
-        errno = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        errno = EINVAL;
+        goto out;
+    }
+    if ((uint64_t)st.st_size > max) {
+        errno = EFBIG;
         goto out;
     }
     data = malloc((size_t)st.st_size + 1);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -324,7 +325,7 @@ static void cancelled(struct mcp *m, json_object *params)
 
 /* ---- requests -------------------------------------------------------------------------------------- */
 
-static void initialize(struct mcp *m, json_object *id, json_object *params)
+static void initialize(json_object *id, json_object *params)
 {
     static const char *const versions[] = DSHH_MCP_PROTOCOL_VERSIONS;
     json_object *asked;
@@ -347,7 +348,6 @@ static void initialize(struct mcp *m, json_object *id, json_object *params)
                            json_object_new_string("Call " TOOL_NAME " with a TypeScript program instead of many "
                                                   "separate tool calls; its description lists what the program "
                                                   "can call."));
-    (void)m;
     respond(id, result);
 }
 
@@ -410,7 +410,7 @@ static void handle_message(struct mcp *m, json_object *msg)
         return;
     }
     if (!strcmp(name, "initialize")) {
-        initialize(m, id, params);
+        initialize(id, params);
     } else if (!strcmp(name, "ping")) {
         respond(id, json_object_new_object());
     } else if (!strcmp(name, "tools/list")) {
