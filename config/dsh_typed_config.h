@@ -56,6 +56,16 @@ int ptc_config_parse(const char *yaml_text, size_t len, struct ptc_config *ret_c
 void ptc_config_destroy(struct ptc_config *config); /* NULL ok; leaves it zeroed */
 const char *ptc_execution_mode_name(enum ptc_execution_mode mode);
 
+/* ---- @deepseek-ai/dsh-ptc-runtime-python (ptc_python_config.c) ------ */
+
+#define PTC_PYTHON_PROVIDER_NAME "@deepseek-ai/dsh-ptc-runtime-python"
+
+/* The Python row in the shared struct: executionMode per-call, maxTimeoutMs = timeoutMs,
+ * stopGraceMs = graceMs, launch.is_explicit with executable = `python` and bootstrap_path =
+ * `bootstrapPath` (NULL: the plugin's bootstrap-python). Destroy with ptc_config_destroy. */
+int ptc_python_config_parse(const char *yaml_text, size_t len, struct ptc_config *ret_config,
+                            struct dsh_diagnostics *ret_diags);
+
 /* ---- dsh-sandbox-linux ---------------------------------------------- */
 
 struct dsh_sandbox_linux_config {

@@ -1,31 +1,42 @@
-/* The provider table: the only exported symbol, dsh_provider_entry, and the calls it lists
- * (instance.c; readable_roots needs no instance: request/own_files.c). */
+/* dsh-ptc-runtime-node.so: the Node language (TypeScript programs, bootstrap/) and the provider
+ * table; dsh_provider_entry is the only exported symbol (calls: instance.c; readable_roots needs
+ * no instance: request/own_files.c). */
+#include "frames.h"
 #include "instance.h"
+#include "language.h"
+#include "launch.h"
 #include "own_files.h"
 
-static const struct dsh_provider provider = {
-    .struct_size = sizeof(struct dsh_provider),
-    .abi_major = DSH_ABI_MAJOR,
-    .abi_minor = DSH_ABI_MINOR,
-    .name = PTC_NAME,
-    .version = PTC_VERSION,
-    .load = ptc__instance_load,
-    .resolve = ptc__instance_resolve,
-    .run = ptc__instance_run,
-    .release = ptc__instance_release,
-    .registerEnvironmentInitializer = ptc__instance_register_initializer,
-    .get_fd = ptc__instance_get_fd,
-    .dispatch = ptc__instance_dispatch,
-    .cancel = ptc__instance_cancel,
-    .reply = ptc__instance_reply,
-    .describe = ptc__instance_describe,
-    .unload = ptc__instance_unload,
-    .unregisterEnvironmentInitializer = ptc__instance_unregister_initializer,
-    .free_text = ptc__instance_free_text,
-    .wait = ptc__instance_wait,
-    .registerImage = ptc__instance_register_image,
-    .readable_roots = ptc__own_readable_roots,
+#include <stdio.h>
+
+static bool node_hello_supported(const struct ptc_frame *hello, char *why, size_t why_len)
+{
+    long major = 0;
+    if (hello->node && sscanf(hello->node, "v%ld", &major) == 1 && major >= PTC_MIN_NODE_MAJOR)
+        return true;
+    snprintf(why, why_len, "Node.js %.40s is older than the supported v%d line", hello->node ? hello->node : "(unknown)",
+             PTC_MIN_NODE_MAJOR);
+    return false;
+}
+
+static const struct ptc_language node_language = {
+    .provider_name = PTC_NAME,
+    .program_language = "typescript",
+    .parse_config = ptc_config_parse,
+    .launch_argv = ptc__launch_argv,
+    .hello_supported = node_hello_supported,
+    .timeout_overrides = true,
+    .retaining_modes = true,
+    .per_call_instructions = ptc__node_per_call_instructions,
 };
+
+static int load(const char *config_yaml, size_t config_len, const struct dsh_services *services,
+                struct dsh_instance **ret_instance, struct dsh_error *ret_error)
+{
+    return ptc__instance_load(&node_language, config_yaml, config_len, services, ret_instance, ret_error);
+}
+
+static const struct dsh_provider provider = PTC_PROVIDER_TABLE(PTC_NAME, load, ptc__own_readable_roots);
 
 __attribute__((visibility("default"))) const struct dsh_provider *dsh_provider_entry(uint32_t host_abi_major)
 {

@@ -1,6 +1,7 @@
 /* One loaded provider row: load and unload, the calls of the provider table (argument checks,
  * then the layer that owns the work), environment initializers and describe. */
 #include "instance.h"
+#include "language.h"
 #include "dsh_program_format.h"
 #include "owners.h"
 #include "resolve.h"
@@ -34,15 +35,16 @@ static char *initializer_source(void *ctx)
     return joined;
 }
 
-int ptc__instance_load(const char *config_yaml, size_t config_len, const struct dsh_services *services,
-                       struct dsh_instance **ret_instance, struct dsh_error *ret_error)
+int ptc__instance_load(const struct ptc_language *language, const char *config_yaml, size_t config_len,
+                       const struct dsh_services *services, struct dsh_instance **ret_instance,
+                       struct dsh_error *ret_error)
 {
     if (!services || !ret_instance)
         return ptc__fail(ret_error, -EINVAL, "load needs a services bundle and ret_instance");
     struct dsh_instance *inst = calloc(1, sizeof *inst);
     if (!inst)
         return ptc__fail(ret_error, -ENOMEM, "out of memory");
-    int rc = ptc__host_init(&inst->host, config_yaml, config_len, services, ret_error);
+    int rc = ptc__host_init(&inst->host, language, config_yaml, config_len, services, ret_error);
     if (rc < 0) {
         free(inst);
         return rc;
@@ -122,6 +124,9 @@ int ptc__instance_register_initializer(struct dsh_instance *inst, const char *pr
 {
     if (!inst || !program || !ret_registration)
         return ptc__fail(ret_error, -EINVAL, "registerEnvironmentInitializer needs an instance, a program and ret_registration");
+    if (!inst->host.language->retaining_modes)
+        return ptc__fail(ret_error, DSH_E_WRONG_MODE, "%s has no environment initializers: it runs per call only",
+                         inst->host.language->provider_name);
     if (inst->host.config.execution_mode != PTC_EXECUTION_PERSISTENT_IN_MEMORY)
         return ptc__fail(ret_error, DSH_E_WRONG_MODE,
                          "environment initializers are only available with executionMode persistent-in-memory");
@@ -207,7 +212,7 @@ void ptc__instance_free_text(char *text)
     "failed call throws an error whose member property names the function. Node APIs are "        \
     "available under the session's file sandbox. "
 
-static const char per_call_instructions[] =
+const char ptc__node_per_call_instructions[] =
     "Write the program as the body of an async function in TypeScript (erasable type syntax only: "
     "no enum, namespace values or parameter properties). Top-level await and return work; the "
     "returned value must be plain JSON. " TOOLS_RULE OUTPUT_RULE
@@ -258,7 +263,7 @@ static const char *instructions_for(const struct dsh_instance *inst)
     case DSH_PROGRAM_FORMAT_REPL:
         return repl_instructions;
     default:
-        return per_call_instructions;
+        return inst->host.language->per_call_instructions;
     }
 }
 
@@ -267,15 +272,21 @@ int ptc__instance_describe(struct dsh_instance *inst, char **ret_json, size_t *r
     if (!inst || !ret_json)
         return ptc__fail(ret_error, -EINVAL, "describe needs an instance and ret_json");
     const struct ptc_config *config = &inst->host.config;
-    json_object *d = json_object_new_object(), *timeout = json_object_new_object();
-    json_object_object_add(d, "name", json_object_new_string(PTC_NAME));
+    const struct ptc_language *language = inst->host.language;
+    json_object *d = json_object_new_object();
+    json_object_object_add(d, "name", json_object_new_string(language->provider_name));
+    json_object_object_add(d, "language", json_object_new_string(language->program_language));
     json_object_object_add(d, "version", json_object_new_string(PTC_VERSION));
     json_object_object_add(d, "executionMode", json_object_new_string(ptc_execution_mode_name(config->execution_mode)));
     json_object_object_add(d, "programFormat", json_object_new_string(inst->runs.program_format));
     json_object_object_add(d, "retainsState", json_object_new_boolean(inst->runs.retains_state));
-    json_object_object_add(timeout, "defaultMs", json_object_new_int64(config->timeout_ms));
-    json_object_object_add(timeout, "maxMs", json_object_new_int64(config->max_timeout_ms));
-    json_object_object_add(d, "timeout", timeout);
+    /* A language without per-call overrides has no timeout choice to describe. */
+    if (language->timeout_overrides) {
+        json_object *timeout = json_object_new_object();
+        json_object_object_add(timeout, "defaultMs", json_object_new_int64(config->timeout_ms));
+        json_object_object_add(timeout, "maxMs", json_object_new_int64(config->max_timeout_ms));
+        json_object_object_add(d, "timeout", timeout);
+    }
     json_object_object_add(d, "executionInstructions", json_object_new_string(instructions_for(inst)));
     const char *text = json_object_to_json_string_ext(d, DSH_JSON_PRINT_FLAGS);
     *ret_json = strdup(text);

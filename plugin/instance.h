@@ -1,5 +1,6 @@
 /* One loaded provider row (instance.c): the layers it is made of, the environment initializers,
- * describe, and the calls of the provider table (host-abi/ABI.md). entry.c lists them. */
+ * describe, and the calls of the provider table (host-abi/ABI.md), for the language (language.h)
+ * its entry file passes. entry.c (Node) and python/entry.c (Python) list them. */
 #ifndef PTC_INSTANCE_H
 #define PTC_INSTANCE_H
 
@@ -23,8 +24,11 @@ struct dsh_instance {
     bool unloading;
 };
 
-int ptc__instance_load(const char *config_yaml, size_t config_len, const struct dsh_services *services,
-                       struct dsh_instance **ret_instance, struct dsh_error *ret_error);
+struct ptc_language;
+
+int ptc__instance_load(const struct ptc_language *language, const char *config_yaml, size_t config_len,
+                       const struct dsh_services *services, struct dsh_instance **ret_instance,
+                       struct dsh_error *ret_error);
 void ptc__instance_unload(struct dsh_instance *inst);
 int ptc__instance_resolve(struct dsh_instance *inst, const char *request_json, size_t request_len,
                           char **ret_spec_json, size_t *ret_spec_len, struct dsh_error *ret_error);
@@ -47,5 +51,35 @@ int ptc__instance_register_image(struct dsh_instance *inst, dsh_run_id run, cons
                                  const char *host_path, char **ret_descriptor_json, size_t *ret_len,
                                  struct dsh_error *ret_error);
 void ptc__instance_free_text(char *text);
+
+/* describe()'s per-call guidance of the Node runtime. */
+extern const char ptc__node_per_call_instructions[];
+
+/* The provider table of a language: every call above, `load` being the language's wrapper and
+ * `readable_roots` its own files' directories (request/own_files.h). */
+#define PTC_PROVIDER_TABLE(provider_name, load_fn, roots_fn)                       \
+    {                                                                              \
+        .struct_size = sizeof(struct dsh_provider),                                \
+        .abi_major = DSH_ABI_MAJOR,                                                \
+        .abi_minor = DSH_ABI_MINOR,                                                \
+        .name = provider_name,                                                     \
+        .version = PTC_VERSION,                                                    \
+        .load = load_fn,                                                           \
+        .resolve = ptc__instance_resolve,                                          \
+        .run = ptc__instance_run,                                                  \
+        .release = ptc__instance_release,                                          \
+        .registerEnvironmentInitializer = ptc__instance_register_initializer,      \
+        .get_fd = ptc__instance_get_fd,                                            \
+        .dispatch = ptc__instance_dispatch,                                        \
+        .cancel = ptc__instance_cancel,                                            \
+        .reply = ptc__instance_reply,                                              \
+        .describe = ptc__instance_describe,                                        \
+        .unload = ptc__instance_unload,                                            \
+        .unregisterEnvironmentInitializer = ptc__instance_unregister_initializer,  \
+        .free_text = ptc__instance_free_text,                                      \
+        .wait = ptc__instance_wait,                                                \
+        .registerImage = ptc__instance_register_image,                             \
+        .readable_roots = roots_fn,                                                \
+    }
 
 #endif

@@ -209,7 +209,7 @@ int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts);
 
 /* ---- paths.c: installed or build-tree locations ---------------------------------------------------- */
 enum dshh_path { DSHH_PATH_PROVIDER, DSHH_PATH_WORKFLOW, DSHH_PATH_PROFILE, DSHH_PATH_LAUNCHER,
-                 DSHH_PATH_COUNT };
+                 DSHH_PATH_PYTHON_PROVIDER, DSHH_PATH_COUNT };
 /* The default location of a file dsh uses; NULL for the launcher of an installed dsh (the
  * services library finds its own). */
 const char *dshh__path(enum dshh_path which);

@@ -126,6 +126,16 @@ static int readable_roots(const struct dsh_catalog *cat, const struct dshh_profi
     for (size_t i = 0; i < profile->nrows; i++) {
         const struct dshh_row *row = &profile->rows[i];
         const struct dsh_catalog_provider *p = dsh_catalog_find(cat, row->name);
+        /* The Python row: its own bootstrap comes with readable_roots; a configured one and a
+         * configured interpreter's directory are listed here. */
+        if (!row->disabled && p && strcmp(row->name, PTC_PYTHON_PROVIDER_NAME) == 0) {
+            int rc = add_parent_dir(p, row, "bootstrapPath", v, &n);
+            if (rc == 0)
+                rc = add_parent_dir(p, row, "python", v, &n);
+            if (rc < 0)
+                return rc;
+            break;
+        }
         if (row->disabled || strcmp(row->name, PTC_PROVIDER_NAME) != 0 || !p)
             continue;
         int rc = add_parent_dir(p, row, "launch.bootstrapPath", v, &n);
@@ -279,7 +289,10 @@ static int open_provider(struct dshh_host *host, const struct dshh_profile *prof
         fprintf(stderr, "dsh: the composition has no enabled provider row\n");
         return -1;
     }
-    host->provider_path = prow->path ? prow->path : dshh__path(DSHH_PATH_PROVIDER);
+    /* A row without path: the shared object of this installation for that provider name. */
+    host->provider_path = prow->path ? prow->path
+                          : dshh__path(strcmp(prow->name, PTC_PYTHON_PROVIDER_NAME) == 0 ? DSHH_PATH_PYTHON_PROVIDER
+                                                                                         : DSHH_PATH_PROVIDER);
     *ret_row = prow;
     return dshh__provider_open(host->provider_path, prow->name, &host->dl, &host->provider, stderr);
 }

@@ -1,4 +1,4 @@
-/* Where dsh finds its provider, workflow engine, default profile and sandbox launcher. meson
+/* Where dsh finds its providers (Node, and the experimental Python one), workflow engine, default profile and sandbox launcher. meson
  * compiles this file twice: the build tree's dsh names the files of the build; the installed dsh
  * names them relative to its own executable (/proc/self/exe), so an installed prefix can move.
  * Paths given absolute at build time are used as they are. */
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #if !defined(DSHH_PROVIDER_PATH) || !defined(DSHH_WORKFLOW_PATH) || \
-    !defined(DSHH_PROFILE_PATH) || !defined(DSHH_LAUNCHER_PATH)
-#error "meson passes DSHH_PROVIDER_PATH, DSHH_WORKFLOW_PATH, DSHH_PROFILE_PATH, DSHH_LAUNCHER_PATH"
+    !defined(DSHH_PROFILE_PATH) || !defined(DSHH_LAUNCHER_PATH) || !defined(DSHH_PYTHON_PROVIDER_PATH)
+#error "meson passes DSHH_PROVIDER_PATH, DSHH_WORKFLOW_PATH, DSHH_PROFILE_PATH, DSHH_LAUNCHER_PATH, DSHH_PYTHON_PROVIDER_PATH"
 #endif
 
 static const char *const compiled[] = {
@@ -20,6 +20,7 @@ static const char *const compiled[] = {
     [DSHH_PATH_WORKFLOW] = DSHH_WORKFLOW_PATH,
     [DSHH_PATH_PROFILE] = DSHH_PROFILE_PATH,
     [DSHH_PATH_LAUNCHER] = DSHH_LAUNCHER_PATH,
+    [DSHH_PATH_PYTHON_PROVIDER] = DSHH_PYTHON_PROVIDER_PATH,
 };
 
 static char resolved[DSHH_PATH_COUNT][PATH_MAX];

@@ -127,6 +127,7 @@ int ptc__frame_parse(const char *line, size_t len, struct ptc_frame *ret_frame, 
     case PTC_FRAME_HELLO: {
         json_object *p;
         ret_frame->node = get_string(root, "node", NULL);
+        ret_frame->python = get_string(root, "python", NULL);
         if (!json_object_object_get_ex(root, "protocol", &p) || !json_object_is_type(p, json_type_int))
             rc = fail(why, why_len, "the bootstrap did not announce a protocol revision");
         else

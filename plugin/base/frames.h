@@ -45,7 +45,8 @@ struct ptc_frame {
     uint64_t run;
     /* hello */
     int64_t protocol;
-    const char *node;
+    const char *node;   /* the Node child's process.version */
+    const char *python; /* the Python child's X.Y.Z */
     /* text */
     const char *text;
     size_t text_len;

@@ -1,5 +1,6 @@
 /* See host.h. */
 #include "host.h"
+#include "language.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -24,7 +25,7 @@ void ptc__log(const struct ptc_host *host, int level, const char *fmt, ...)
  * runtime calls: a host of an older minor passes a shorter struct (ABI.md, Versioning). */
 #define SERVICE_OK(service, last) ((service) && (service)->abi_major == DSH_ABI_MAJOR && DSH_HAS(service, last))
 
-int ptc__host_init(struct ptc_host *host, const char *config_yaml, size_t config_len,
+int ptc__host_init(struct ptc_host *host, const struct ptc_language *language, const char *config_yaml, size_t config_len,
                    const struct dsh_services *services, struct dsh_error *err)
 {
     memset(host, 0, sizeof *host);
@@ -41,7 +42,9 @@ int ptc__host_init(struct ptc_host *host, const char *config_yaml, size_t config
     memcpy(&host->services, services, known);
     host->services.struct_size = (uint32_t)known;
     struct dsh_diagnostics diags;
-    int rc = ptc_config_parse(config_yaml ? config_yaml : "", config_yaml ? config_len : 0, &host->config, &diags);
+    host->language = language;
+    int rc = language->parse_config(config_yaml ? config_yaml : "", config_yaml ? config_len : 0, &host->config,
+                                    &diags);
     if (rc < 0) {
         char *text = NULL;
         dsh_diagnostics_join(&diags, &text);

@@ -10,15 +10,19 @@
 #define PTC_NAME "@deepseek-ai/dsh-ptc-runtime-node"
 #define PTC_VERSION "0.1.0"
 
+struct ptc_language;
+
 struct ptc_host {
+    const struct ptc_language *language; /* language.h: what the provider's entry file runs */
     struct ptc_config config;
     struct dsh_services services; /* copy of the bundle; vtables are borrowed */
     struct ptc_loop loop;
 };
 
 /* Checks and copies the services (an older minor host may pass shorter structs), parses the
- * configuration row and creates the loop. 0, or a status with err filled. */
-int ptc__host_init(struct ptc_host *host, const char *config_yaml, size_t config_len,
+ * configuration row with the language's parser and creates the loop. 0, or a status with err
+ * filled. */
+int ptc__host_init(struct ptc_host *host, const struct ptc_language *language, const char *config_yaml, size_t config_len,
                    const struct dsh_services *services, struct dsh_error *err);
 void ptc__host_destroy(struct ptc_host *host);
 

@@ -1,6 +1,7 @@
 /* Environment I/O: the control channel of an untrusted child, raw stdout/stderr, quiescence.
  * Frames of the attached consumer's evaluation go to it; anything else ends the environment. */
 #include "env_io.h"
+#include "language.h"
 #include "env_private.h"
 
 #include <errno.h>
@@ -29,10 +30,7 @@ static void on_hello(struct ptc_env *env, const struct ptc_frame *frame)
         env_protocol(env, message);
         return;
     }
-    long major = 0;
-    if (!frame->node || sscanf(frame->node, "v%ld", &major) != 1 || major < PTC_MIN_NODE_MAJOR) {
-        snprintf(message, sizeof message, "Node.js %.40s is older than the supported v%d line",
-                 frame->node ? frame->node : "(unknown)", PTC_MIN_NODE_MAJOR);
+    if (!env->host->language->hello_supported(frame, message, sizeof message)) {
         env_protocol(env, message);
         return;
     }

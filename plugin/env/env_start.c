@@ -3,7 +3,7 @@
 #include "env_start.h"
 #include "env_io.h"
 #include "env_private.h"
-#include "launch.h"
+#include "language.h"
 #include "dsh_strv.h"
 
 #include <errno.h>
@@ -96,7 +96,7 @@ struct ptc_env *ptc__env_create(struct ptc_envs *set, json_object *policy, const
     struct ptc_host *host = env->host;
     char **argv = NULL;
     struct dsh_error err = {0};
-    if (ptc__launch_argv(host, &argv, &env->launch_env, &err) < 0) {
+    if (host->language->launch_argv(host, &argv, &env->launch_env, &err) < 0) {
         env->confine_status = err.code ? err.code : -EINVAL;
         env->launch_error = strdup(err.message);
         ptc__defer(&host->loop, after_confined, env);

@@ -14,7 +14,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int map_path(struct ptc_host *host, const char *host_path, char *buf, size_t len,
+char **ptc__argv_dup(const char *const *argv, size_t n)
+{
+    char **out = calloc(n + 1, sizeof *out);
+    for (size_t i = 0; out && i < n; i++)
+        if (!(out[i] = strdup(argv[i]))) {
+            dsh_strv_free(out);
+            return NULL;
+        }
+    return out;
+}
+
+int ptc__launch_map_path(struct ptc_host *host, const char *host_path, char *buf, size_t len,
                     struct dsh_error *err)
 {
     const struct dsh_fs_service *fs = host->services.fs;
@@ -28,7 +39,7 @@ static int map_path(struct ptc_host *host, const char *host_path, char *buf, siz
 
 /* launch.executable: an absolute path of the subprocess world, used as it is, or a bare name
  * looked up on the host's PATH and mapped into the execution world, which must see it. */
-static int resolve_executable(struct ptc_host *host, const char *name, char *buf, size_t len,
+int ptc__launch_resolve_executable(struct ptc_host *host, const char *name, char *buf, size_t len,
                               struct dsh_error *err)
 {
     if (strchr(name, '/')) {
@@ -52,12 +63,12 @@ static int resolve_executable(struct ptc_host *host, const char *name, char *buf
         if (dir_len > 0 && dir[0] == '/' &&
             snprintf(candidate, sizeof candidate, "%.*s/%s", (int)dir_len, dir, name) < (int)sizeof candidate &&
             stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0)
-            return map_path(host, candidate, buf, len, err);
+            return ptc__launch_map_path(host, candidate, buf, len, err);
         dir += dir_len;
         if (*dir == ':')
             dir++;
     }
-    return ptc__fail(err, DSH_E_NOT_FOUND, "launch.executable %s was not found on PATH", name);
+    return ptc__fail(err, DSH_E_NOT_FOUND, "executable %s was not found on PATH", name);
 }
 
 int ptc__launch_argv(struct ptc_host *host, char ***ret_argv, char ***ret_env,
@@ -75,16 +86,16 @@ int ptc__launch_argv(struct ptc_host *host, char ***ret_argv, char ***ret_env,
         if (access(ptc__own_node(), X_OK) != 0)
             return ptc__fail(err, DSH_E_NOT_FOUND,
                              "the Node.js this plugin was built for (meson -Dnode) is missing: %s", ptc__own_node());
-        if ((rc = map_path(host, ptc__own_node(), node, sizeof node, err)) < 0 ||
-            (rc = map_path(host, ptc__own_bootstrap(), bootstrap, sizeof bootstrap, err)) < 0)
+        if ((rc = ptc__launch_map_path(host, ptc__own_node(), node, sizeof node, err)) < 0 ||
+            (rc = ptc__launch_map_path(host, ptc__own_bootstrap(), bootstrap, sizeof bootstrap, err)) < 0)
             return rc;
     } else {
-        if ((rc = resolve_executable(host, launch->executable, node, sizeof node, err)) < 0)
+        if ((rc = ptc__launch_resolve_executable(host, launch->executable, node, sizeof node, err)) < 0)
             return rc;
         if (launch->kind == PTC_LAUNCH_NODE_SCRIPT) {
             if (launch->bootstrap_path)
                 snprintf(bootstrap, sizeof bootstrap, "%s", launch->bootstrap_path);
-            else if ((rc = map_path(host, ptc__own_bootstrap(), bootstrap, sizeof bootstrap, err)) < 0)
+            else if ((rc = ptc__launch_map_path(host, ptc__own_bootstrap(), bootstrap, sizeof bootstrap, err)) < 0)
                 return rc;
         }
     }
@@ -112,20 +123,13 @@ int ptc__launch_argv(struct ptc_host *host, char ***ret_argv, char ***ret_env,
     argv[n++] = pending;
     argv[n] = NULL;
 
-    char **out_argv = calloc(n + 1, sizeof *out_argv);
-    char **out_env = calloc(2, sizeof *out_env);
-    if (!out_argv || !out_env)
-        goto nomem;
-    for (size_t i = 0; i < n; i++)
-        if (!(out_argv[i] = strdup(argv[i])))
-            goto nomem;
-    if (env[0] && !(out_env[0] = strdup(env[0])))
-        goto nomem;
+    char **out_argv = ptc__argv_dup(argv, n), **out_env = ptc__argv_dup(env, env[0] ? 1 : 0);
+    if (!out_argv || !out_env) {
+        dsh_strv_free(out_argv);
+        dsh_strv_free(out_env);
+        return ptc__fail(err, -ENOMEM, "out of memory");
+    }
     *ret_argv = out_argv;
     *ret_env = out_env;
     return 0;
-nomem:
-    dsh_strv_free(out_argv);
-    dsh_strv_free(out_env);
-    return ptc__fail(err, -ENOMEM, "out of memory");
 }

@@ -1,4 +1,5 @@
-/* Where the plugin's own files are. PTC_DEFAULT_NODE and PTC_DEFAULT_BOOTSTRAP are relative to
+/* Where the plugin's own files are. PTC_DEFAULT_NODE, PTC_DEFAULT_BOOTSTRAP and the Python
+ * runtime's PYTHON_BOOTSTRAP are relative to
  * the directory of the object the plugin is in (dladdr), so an installed prefix can move and the
  * build tree works through its bootstrap link (plugin/meson.build); an absolute PTC_DEFAULT_NODE
  * (meson -Dnode) is used as it is. */
@@ -18,12 +19,17 @@
 #error "PTC_DEFAULT_BOOTSTRAP must name bootstrap/child.cjs relative to the plugin"
 #endif
 
+/* The Python runtime's child, beside the plugin like bootstrap/ (a link in the build tree). */
+#define PYTHON_BOOTSTRAP "bootstrap-python/process.py"
+
 static struct {
     bool located;
     char node[PATH_MAX];
     char bootstrap[PATH_MAX];
-    char dirs[2][PATH_MAX];
+    char python_bootstrap[PATH_MAX];
+    char dirs[3][PATH_MAX];
     const char *roots[3];
+    const char *python_roots[2];
 } own;
 
 static void locate_one(const char *dir, const char *path, char *out)
@@ -65,6 +71,9 @@ static void locate(void)
         own.roots[n++] = own.dirs[1];
     }
     own.roots[n] = NULL;
+    locate_one(self, PYTHON_BOOTSTRAP, own.python_bootstrap);
+    parent(own.python_bootstrap, own.dirs[2]);
+    own.python_roots[0] = own.dirs[2];
 }
 
 const char *ptc__own_node(void)
@@ -88,4 +97,16 @@ const char *const *ptc__own_readable_roots(void)
 {
     locate();
     return own.roots;
+}
+
+const char *ptc__own_python_bootstrap(void)
+{
+    locate();
+    return own.python_bootstrap;
+}
+
+const char *const *ptc__own_python_readable_roots(void)
+{
+    locate();
+    return own.python_roots;
 }

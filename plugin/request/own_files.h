@@ -1,4 +1,5 @@
-/* The plugin's own files: its bootstrap and default Node.js, found from the plugin's location. */
+/* The plugin's own files: its bootstrap and default Node.js (and the Python runtime's bootstrap),
+ * found from the plugin's location. */
 #ifndef PTC_OWN_FILES_H
 #define PTC_OWN_FILES_H
 
@@ -13,5 +14,8 @@ bool ptc__own_node_is_pinned(void);
 /* The directories of both, for the execution world: NULL-terminated, static (the provider
  * table's readable_roots). */
 const char *const *ptc__own_readable_roots(void);
+/* The Python runtime's bootstrap-python/process.py, and its directory as readable roots. */
+const char *ptc__own_python_bootstrap(void);
+const char *const *ptc__own_python_readable_roots(void);
 
 #endif /* PTC_OWN_FILES_H */

@@ -2,6 +2,7 @@
  * and spec.json. */
 #include "resolve.h"
 #include "image.h"
+#include "language.h"
 #include "spec.h"
 #include "dsh_json_strict.h"
 
@@ -60,6 +61,11 @@ static int resolve_timeout(struct ptc_host *host, json_object *request, json_obj
     }
     double d = json_object_get_double(v);
     bool numeric = json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
+    if (numeric && !host->language->timeout_overrides)
+        return ptc__fail(err, DSH_E_UNSUPPORTED,
+                         "timeoutMs overrides are not supported by %s: every run has the configured deadline "
+                         "(%lld ms); only null (no deadline, for service callers) is accepted",
+                         host->language->provider_name, (long long)host->config.timeout_ms);
     if (!numeric || !isfinite(d) || d <= 0 || d != floor(d))
         return ptc__fail(err, DSH_E_REQUEST_INVALID,
                          "timeoutMs must be a positive integer number of milliseconds or null");
@@ -144,6 +150,11 @@ int ptc__resolve(struct ptc_host *host, const char *request_json, size_t request
         goto out;
     if ((rc = copy_optional(request, spec, "stateOwner", json_type_string, NULL, err)) < 0)
         goto out;
+    if (!host->language->retaining_modes && json_object_object_get(spec, "stateOwner")) {
+        rc = ptc__fail(err, DSH_E_UNSUPPORTED, "stateOwner is not supported by %s: it runs per call only, "
+                       "nothing is retained", host->language->provider_name);
+        goto out;
+    }
     if ((rc = copy_optional(request, spec, "bindings", json_type_array, json_object_new_array(), err)) < 0)
         goto out;
     json_object_object_add(spec, "policy", json_object_get(policy));

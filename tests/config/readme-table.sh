@@ -1,11 +1,12 @@
 #!/bin/sh
-# readme-table.sh GEN README [--update]
+# readme-table.sh GEN README [check|--update] [PROVIDER TAG]
 # Fails when the table between the README's config-table markers differs from
 # what GEN (config/gen-config-table) prints from catalog.yaml; --update rewrites it.
+# PROVIDER TAG: another provider's table, between `config-table:begin TAG` markers.
 set -eu
-gen=$1 readme=$2 mode=${3:-check}
-begin='<!-- config-table:begin -->'
-end='<!-- config-table:end -->'
+gen=$1 readme=$2 mode=${3:-check} provider=${4:-} tag=${5:+ $5}
+begin="<!-- config-table:begin$tag -->"
+end="<!-- config-table:end$tag -->"
 
 for marker in "$begin" "$end"; do
     n=$(grep -cxF -- "$marker" "$readme" || true)
@@ -17,7 +18,7 @@ done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$gen" >"$tmp/want"
+"$gen" ${provider:+"$provider"} >"$tmp/want"
 awk -v b="$begin" -v e="$end" '$0 == e { inside = 0 } inside { print } $0 == b { inside = 1 }' \
     "$readme" >"$tmp/have"
 

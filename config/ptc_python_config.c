@@ -1,0 +1,58 @@
+/* Typed config of @deepseek-ai/dsh-ptc-runtime-python, in the runtime's shared struct
+ * ptc_config. Every value comes through the catalog getters; what the Python row has no field
+ * for is fixed by what the provider supports: per-call only, the configured deadline as its own
+ * ceiling (no per-call overrides), the interpreter and bootstrap as its launch. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsh_diagnostics.h"
+#include "dsh_getters.h"
+#include "dsh_row.h"
+#include "dsh_typed_config.h"
+
+static int fill(struct dsh_row *row, struct ptc_config *cfg)
+{
+    static const struct {
+        const char *key;
+        size_t offset;
+    } ints[] = {
+        {"timeoutMs", offsetof(struct ptc_config, timeout_ms)},
+        {"maxOutputBytes", offsetof(struct ptc_config, max_output_bytes)},
+        {"maxMessageBytes", offsetof(struct ptc_config, max_message_bytes)},
+        {"maxPendingCalls", offsetof(struct ptc_config, max_pending_calls)},
+        {"graceMs", offsetof(struct ptc_config, grace_ms)},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        int err = dsh_config_get_int(row->provider, &row->doc, row->root, ints[i].key,
+                                     (int64_t *)((char *)cfg + ints[i].offset));
+        if (err < 0)
+            return err;
+    }
+    cfg->execution_mode = PTC_EXECUTION_PER_CALL;
+    cfg->max_timeout_ms = cfg->timeout_ms;
+    cfg->stop_grace_ms = cfg->grace_ms;
+    cfg->launch.is_explicit = true;
+    int err = dsh_config_get_str(row->provider, &row->doc, row->root, "python", &cfg->launch.executable);
+    if (err < 0)
+        return err;
+    err = dsh_config_get_str(row->provider, &row->doc, row->root, "bootstrapPath",
+                             &cfg->launch.bootstrap_path);
+    return err == -ENOENT ? 0 : err; /* absent: the plugin's own bootstrap */
+}
+
+int ptc_python_config_parse(const char *yaml_text, size_t len, struct ptc_config *ret_config,
+                            struct dsh_diagnostics *ret_diags)
+{
+    struct dsh_row row;
+    memset(ret_config, 0, sizeof(*ret_config));
+    int err = dsh_row_load(PTC_PYTHON_PROVIDER_NAME, yaml_text, len, &row, ret_diags);
+    if (err < 0)
+        return err;
+    err = fill(&row, ret_config);
+    dsh_row_release(&row);
+    if (err < 0)
+        ptc_config_destroy(ret_config);
+    return err;
+}
