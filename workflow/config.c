@@ -10,6 +10,7 @@
 
 int wf__config_parse(const char *yaml, size_t len, struct wf_config *ret, struct dsh_error *err)
 {
+    *ret = (struct wf_config){0};
     struct dsh_diagnostics diags;
     yaml_document_t doc;
     struct dsh_catalog *cat = NULL;
@@ -41,10 +42,24 @@ int wf__config_parse(const char *yaml, size_t len, struct wf_config *ret, struct
                         &ret->max_items_per_call, &ret->sync_timeout_ms};
     for (size_t i = 0; i < 4 && rc == 0; i++)
         rc = dsh_config_get_int(p, &doc, root, keys[i], slots[i]);
+    if (rc == 0)
+        rc = dsh_config_get_bool(p, &doc, root, "ralph.enabled", &ret->ralph_enabled);
+    if (rc == 0)
+        rc = dsh_config_get_int(p, &doc, root, "ralph.maxIterations", &ret->ralph_max_iterations);
+    if (rc == 0)
+        rc = dsh_config_get_str(p, &doc, root, "ralph.completionPromise", &ret->ralph_completion_promise);
     yaml_document_delete(&doc);
     dsh_catalog_close(cat);
-    if (rc < 0)
+    if (rc < 0) {
+        wf__config_release(ret);
         return dsh_error_setf(err, DSH_E_CONFIG_INVALID, "cannot read the configuration: %s",
                               dsh_strerror(rc));
+    }
     return 0;
+}
+
+void wf__config_release(struct wf_config *config)
+{
+    free(config->ralph_completion_promise);
+    config->ralph_completion_promise = NULL;
 }

@@ -56,15 +56,18 @@ static int check_runtime_format(const struct dsh_runtime_service *rt, struct dsh
     if (rc < 0)
         return dsh_error_setf(err, DSH_E_CONFIG_INVALID,
                               "the lent runtime cannot describe itself: %s", derr.message);
-    json_object *d = json_tokener_parse(json), *f;
+    json_object *d = json_tokener_parse(json), *f, *lang;
+    /* The guest is JavaScript: a runtime of another program language cannot run it. */
     bool ok = json_object_object_get_ex(d, "programFormat", &f) &&
-              !strcmp(json_object_get_string(f), "async-function");
+              !strcmp(json_object_get_string(f), "async-function") &&
+              (!json_object_object_get_ex(d, "language", &lang) ||
+               !strcmp(json_object_get_string(lang), "typescript"));
     json_object_put(d);
     rt->provider->free_text(json);
     if (!ok)
         return dsh_error_setf(
             err, DSH_E_UNSUPPORTED,
-            "the lent runtime must run async-function programs (executionMode: per-call)");
+            "the lent runtime must run TypeScript async-function programs (the Node runtime, executionMode: per-call)");
     return 0;
 }
 
@@ -96,6 +99,7 @@ static void engine_free(struct dsh_workflow *e)
     if (e->epoll_fd >= 0)
         close(e->epoll_fd);
     free(e->subagents);
+    wf__config_release(&e->config);
     free(e);
 }
 
@@ -132,13 +136,14 @@ int wf__engine_load(const char *config_yaml, size_t config_len, const struct dsh
     struct wf_config config;
     if (rc == 0)
         rc = wf__config_parse(config_yaml, config_len, &config, ret_error);
-    if (rc == 0)
-        rc = check_runtime_format(services->runtime, ret_error);
+    if (rc == 0 && (rc = check_runtime_format(services->runtime, ret_error)) < 0)
+        wf__config_release(&config);
     if (rc < 0)
         return rc;
     struct dsh_workflow *e = calloc(1, sizeof *e);
     if (!e || !(e->subagents = calloc(n + 1, sizeof *e->subagents))) {
         free(e);
+        wf__config_release(&config);
         return dsh_error_setf(ret_error, -ENOMEM, "out of memory");
     }
     memcpy(e->subagents, subagents, n * sizeof *e->subagents);

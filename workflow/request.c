@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const request_keys[] = {"script",         "meta",  "args", "provider",
-                                           "maxTotalAgents", "agent", "cwd",  NULL};
-static const char *const meta_keys[] = {"name", "description", "phases", NULL};
+static const char *const request_keys[] = {"script", "meta", "args", "provider", "maxTotalAgents",
+                                           "agent",  "cwd",  "ralph", NULL};
+static const char *const ralph_keys[] = {"prompt", "maxIterations", "completionPromise", NULL};
 
 static bool known(const char *const *keys, const char *key)
 {
@@ -21,6 +21,78 @@ static bool known(const char *const *keys, const char *key)
             return true;
     return false;
 }
+
+/* A Ralph loop is this workflow script with the loop's choices as `args`: each iteration one
+ * phase event and one fresh child agent with the same prompt, until an agent's text contains the
+ * completion promise or the iteration cap (cancellation ends the workflow as cancelled). */
+static const char ralph_script[] =
+    "const { prompt, maxIterations, completionPromise } = args;\n"
+    "for (let iteration = 1; iteration <= maxIterations; iteration++) {\n"
+    "  phase(`ralph iteration ${iteration}/${maxIterations}`);\n"
+    "  const output = await agent(prompt, { label: `ralph-${iteration}` });\n"
+    "  if (typeof output === 'string' && output.includes(completionPromise))\n"
+    "    return { endedBy: 'completion-promise', iterations: iteration, output };\n"
+    "}\n"
+    "return { endedBy: 'max-iterations', iterations: maxIterations };\n";
+
+/* Rewrites a `ralph` request into the script request it runs as: script, args {prompt,
+ * maxIterations, completionPromise}, meta {name: "ralph"}, maxTotalAgents = maxIterations. */
+static int expand_ralph(const struct wf_config *config, json_object *req, struct dsh_error *err)
+{
+    json_object *ralph = json_object_object_get(req, "ralph"), *v;
+    if (!config->ralph_enabled)
+        return dsh_error_setf(err, DSH_E_UNSUPPORTED,
+                              "Ralph loops are disabled: set ralph.enabled: true in the dsh-workflow-ptc row");
+    if (!json_object_is_type(ralph, json_type_object))
+        return dsh_error_setf(err, DSH_E_REQUEST_INVALID, "ralph must be an object {prompt, maxIterations?, completionPromise?}");
+    json_object_object_foreach(ralph, key, value) {
+        (void)value;
+        if (!known(ralph_keys, key))
+            return dsh_error_setf(err, DSH_E_REQUEST_INVALID, "ralph.%s: unknown field", key);
+    }
+    for (const char *const *k = (const char *const[]){"script", "args", "meta", "maxTotalAgents", NULL}; *k; k++)
+        if (json_object_object_get_ex(req, *k, NULL))
+            return dsh_error_setf(err, DSH_E_REQUEST_INVALID, "%s: not allowed with ralph (the loop is the script)", *k);
+    if (!json_object_object_get_ex(ralph, "prompt", &v) || !json_object_is_type(v, json_type_string) ||
+        !json_object_get_string_len(v))
+        return dsh_error_setf(err, DSH_E_REQUEST_INVALID, "ralph.prompt must be a non-empty string");
+    json_object *args = json_object_new_object();
+    json_object_object_add(args, "prompt", json_object_get(v));
+    int64_t iterations = config->ralph_max_iterations;
+    if (json_object_object_get_ex(ralph, "maxIterations", &v) && !json_object_is_type(v, json_type_null)) {
+        if (!json_object_is_type(v, json_type_int)) {
+            json_object_put(args);
+            return dsh_error_setf(err, DSH_E_REQUEST_INVALID, "ralph.maxIterations must be an integer");
+        }
+        iterations = json_object_get_int64(v);
+        if (iterations < 1 || iterations > config->ralph_max_iterations) {
+            json_object_put(args);
+            return dsh_error_setf(err, DSH_E_LIMIT,
+                                  "ralph.maxIterations: %lld is outside 1..%lld (the configured ralph.maxIterations)",
+                                  (long long)iterations, (long long)config->ralph_max_iterations);
+        }
+    }
+    json_object_object_add(args, "maxIterations", json_object_new_int64(iterations));
+    if (json_object_object_get_ex(ralph, "completionPromise", &v) && !json_object_is_type(v, json_type_null)) {
+        if (!json_object_is_type(v, json_type_string) || !json_object_get_string_len(v)) {
+            json_object_put(args);
+            return dsh_error_setf(err, DSH_E_REQUEST_INVALID, "ralph.completionPromise must be a non-empty string");
+        }
+        json_object_object_add(args, "completionPromise", json_object_get(v));
+    } else {
+        json_object_object_add(args, "completionPromise", json_object_new_string(config->ralph_completion_promise));
+    }
+    json_object *meta = json_object_new_object();
+    json_object_object_add(meta, "name", json_object_new_string("ralph"));
+    json_object_object_add(req, "script", json_object_new_string(ralph_script));
+    json_object_object_add(req, "args", args);
+    json_object_object_add(req, "meta", meta);
+    json_object_object_add(req, "maxTotalAgents", json_object_new_int64(iterations));
+    json_object_object_del(req, "ralph");
+    return 0;
+}
+static const char *const meta_keys[] = {"name", "description", "phases", NULL};
+
 
 static int check_meta(json_object *meta, struct dsh_error *err)
 {
@@ -214,7 +286,9 @@ int wf__request_parse(const struct wf_config *config,
         return dsh_error_setf(err, DSH_E_REQUEST_INVALID, "the request must be one JSON object");
     }
     int64_t total = 0;
-    int rc = check_request(config, providers, req, ret, &total, err);
+    int rc = json_object_object_get_ex(req, "ralph", NULL) ? expand_ralph(config, req, err) : 0;
+    if (rc == 0)
+        rc = check_request(config, providers, req, ret, &total, err);
     if (rc == -ENOMEM)
         dsh_error_setf(err, rc, "out of memory");
     if (rc == 0) {

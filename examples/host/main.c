@@ -35,6 +35,7 @@ static void help_global(void)
            "Commands:\n"
            "  headless                 run one program (-e, --program) or serve JSON lines (--serve)\n"
            "  workflow run             run a workflow script (dsh-workflow-ptc)\n"
+           "  workflow ralph           run an opt-in Ralph loop (dsh-workflow-ptc, ralph.enabled)\n"
            "  mcp                      an MCP server on stdio with the tool run_code\n"
            "  config validate          check a profile or patch against the catalog\n"
            "  config persistent-patch  print the patch that retains execution state\n"

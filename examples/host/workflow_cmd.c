@@ -1,4 +1,6 @@
-/* `dsh workflow run SCRIPT.js [--args JSON] [--json] ...`: mounts the composition, lends the
+/* `dsh workflow run SCRIPT.js [--args JSON] [--json] ...` and `dsh workflow ralph --prompt FILE
+ * [--max-iterations N] [--completion-promise TEXT] ...` (an opt-in Ralph loop, the row's
+ * `ralph.enabled`): mounts the composition, lends the
  * loaded runtime to the workflow engine (dsh-workflow-ptc.so) with the "nested" subagent
  * provider (and "command" when the row has a commandTemplate), runs one workflow and prints progress as it happens. SIGINT/SIGTERM cancel it.
  * Exit 0 completed, 1 error or cancelled, 2 usage, configuration or a rejected start. */
@@ -143,12 +145,25 @@ static void on_done(void *userdata, dsh_workflow_run run, const char *json, size
 struct wf_opts {
     const char *args, *meta, *cwd, *session, *agent, *provider;
     long long max_total; /* -1 = unset */
+    bool ralph;          /* `workflow ralph`: the file is the prompt */
+    long long max_iterations; /* -1 = unset */
+    const char *completion_promise;
 };
 
 static char *build_request(const struct wf_opts *o, const char *script)
 {
     json_object *req = json_object_new_object();
-    json_object_object_add(req, "script", json_object_new_string(script));
+    if (o->ralph) {
+        json_object *ralph = json_object_new_object();
+        json_object_object_add(ralph, "prompt", json_object_new_string(script));
+        if (o->max_iterations != -1)
+            json_object_object_add(ralph, "maxIterations", json_object_new_int64(o->max_iterations));
+        if (o->completion_promise)
+            json_object_object_add(ralph, "completionPromise", json_object_new_string(o->completion_promise));
+        json_object_object_add(req, "ralph", ralph);
+    } else {
+        json_object_object_add(req, "script", json_object_new_string(script));
+    }
     json_object *args = o->args ? dsh_json_parse_strict(o->args, strlen(o->args)) : NULL;
     json_object *meta = o->meta ? dsh_json_parse_strict(o->meta, strlen(o->meta)) : NULL;
     if ((o->args && !args && strcmp(o->args, "null")) || (o->meta && !meta)) {
@@ -156,7 +171,8 @@ static char *build_request(const struct wf_opts *o, const char *script)
         json_object_put(req);
         return NULL;
     }
-    json_object_object_add(req, "args", args);
+    if (args || !o->ralph)
+        json_object_object_add(req, "args", args);
     if (meta)
         json_object_object_add(req, "meta", meta);
     if (o->cwd)
@@ -291,9 +307,17 @@ out:
 static void usage(void)
 {
     printf("usage: dsh workflow run SCRIPT.js [OPTIONS]\n"
+           "       dsh workflow ralph --prompt FILE [--max-iterations N] [--completion-promise TEXT]\n"
+           "         [OPTIONS]\n"
            "  Runs a workflow script through the dsh-workflow-ptc engine, which runs it through\n"
            "  the composition's ptc-runtime row; subagents run as nested confined programs.\n"
+           "  A Ralph loop (opt-in: the dsh-workflow-ptc row's ralph.enabled) starts a fresh child\n"
+           "  agent with the prompt per iteration until its output contains the completion promise,\n"
+           "  the iteration cap or cancellation; the result's value.endedBy says which.\n"
            "\n"
+           "  --prompt FILE            ralph: the prompt every iteration's agent gets\n"
+           "  --max-iterations N       ralph: lower the row's ralph.maxIterations\n"
+           "  --completion-promise T   ralph: the text that ends the loop (default: the row's)\n"
            "  --args JSON              the script's args\n"
            "  --meta JSON              {name?, description?, phases?}\n"
            "  --json                   events as JSON lines on stderr, the result JSON on stdout\n"
@@ -312,13 +336,16 @@ static void usage(void)
 
 static int parse(int argc, char **argv, struct dshh_options *o, struct wf_opts *w, const char **script)
 {
-    enum { O_ARGS = 256, O_META, O_JSON, O_PROFILE, O_PATCH, O_CWD, O_SESSION, O_AGENT, O_PROVIDER, O_MAX };
+    enum { O_ARGS = 256, O_META, O_JSON, O_PROFILE, O_PATCH, O_CWD, O_SESSION, O_AGENT, O_PROVIDER, O_MAX,
+           O_PROMPT, O_ITERATIONS, O_PROMISE };
     static const struct option longopts[] = {
         {"args", required_argument, NULL, O_ARGS},         {"meta", required_argument, NULL, O_META},
         {"json", no_argument, NULL, O_JSON},               {"profile", required_argument, NULL, O_PROFILE},
         {"patch", required_argument, NULL, O_PATCH},       {"cwd", required_argument, NULL, O_CWD},
         {"session", required_argument, NULL, O_SESSION},   {"agent", required_argument, NULL, O_AGENT},
         {"provider", required_argument, NULL, O_PROVIDER}, {"max-total-agents", required_argument, NULL, O_MAX},
+        {"prompt", required_argument, NULL, O_PROMPT},     {"max-iterations", required_argument, NULL, O_ITERATIONS},
+        {"completion-promise", required_argument, NULL, O_PROMISE},
         {"verbose", no_argument, NULL, 'v'},               {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -337,15 +364,20 @@ static int parse(int argc, char **argv, struct dshh_options *o, struct wf_opts *
         case O_SESSION: w->session = optarg; break;
         case O_AGENT: w->agent = optarg; break;
         case O_PROVIDER: w->provider = optarg; break;
-        case O_MAX: {
+        case O_MAX:
+        case O_ITERATIONS: {
             char *end;
-            w->max_total = strtoll(optarg, &end, 10);
+            long long n = strtoll(optarg, &end, 10);
             if (end == optarg || *end) {
-                dshh__usage_error("workflow run", "--max-total-agents takes an integer");
+                dshh__usage_error(ch == O_MAX ? "workflow run" : "workflow ralph", "%s takes an integer",
+                                  ch == O_MAX ? "--max-total-agents" : "--max-iterations");
                 return -1;
             }
+            *(ch == O_MAX ? &w->max_total : &w->max_iterations) = n;
             break;
         }
+        case O_PROMPT: *script = optarg; break;
+        case O_PROMISE: w->completion_promise = optarg; break;
         case 'v': o->verbose = true; break;
         case 'h': help = true; break;
         case ':':
@@ -360,8 +392,24 @@ static int parse(int argc, char **argv, struct dshh_options *o, struct wf_opts *
         usage();
         return 1;
     }
+    if (argc - optind >= 1 && !strcmp(argv[optind], "ralph")) {
+        w->ralph = true;
+        if (argc - optind > 1) {
+            dshh__usage_error("workflow ralph", "unexpected argument '%s'", argv[optind + 1]);
+            return -1;
+        }
+        if (!*script) {
+            dshh__usage_error("workflow ralph", "missing --prompt FILE");
+            return -1;
+        }
+        return 0;
+    }
     if (argc - optind < 1 || strcmp(argv[optind], "run")) {
-        dshh__usage_error("workflow run", "expected `dsh workflow run SCRIPT.js`");
+        dshh__usage_error("workflow run", "expected `dsh workflow run SCRIPT.js` or `dsh workflow ralph --prompt FILE`");
+        return -1;
+    }
+    if (*script || w->max_iterations != -1 || w->completion_promise) {
+        dshh__usage_error("workflow run", "--prompt, --max-iterations and --completion-promise are for `workflow ralph`");
         return -1;
     }
     if (argc - optind < 2) {
@@ -379,7 +427,7 @@ static int parse(int argc, char **argv, struct dshh_options *o, struct wf_opts *
 int dshh__cmd_workflow(int argc, char **argv)
 {
     struct dshh_options opts = {.profile = dshh__path(DSHH_PATH_PROFILE), .timeout_ms = -1};
-    struct wf_opts w = {.max_total = -1};
+    struct wf_opts w = {.max_total = -1, .max_iterations = -1};
     const char *script_path = NULL;
     opts.patches = calloc((size_t)argc + 1, sizeof *opts.patches);
     int p = opts.patches ? parse(argc, argv, &opts, &w, &script_path) : -1;

@@ -25,6 +25,7 @@ run binding-round-trip.mjs
 run output-throughput.mjs
 run concurrent-per-call.mjs
 run repl-imports.mjs
+run python-per-call.mjs
 echo "==> summaries"
 grep '^SUMMARY' "$log"
 exit "$failed"

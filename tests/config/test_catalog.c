@@ -33,6 +33,7 @@ Test(catalog, providers_and_fields)
     static const char *const providers[] = {
         PTC, "dsh-fs-local", "dsh-subprocess-local", "dsh-sandbox-linux",
         "dsh-sandbox-policy", "dsh-demo-tools", "dsh-mcp-bindings", "dsh-workflow-ptc",
+        PTC_PYTHON_PROVIDER_NAME,
     };
     static const char *const ptc_fields[] = {
         "executionMode", "scriptPersistence", "replScoped", "timeoutMs", "maxTimeoutMs",
@@ -43,8 +44,8 @@ Test(catalog, providers_and_fields)
     struct dsh_catalog *cat;
     char err[256];
     cr_assert_eq(dsh_catalog_open(&cat, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(cat->n_providers, 8);
-    for (size_t i = 0; i < 8; i++)
+    cr_assert_eq(cat->n_providers, 9);
+    for (size_t i = 0; i < 9; i++)
         cr_assert_not_null(dsh_catalog_find(cat, providers[i]), "%s", providers[i]);
     cr_assert_null(dsh_catalog_find(cat, "dsh-nope"));
     cr_assert_null(dsh_catalog_find(cat, NULL));
@@ -55,6 +56,11 @@ Test(catalog, providers_and_fields)
         cr_assert_not_null(dsh_catalog_field_find(p, ptc_fields[i]), "%s", ptc_fields[i]);
     cr_assert_null(dsh_catalog_field_find(p, "launch.nope"));
     cr_assert_null(dsh_catalog_field_find(p, "timeoutMs.x"));
+    /* The Python row has no per-call knobs: no maxTimeoutMs, executionMode or launch. */
+    const struct dsh_catalog_provider *py = dsh_catalog_find(cat, PTC_PYTHON_PROVIDER_NAME);
+    cr_assert_eq(py->n_fields, 7);
+    cr_assert_null(dsh_catalog_field_find(py, "maxTimeoutMs"));
+    cr_assert_null(dsh_catalog_field_find(py, "executionMode"));
 
     const struct dsh_catalog_field *repl = dsh_catalog_field_find(p, "replScoped");
     cr_assert_eq(repl->def.kind, DSH_DEFAULT_CONDITIONAL);
@@ -199,7 +205,7 @@ Test(catalog, workflow_engine_fields)
     cr_assert_eq(dsh_catalog_open(&cat, err, sizeof(err)), 0, "%s", err);
     const struct dsh_catalog_provider *p = dsh_catalog_find(cat, "dsh-workflow-ptc");
     cr_assert_not_null(p);
-    cr_assert_eq(p->n_fields, 5);
+    cr_assert_eq(p->n_fields, 6);
     static const struct { const char *key; int64_t def, min; } want[] = {
         {"maxConcurrentAgents", 4, 1}, {"maxTotalAgents", 100, 1},
         {"maxItemsPerCall", 1000, 1}, {"syncTimeoutMs", 5000, 1},
@@ -216,5 +222,11 @@ Test(catalog, workflow_engine_fields)
     cr_assert_not_null(t);
     cr_assert_eq(t->type, DSH_FIELD_LIST);
     cr_assert_eq(t->item_type, DSH_FIELD_STRING);
+    /* Ralph loops are opt-in: off unless a row enables them. */
+    const struct dsh_catalog_field *enabled = dsh_catalog_field_find(p, "ralph.enabled");
+    cr_assert_not_null(enabled);
+    cr_assert_eq(enabled->type, DSH_FIELD_BOOLEAN);
+    cr_assert(!enabled->def.value.boolean);
+    cr_assert_eq(dsh_catalog_field_find(p, "ralph.maxIterations")->def.value.integer, 10);
     dsh_catalog_close(cat);
 }

@@ -245,3 +245,39 @@ Test(getters, list_values_and_defaults)
     yaml_document_delete(&doc);
     dsh_catalog_close(cat);
 }
+
+/* The Python row in the shared struct: catalog defaults, and the fixed per-call values. */
+Test(ptc_python_config, defaults_and_fixed_values)
+{
+    struct ptc_config cfg;
+    struct dsh_diagnostics diags;
+    cr_assert_eq(ptc_python_config_parse("", 0, &cfg, &diags), 0);
+    cr_assert_eq(cfg.execution_mode, PTC_EXECUTION_PER_CALL);
+    cr_assert_eq(cfg.timeout_ms, 120000);
+    cr_assert_eq(cfg.max_timeout_ms, 120000, "no per-call overrides: the deadline is its own ceiling");
+    cr_assert_eq(cfg.max_output_bytes, 67108864);
+    cr_assert_eq(cfg.max_message_bytes, 134217728);
+    cr_assert_eq(cfg.max_pending_calls, 128);
+    cr_assert_eq(cfg.grace_ms, 3000);
+    cr_assert(cfg.launch.is_explicit);
+    cr_assert_str_eq(cfg.launch.executable, "/usr/bin/python3");
+    cr_assert_null(cfg.launch.bootstrap_path);
+    ptc_config_destroy(&cfg);
+}
+
+Test(ptc_python_config, values_and_node_only_fields_refused)
+{
+    struct ptc_config cfg;
+    struct dsh_diagnostics diags;
+    const char *yaml = "python: python3\nbootstrapPath: /opt/b/process.py\ntimeoutMs: 5000\n";
+    cr_assert_eq(ptc_python_config_parse(yaml, strlen(yaml), &cfg, &diags), 0);
+    cr_assert_eq(cfg.timeout_ms, 5000);
+    cr_assert_eq(cfg.max_timeout_ms, 5000);
+    cr_assert_str_eq(cfg.launch.executable, "python3");
+    cr_assert_str_eq(cfg.launch.bootstrap_path, "/opt/b/process.py");
+    ptc_config_destroy(&cfg);
+    const char *node_only = "maxTimeoutMs: 9000\n";
+    cr_assert_lt(ptc_python_config_parse(node_only, strlen(node_only), &cfg, &diags), 0);
+    cr_assert_eq(cfg.launch.executable, NULL);
+    dsh_diagnostics_release(&diags);
+}

@@ -39,7 +39,19 @@ export function startWorkflow(script, opts = {}) {
   const ws = opts.ws ?? tempDir('dsh-wf-ws-');
   const file = join(tempDir('dsh-wf-script-'), 'workflow.js');
   writeFileSync(file, script);
-  const argv = ['workflow', 'run', file, '--json'];
+  return startDshWorkflow(['run', file], { ...opts, ws });
+}
+
+/** `dsh workflow ralph --prompt FILE --json ...` (extra: its other options), as startWorkflow. */
+export function startRalph(prompt, opts = {}) {
+  const file = join(tempDir('dsh-wf-prompt-'), 'prompt.txt');
+  writeFileSync(file, prompt);
+  return startDshWorkflow(['ralph', '--prompt', file], opts);
+}
+
+function startDshWorkflow(command, opts) {
+  const ws = opts.ws ?? tempDir('dsh-wf-ws-');
+  const argv = ['workflow', ...command, '--json'];
   if (opts.args !== undefined) argv.push('--args', JSON.stringify(opts.args));
   if (opts.rows) argv.push('--patch', patchFile(opts.rows));
   argv.push(...(opts.extra ?? []));
