@@ -183,3 +183,15 @@ test('an environment initializer is wrong-mode', async () => {
   assert.notEqual(out.status, 0);
   assert.match(out.stderr, /wrong-mode|has no environment initializers/);
 });
+
+test('the workflow engine refuses a lent Python runtime: its guest is JavaScript', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { writeFileSync } = await import('node:fs');
+  const { DSH, patchFile, tempDir } = await import('./harness.js');
+  const ws = tempDir();
+  const patch = patchFile({ ws, provider: '@deepseek-ai/dsh-ptc-runtime-python' });
+  writeFileSync(join(ws, 'w.js'), 'return 1');
+  const out = spawnSync(DSH, ['workflow', 'run', join(ws, 'w.js'), '--patch', patch], { encoding: 'utf8', cwd: ws });
+  assert.equal(out.status, 2, out.stderr);
+  assert.match(out.stderr, /the lent runtime must run TypeScript async-function programs/);
+});
