@@ -195,3 +195,18 @@ test('the workflow engine refuses a lent Python runtime: its guest is JavaScript
   assert.equal(out.status, 2, out.stderr);
   assert.match(out.stderr, /the lent runtime must run TypeScript async-function programs/);
 });
+
+// Fault-injection double: a bootstrap that announces an older Python (the real python3 runs it,
+// so only the version in its hello is false). The host checks the version at readiness.
+test('a child announcing Python older than 3.11 fails the run as protocol, naming the version', async () => {
+  const { writeFileSync } = await import('node:fs');
+  const { tempDir } = await import('./harness.js');
+  const dir = tempDir('dsh-old-python-');
+  const fake = join(dir, 'process.py');
+  writeFileSync(fake, 'import os, time\nos.write(3, b\'{"type":"hello","protocol":1,"python":"3.9.18"}\\n\')\ntime.sleep(60)\n');
+  const { result } = await runPython('return 1', { runtime: { bootstrapPath: fake } });
+  assert.equal(result.error.kind, 'protocol', JSON.stringify(result));
+  assert.match(result.error.message, /Python 3\.9\.18 is older than the supported 3\.11/);
+  // Control: the real bootstrap at the same path layout runs.
+  assert.equal((await runPython('return 1')).result.value, 1);
+});
