@@ -109,7 +109,7 @@ static int read_type(struct reader *r, yaml_node_t *node, const char *what,
                      enum dsh_field_type *ret_type)
 {
     if (node->type == YAML_SCALAR_NODE)
-        for (int t = DSH_FIELD_ENUM; t <= DSH_FIELD_OBJECT; t++)
+        for (int t = DSH_FIELD_ENUM; t <= DSH_FIELD_MAP; t++)
             if (strcmp(dsh_node_text(node), dsh_field_type_name(t)) == 0) {
                 *ret_type = t;
                 return 0;
@@ -144,8 +144,8 @@ static int read_value(struct reader *r, const struct dsh_catalog_field *field,
 {
     char what[160];
     snprintf(what, sizeof(what), "default of %s", field->key);
-    if (type == DSH_FIELD_OBJECT)
-        return reader_fail(r, node, "%s: objects take defaultText only", what);
+    if (type == DSH_FIELD_OBJECT || type == DSH_FIELD_MAP)
+        return reader_fail(r, node, "%s: objects and maps take defaultText only", what);
     if (type == DSH_FIELD_LIST) {
         int err = read_strv(r, node, what, &ret_value->items, &ret_value->n_items);
         for (size_t i = 0; err == 0 && i < ret_value->n_items; i++) {
@@ -206,7 +206,8 @@ static int read_default(struct reader *r, struct dsh_catalog_field *field,
         return read_value(r, field, field->type, node, &field->def.value);
     }
     field->def.kind = DSH_DEFAULT_CONDITIONAL;
-    if (field->type == DSH_FIELD_LIST || field->type == DSH_FIELD_OBJECT)
+    if (field->type == DSH_FIELD_LIST || field->type == DSH_FIELD_OBJECT ||
+        field->type == DSH_FIELD_MAP)
         return reader_fail(r, node, "%s: conditional defaults need a scalar type",
                                 field->key);
     if (collect(r, node, "conditional default", keys, 3, v) < 0 ||
@@ -287,7 +288,7 @@ static int read_field(struct reader *r, yaml_node_t *node,
     f->item_type = f->type;
     if (is_list && read_type(r, v[K_ITEMS], f->key, &f->item_type) < 0)
         return r->err;
-    if (is_list && f->item_type == DSH_FIELD_LIST)
+    if (is_list && (f->item_type == DSH_FIELD_LIST || f->item_type == DSH_FIELD_MAP))
         return reader_fail(r, v[K_ITEMS], "%s: list items must be scalars or objects", f->key);
 
     bool is_enum = f->item_type == DSH_FIELD_ENUM;
@@ -318,9 +319,11 @@ static int read_field(struct reader *r, yaml_node_t *node,
     if (f->non_empty && f->item_type != DSH_FIELD_STRING && f->item_type != DSH_FIELD_PATH)
         return reader_fail(r, v[K_NON_EMPTY], "%s: nonEmpty needs strings", f->key);
 
-    if ((f->item_type == DSH_FIELD_OBJECT) != (v[K_FIELDS] != NULL))
+    bool has_fields = f->item_type == DSH_FIELD_OBJECT || f->type == DSH_FIELD_MAP;
+    if (has_fields != (v[K_FIELDS] != NULL))
         return reader_fail(r, node,
-                           "%s: `fields` goes with (and only with) objects and lists of objects",
+                           "%s: `fields` goes with (and only with) objects, maps and lists of "
+                           "objects",
                            f->key);
     if (v[K_FIELDS] && read_fields(r, v[K_FIELDS], &f->fields, &f->n_fields) < 0)
         return r->err;

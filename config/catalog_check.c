@@ -11,7 +11,7 @@
 
 static bool is_scalar_type(enum dsh_field_type t)
 {
-    return t != DSH_FIELD_LIST && t != DSH_FIELD_OBJECT;
+    return t != DSH_FIELD_LIST && t != DSH_FIELD_OBJECT && t != DSH_FIELD_MAP;
 }
 
 /* A text this field can hold (for `when`/`equals`/`if.equals`). */

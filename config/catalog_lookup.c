@@ -16,6 +16,7 @@ const char *dsh_field_type_name(enum dsh_field_type type)
     case DSH_FIELD_PATH: return "path";
     case DSH_FIELD_LIST: return "list";
     case DSH_FIELD_OBJECT: return "object";
+    case DSH_FIELD_MAP: return "map";
     }
     return "?";
 }

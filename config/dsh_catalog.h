@@ -15,6 +15,7 @@ enum dsh_field_type {
     DSH_FIELD_PATH, /* absolute path string */
     DSH_FIELD_LIST, /* sequence of item_type */
     DSH_FIELD_OBJECT,
+    DSH_FIELD_MAP, /* mapping from names the author chooses to objects of `fields` */
 };
 
 enum dsh_default_kind {
@@ -63,7 +64,7 @@ struct dsh_catalog_field {
     struct dsh_catalog_requirement *requires;
     size_t n_requires;
     char *at_most; /* sibling integer key, or NULL */
-    struct dsh_catalog_field *fields; /* DSH_FIELD_OBJECT, or a list of them (item_type) */
+    struct dsh_catalog_field *fields; /* DSH_FIELD_OBJECT (or a list of them), DSH_FIELD_MAP */
     size_t n_fields;
 };
 

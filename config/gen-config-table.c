@@ -30,6 +30,8 @@ static void print_type(FILE *out, const struct dsh_catalog_field *f)
 {
     if (f->type == DSH_FIELD_LIST)
         fprintf(out, "list of %s", dsh_field_type_name(f->item_type));
+    else if (f->type == DSH_FIELD_MAP)
+        fputs("map of object", out);
     else
         fputs(dsh_field_type_name(f->type), out);
     if (f->unit)
@@ -96,6 +98,10 @@ static void print_range(FILE *out, const char *prefix, const struct dsh_catalog_
         fprintf(out, "%s<= `%s%s`", sep, prefix, f->at_most);
     else if (f->type == DSH_FIELD_OBJECT)
         fprintf(out, "the `%s%s.*` fields", prefix, f->key);
+    else if (f->type == DSH_FIELD_MAP)
+        fprintf(out, "names; each value has the `%s%s.<name>.*` fields", prefix, f->key);
+    else if (f->item_type == DSH_FIELD_OBJECT)
+        fprintf(out, "each item has the `%s%s[].*` fields", prefix, f->key);
 }
 
 static void print_meaning(FILE *out, const char *prefix, const struct dsh_catalog_field *f)
@@ -124,9 +130,10 @@ static void print_fields(FILE *out, const char *prefix, const struct dsh_catalog
         fputs(" | ", out);
         print_meaning(out, prefix, f);
         fputs(" |\n", out);
-        if (f->type == DSH_FIELD_OBJECT) {
+        if (f->fields) {
             char sub[256];
-            snprintf(sub, sizeof(sub), "%s%s.", prefix, f->key);
+            snprintf(sub, sizeof(sub), "%s%s%s", prefix, f->key,
+                     f->type == DSH_FIELD_MAP ? ".<name>." : f->type == DSH_FIELD_LIST ? "[]." : ".");
             print_fields(out, sub, f->fields, f->n_fields);
         }
     }

@@ -49,7 +49,8 @@ int dsh_config_effective_text(yaml_document_t *doc, const struct dsh_catalog_fie
                               size_t n_fields, yaml_node_t *map,
                               const struct dsh_catalog_field *field, const char **ret_text)
 {
-    if (field->type == DSH_FIELD_LIST || field->type == DSH_FIELD_OBJECT)
+    if (field->type == DSH_FIELD_LIST || field->type == DSH_FIELD_OBJECT ||
+        field->type == DSH_FIELD_MAP)
         return -EINVAL;
     yaml_node_t *node = dsh_mapping_get(doc, map, field->key);
     if (node) {

@@ -78,6 +78,7 @@ static void wrong_type(struct ctx *c, const char *path, const struct dsh_catalog
         report(c, path, node->start_mark, "expected a sequence, got %s", desc);
         return;
     case DSH_FIELD_OBJECT:
+    case DSH_FIELD_MAP:
         report(c, path, node->start_mark, "expected a mapping, got %s", desc);
         return;
     }
@@ -157,9 +158,55 @@ static bool check_scalar(struct ctx *c, const char *path, const struct dsh_catal
 static void validate_mapping(struct ctx *c, const struct dsh_catalog_field *fields, size_t n,
                              yaml_node_t *map, const char *prefix);
 
+/* A map: names the author chooses (non-empty strings, each once) to objects of f's fields. */
+static bool validate_map(struct ctx *c, const char *path, const struct dsh_catalog_field *f,
+                         yaml_node_t *node)
+{
+    if (node->type != YAML_MAPPING_NODE) {
+        wrong_type(c, path, f, f->type, node);
+        return false;
+    }
+    bool ok = true;
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
+        yaml_node_t *value = yaml_document_get_node(c->doc, p->value);
+        char entry_path[512 + 256], got[256];
+        if (key->type != YAML_SCALAR_NODE || dsh_scalar_kind(key) != DSH_SCALAR_STRING ||
+            key->data.scalar.length == 0 || strlen(dsh_node_text(key)) != key->data.scalar.length) {
+            report(c, path, key->start_mark, "keys must be non-empty names, got %s",
+                   dsh_node_describe(key, got, sizeof(got)));
+            ok = false;
+            continue;
+        }
+        for (yaml_node_pair_t *q = node->data.mapping.pairs.start; q < p; q++) {
+            yaml_node_t *earlier = yaml_document_get_node(c->doc, q->key);
+            if (earlier->type == YAML_SCALAR_NODE &&
+                strcmp(dsh_node_text(earlier), dsh_node_text(key)) == 0) {
+                report(c, path, key->start_mark,
+                       "duplicate name %.200s (first given at line %zu:%zu)",
+                       dsh_node_text(key), earlier->start_mark.line + 1,
+                       earlier->start_mark.column + 1);
+                ok = false;
+                break;
+            }
+        }
+        snprintf(entry_path, sizeof(entry_path), "%s.%s", path, dsh_node_text(key));
+        if (value->type != YAML_MAPPING_NODE) {
+            wrong_type(c, entry_path, f, DSH_FIELD_OBJECT, value);
+            ok = false;
+        } else {
+            validate_mapping(c, f->fields, f->n_fields, value, entry_path);
+        }
+    }
+    return ok;
+}
+
 static bool validate_value(struct ctx *c, const char *path, const struct dsh_catalog_field *f,
                            yaml_node_t *node)
 {
+    if (f->type == DSH_FIELD_MAP)
+        return validate_map(c, path, f, node);
     if (f->type == DSH_FIELD_OBJECT) {
         if (node->type != YAML_MAPPING_NODE) {
             wrong_type(c, path, f, f->type, node);

@@ -117,6 +117,7 @@ struct dshh_host {
     struct dsh_instance *instance;
     const char *provider_path;
     bool demo_tools;   /* the demo-tools row is enabled */
+    struct dshh_native_set *native; /* the enabled dsh-native-bindings rows (native_bindings.h) */
     bool verbose;
     int dispatch_error; /* last negative status of dispatch(), reported once */
 };
@@ -126,6 +127,11 @@ int dshh__host_open(struct dshh_host *host, const struct dshh_options *opts,
                     const struct dshh_profile *profile);
 /* Unloads the provider (delivering pending callbacks), then frees services and the loop. */
 void dshh__host_close(struct dshh_host *host);
+/* Answers a call of a native namespace through reply(), on this thread; false when global names
+ * none (nothing is answered). */
+bool dshh__host_native_call(struct dshh_host *host, dsh_run_id run, uint64_t call,
+                            const char *global, const char *name, const char *args_json,
+                            size_t args_len);
 
 /* ---- provider_loader.c --------------------------------------------------------------------------- */
 int dshh__provider_open(const char *path, const char *row_name, void **ret_dl,

@@ -3,6 +3,7 @@
 
 #include "dsh_config.h"
 #include "dsh_linux_services.h"
+#include "native_call.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -12,7 +13,7 @@
 #include <unistd.h>
 
 static const char *const builtin_names[] = {DSHH_NAME_FS, DSHH_NAME_SUBPROCESS, DSHH_NAME_SANDBOX,
-                                            DSHH_NAME_POLICY, DSHH_NAME_DEMO,
+                                            DSHH_NAME_POLICY, DSHH_NAME_DEMO, DSHH_NAME_NATIVE,
                                             "dsh-workflow-ptc" /* workflow_cmd.c */,
                                             DSHH_NAME_MCP_BINDINGS /* mcp_downstream.c */, NULL};
 
@@ -329,6 +330,44 @@ static int load_provider(struct dshh_host *host, const struct dshh_row *prow)
     return 0;
 }
 
+/* Every enabled dsh-native-bindings row: libraries opened, symbols resolved, calls prepared. */
+static int load_native_rows(struct dshh_host *host, const struct dshh_profile *profile)
+{
+    if (dshh__native_set_new(&host->logger, &host->native) < 0)
+        return -1;
+    for (size_t i = 0; i < profile->nrows; i++) {
+        const struct dshh_row *row = &profile->rows[i];
+        if (row->disabled || strcmp(row->name, DSHH_NAME_NATIVE) != 0)
+            continue;
+        const char *file = row->config_layer ? row->config_layer->path : row->layer->path;
+        int rc = dshh__native_add_row(host->native, file, row->id, row_doc(row), row->config, stderr);
+        if (rc < 0)
+            fprintf(stderr, "dsh: row '%s': %s\n", row->id, strerror(-rc));
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+bool dshh__host_native_call(struct dshh_host *host, dsh_run_id run, uint64_t call,
+                            const char *global, const char *name, const char *args_json,
+                            size_t args_len)
+{
+    struct dshh_native_answer answer;
+    if (!dshh__native_call(host->native, global, name, args_json, args_len, &answer))
+        return false;
+    int rc = host->provider->reply(host->instance, run, call, answer.ok, answer.text, answer.len);
+    /* NOT_FOUND: the run ended first. Anything else (a result over maxMessageBytes): say so. */
+    if (rc < 0 && rc != DSH_E_NOT_FOUND) {
+        char message[512];
+        snprintf(message, sizeof message, "%s.%s: the result cannot be delivered (%s)", global, name,
+                 dsh_error_name(rc) ? dsh_error_name(rc) : dsh_strerror(rc));
+        host->provider->reply(host->instance, run, call, false, message, strlen(message));
+    }
+    free(answer.text);
+    return true;
+}
+
 /* --initializer FILE: environment initializers, registered before any run is admitted. */
 static int register_initializers(struct dshh_host *host, const struct dshh_options *opts)
 {
@@ -380,7 +419,8 @@ int dshh__host_open(struct dshh_host *host, const struct dshh_options *opts,
     }
     const struct dshh_row *prow = NULL;
     if (open_provider(host, profile, &prow) || mount_services(host, profile) ||
-        load_provider(host, prow) || register_initializers(host, opts))
+        load_native_rows(host, profile) || load_provider(host, prow) ||
+        register_initializers(host, opts))
         return -1;
     return 0;
 }
@@ -396,6 +436,9 @@ void dshh__host_close(struct dshh_host *host)
         dlclose(host->dl);
         host->dl = NULL;
     }
+    /* After unload: no run can call a native function any more. */
+    dshh__native_set_free(host->native);
+    host->native = NULL;
     dsh_linux_services_destroy(host->services_impl);
     host->services_impl = NULL;
     if (host->svc_values)

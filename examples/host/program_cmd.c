@@ -2,6 +2,7 @@
  * line of result JSON. Exit 0 ok, 1 program failure, 2 usage or configuration error. */
 #include "dsh_json_strict.h"
 #include "dshh.h"
+#include "native_bindings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,8 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
                     const char *name, const char *args_json, size_t args_len)
 {
     struct program_run *pr = userdata;
+    if (dshh__host_native_call(pr->host, run, call, global, name, args_json, args_len))
+        return;
     if (pr->demo && !strcmp(global, DSHH_DEMO_GLOBAL)) {
         dshh__demo_call(pr->host, run, call, name, args_json, args_len, &pr->pending);
         return;
@@ -64,7 +67,7 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
 }
 
 static char *build_request(const struct dshh_options *opts, const char *program, bool demo,
-                           bool *ret_demo)
+                           const struct dshh_native_set *native, bool *ret_demo)
 {
     json_object *req = json_object_new_object();
     json_object_object_add(req, "program", json_object_new_string(program));
@@ -100,6 +103,7 @@ static char *build_request(const struct dshh_options *opts, const char *program,
     }
     json_object *bindings = json_object_new_array();
     *ret_demo = demo && dshh__add_demo_bindings(bindings);
+    dshh__native_declare(native, bindings);
     json_object_object_add(req, "bindings", bindings);
     char *text = strdup(json_object_to_json_string_ext(
         req, DSH_JSON_PRINT_FLAGS));
@@ -138,7 +142,7 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
         return DSHH_EXIT_USAGE;
     }
     struct program_run pr = {.host = host, .printer = {.at_line_start = true}};
-    char *request = build_request(opts, program, host->demo_tools, &pr.demo);
+    char *request = build_request(opts, program, host->demo_tools, host->native, &pr.demo);
     free(program);
     if (!request)
         return DSHH_EXIT_USAGE;

@@ -7,6 +7,7 @@
  * caller unloads and exits 0). */
 #include "dsh_list.h"
 #include "dshh.h"
+#include "native_bindings.h"
 
 #include "dsh_json_strict.h"
 #include "dsh_linux_services.h"
@@ -104,6 +105,8 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
                     const char *name, const char *args_json, size_t args_len)
 {
     struct srun *r = userdata;
+    if (dshh__host_native_call(r->srv->host, run, call, global, name, args_json, args_len))
+        return;
     if (r->demo && !strcmp(global, DSHH_DEMO_GLOBAL)) {
         dshh__demo_call(r->srv->host, run, call, name, args_json, args_len, &r->pending);
         return;
@@ -309,6 +312,9 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
     run->stream = stream && json_object_get_boolean(stream);
     /* The demo namespace joins the client's unless the client declared `tools` itself. */
     run->demo = srv->host->demo_tools && dshh__add_demo_bindings(b);
+    /* The host's native namespaces join every run; a client namespace of the same name makes the
+     * provider reject the run (declared twice). */
+    dshh__native_declare(srv->host->native, b);
     json_object_object_add(r, "bindings", b);
     const char *text = dshh__jstr(r);
     struct dsh_run_callbacks cb = {.struct_size = sizeof(cb),

@@ -7,6 +7,7 @@
 #include "dsh_json_strict.h"
 #include "dsh_list.h"
 #include "workflow.h"
+#include "native_bindings.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -75,6 +76,8 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
                     const char *name, const char *args_json, size_t args_len)
 {
     struct child *c = userdata;
+    if (dshh__host_native_call(c->owner->host, run, call, global, name, args_json, args_len))
+        return;
     if (!strcmp(global, DSHH_DEMO_GLOBAL)) {
         dshh__demo_call(c->owner->host, run, call, name, args_json, args_len, &c->pending);
         return;
@@ -245,6 +248,8 @@ static int start(void *ctx, const char *prompt, size_t prompt_len, const char *o
     json_object *bindings = json_object_new_array();
     if (s->host->demo_tools && !s->command)
         dshh__add_demo_bindings(bindings);
+    if (!s->command)
+        dshh__native_declare(s->host->native, bindings);
     json_object_object_add(req, "bindings", bindings);
     json_object_put(opts);
     const char *text = json_object_to_json_string_ext(req, DSH_JSON_PRINT_FLAGS);

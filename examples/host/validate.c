@@ -3,15 +3,16 @@
 #include "dshh.h"
 
 #include "dsh_config.h"
+#include "native_bindings.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Validates one config node; returns 1 when invalid, 0 when valid, -1 on a system error. */
-static int check_config(const struct dsh_catalog *cat, const char *file, const char *id,
-                        const char *name, yaml_document_t *doc, yaml_node_t *config,
-                        const yaml_node_t *row_node, FILE *err)
+static int check_config(const struct dsh_catalog *cat, struct dshh_native_set *native,
+                        const char *file, const char *id, const char *name, yaml_document_t *doc,
+                        yaml_node_t *config, const yaml_node_t *row_node, FILE *err)
 {
     if (!dsh_catalog_find(cat, name)) {
         if (row_node)
@@ -37,6 +38,10 @@ static int check_config(const struct dsh_catalog *cat, const char *file, const c
     } else if (rc < 0) {
         fprintf(err, "%s: row '%s': %s\n", file, id, strerror(-rc));
         rc = -1;
+    } else if (!strcmp(name, DSHH_NAME_NATIVE)) {
+        /* What the catalog cannot see: names, the library and its symbols (opened here). */
+        rc = dshh__native_add_row(native, file, id, doc, config, err);
+        rc = rc < 0 ? -1 : rc > 0;
     }
     dsh_diagnostics_release(&diags);
     return rc;
@@ -54,8 +59,13 @@ static int open_catalog(struct dsh_catalog **cat, FILE *err)
 int dshh__validate_profile(const struct dshh_profile *profile, bool enabled_only, FILE *err)
 {
     struct dsh_catalog *cat;
+    struct dshh_native_set *native = NULL;
     if (open_catalog(&cat, err) < 0)
         return -1;
+    if (dshh__native_set_new(NULL, &native) < 0) {
+        dsh_catalog_close(cat);
+        return -1;
+    }
     int invalid = 0;
     for (size_t i = 0; i < profile->nrows; i++) {
         const struct dshh_row *row = &profile->rows[i];
@@ -64,13 +74,14 @@ int dshh__validate_profile(const struct dshh_profile *profile, bool enabled_only
         const char *file = row->config_layer ? row->config_layer->path : row->layer->path;
         const struct dshh_layer *owner = row->config_layer ? row->config_layer : row->layer;
         yaml_document_t *doc = (yaml_document_t *)&owner->doc;
-        int rc = check_config(cat, file, row->id, row->name, doc, row->config, NULL, err);
+        int rc = check_config(cat, native, file, row->id, row->name, doc, row->config, NULL, err);
         if (rc < 0) {
             invalid = -1;
             break;
         }
         invalid += rc;
     }
+    dshh__native_set_free(native);
     dsh_catalog_close(cat);
     return invalid;
 }
@@ -78,8 +89,9 @@ int dshh__validate_profile(const struct dshh_profile *profile, bool enabled_only
 /* One row of FILE: a full row, or a row patch whose name comes from the base composition.
  * Its row fields get the checks composition makes (dshh__row_check), so `config validate FILE`
  * and `headless --patch FILE` decide alike; then its config is checked against the catalog. */
-static int check_file_row(const struct dsh_catalog *cat, const struct dshh_profile *base,
-                          const struct dshh_layer *layer, yaml_node_t *row, FILE *err)
+static int check_file_row(const struct dsh_catalog *cat, struct dshh_native_set *native,
+                          const struct dshh_profile *base, const struct dshh_layer *layer,
+                          yaml_node_t *row, FILE *err)
 {
     const char *file = layer->path;
     yaml_document_t *doc = (yaml_document_t *)&layer->doc;
@@ -111,8 +123,8 @@ static int check_file_row(const struct dsh_catalog *cat, const struct dshh_profi
     /* A patch row without config keeps the base config, validated with the base. */
     if (!config && !dshh__yaml_get(doc, row, "name") && base)
         return invalid;
-    int rc = check_config(cat, file, id, name, doc, dshh__yaml_is_empty(config) ? NULL : config,
-                          row, err);
+    int rc = check_config(cat, native, file, id, name, doc,
+                          dshh__yaml_is_empty(config) ? NULL : config, row, err);
     return rc < 0 ? rc : (invalid | rc);
 }
 
@@ -121,8 +133,13 @@ static int validate_file(const struct dsh_catalog *cat, const struct dshh_profil
 {
     struct dshh_layer layer = {.path = (char *)file};
     yaml_document_t *doc = &layer.doc;
-    if (dshh__yaml_load_file(file, doc, err))
+    struct dshh_native_set *native;
+    if (dshh__native_set_new(NULL, &native) < 0)
+        return -1;
+    if (dshh__yaml_load_file(file, doc, err)) {
+        dshh__native_set_free(native);
         return 1;
+    }
     int invalid = 0;
     yaml_node_t *root = yaml_document_get_root_node(doc);
     if (root && root->type != YAML_SEQUENCE_NODE && !dshh__yaml_is_empty(root)) {
@@ -135,7 +152,7 @@ static int validate_file(const struct dsh_catalog *cat, const struct dshh_profil
             yaml_node_t *entry = yaml_document_get_node(doc, *it);
             yaml_node_t *ins = dshh__yaml_get(doc, entry, "insert");
             if (!ins) {
-                int rc = check_file_row(cat, base, &layer, entry, err);
+                int rc = check_file_row(cat, native, base, &layer, entry, err);
                 invalid = rc < 0 ? rc : invalid + rc;
                 continue;
             }
@@ -154,12 +171,14 @@ static int validate_file(const struct dsh_catalog *cat, const struct dshh_profil
             for (yaml_node_item_t *r = ins->data.sequence.items.start;
                  r < ins->data.sequence.items.top && invalid >= 0; r++) {
                 /* Inserted rows are complete: no base lookup for their name. */
-                int rc = check_file_row(cat, NULL, &layer, yaml_document_get_node(doc, *r), err);
+                int rc = check_file_row(cat, native, NULL, &layer, yaml_document_get_node(doc, *r),
+                                        err);
                 invalid = rc < 0 ? rc : invalid + rc;
             }
         }
     }
     yaml_document_delete(doc);
+    dshh__native_set_free(native);
     return invalid;
 }
 

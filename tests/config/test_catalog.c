@@ -145,7 +145,7 @@ Test(catalog, lists_of_objects)
     dsh_catalog_close(cat);
     expect_bad_field("      - {key: a, type: list, items: object, default: [], meaning: m}\n",
                      "catalog.yaml:4:",
-                     "`fields` goes with (and only with) objects and lists of objects");
+                     "`fields` goes with (and only with) objects, maps and lists of objects");
     expect_bad_field("      - {key: a, type: list, items: list, default: [], meaning: m}\n",
                      "catalog.yaml:4:", "list items must be scalars or objects");
 }
