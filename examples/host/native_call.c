@@ -316,9 +316,10 @@ static bool double_result(struct call *c, double d)
     /* JSON text has no -0 that survives a round trip (DESIGN.md section 5: -0 is not JSON). */
     if (d == 0 && signbit(d))
         return reject(c, "the result -0 is not lossless JSON");
-    /* The shortest text that reads back as exactly d (JSON.parse rounds correctly too). */
+    /* The first of 15, 16, 17 significant digits that reads back as exactly d (JSON.parse
+     * rounds correctly too); 17 always does. */
     char text[40];
-    for (int precision = 1; precision <= 17; precision++) {
+    for (int precision = 15; precision <= 17; precision++) {
         snprintf(text, sizeof text, "%.*g", precision, d);
         if (strtod(text, NULL) == d)
             break;

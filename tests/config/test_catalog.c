@@ -32,8 +32,8 @@ Test(catalog, providers_and_fields)
 {
     static const char *const providers[] = {
         PTC, "dsh-fs-local", "dsh-subprocess-local", "dsh-sandbox-linux",
-        "dsh-sandbox-policy", "dsh-demo-tools", "dsh-mcp-bindings", "dsh-workflow-ptc",
-        PTC_PYTHON_PROVIDER_NAME,
+        "dsh-sandbox-policy", "dsh-demo-tools", "dsh-mcp-bindings", "dsh-native-bindings",
+        "dsh-workflow-ptc", PTC_PYTHON_PROVIDER_NAME,
     };
     static const char *const ptc_fields[] = {
         "executionMode", "scriptPersistence", "replScoped", "timeoutMs", "maxTimeoutMs",
@@ -44,8 +44,8 @@ Test(catalog, providers_and_fields)
     struct dsh_catalog *cat;
     char err[256];
     cr_assert_eq(dsh_catalog_open(&cat, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(cat->n_providers, 9);
-    for (size_t i = 0; i < 9; i++)
+    cr_assert_eq(cat->n_providers, 10);
+    for (size_t i = 0; i < 10; i++)
         cr_assert_not_null(dsh_catalog_find(cat, providers[i]), "%s", providers[i]);
     cr_assert_null(dsh_catalog_find(cat, "dsh-nope"));
     cr_assert_null(dsh_catalog_find(cat, NULL));
