@@ -132,8 +132,10 @@ static void print_fields(FILE *out, const char *prefix, const struct dsh_catalog
         fputs(" |\n", out);
         if (f->fields) {
             char sub[256];
-            snprintf(sub, sizeof(sub), "%s%s%s", prefix, f->key,
-                     f->type == DSH_FIELD_MAP ? ".<name>." : f->type == DSH_FIELD_LIST ? "[]." : ".");
+            const char *sep = f->type == DSH_FIELD_MAP    ? ".<name>."
+                              : f->type == DSH_FIELD_LIST ? "[]."
+                                                          : ".";
+            snprintf(sub, sizeof(sub), "%s%s%s", prefix, f->key, sep);
             print_fields(out, sub, f->fields, f->n_fields);
         }
     }

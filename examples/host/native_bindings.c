@@ -59,8 +59,8 @@ static bool is_identifier(const char *s)
 const char *dshh__binding_name_problem(const char *name, bool is_namespace)
 {
     /* The globals the bootstrap defines, which the provider refuses as namespaces. */
-    static const char *const bootstrap_globals[] = {"inspect", "Image",  "globalThis", "process",
-                                                    "console", "require", "module",    "undefined",
+    static const char *const bootstrap_globals[] = {"inspect", "Image",   "globalThis", "process",
+                                                    "console", "require", "module",     "undefined",
                                                     "eval",    NULL};
     if (!is_identifier(name))
         return "is not an identifier (letters, digits, _ and $, not starting with a digit)";
@@ -129,7 +129,8 @@ static void problem(struct row_reader *r, const yaml_node_t *at, const char *fie
                     ...)
 {
     if (at)
-        fprintf(r->err, "%s:%zu:%zu: ", r->file, at->start_mark.line + 1, at->start_mark.column + 1);
+        fprintf(r->err, "%s:%zu:%zu: ", r->file, at->start_mark.line + 1,
+                at->start_mark.column + 1);
     else
         fprintf(r->err, "%s: ", r->file);
     fprintf(r->err, "row '%s' (%s): %s: ", r->row_id, DSHH_NAME_NATIVE, field);
@@ -272,7 +273,8 @@ int dshh__native_add_row(struct dshh_native_set *set, const char *file, const ch
         return r.problems;
     }
     const char *lib = dshh__yaml_scalar(library);
-    if (!(ns.row_id = dup_text(&r, row_id)) || !(ns.global = dup_text(&r, dshh__yaml_scalar(global))) ||
+    if (!(ns.row_id = dup_text(&r, row_id)) ||
+        !(ns.global = dup_text(&r, dshh__yaml_scalar(global))) ||
         (error_class && !(ns.error_class = dup_text(&r, dshh__yaml_scalar(error_class)))))
         goto out;
 

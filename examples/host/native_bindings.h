@@ -17,28 +17,30 @@
 /* The types a native function's arguments and return may have: the name a row writes
  * (catalog.yaml lists the same names; tests/host/test_native.c checks both agree) and the libffi
  * type the value crosses as. `string` and `json` are NUL-terminated UTF-8 text. */
-#define DSHH_NATIVE_TYPE_TABLE(X)                                                              \
-    X(VOID, "void", ffi_type_void)                                                             \
-    X(BOOL, "bool", ffi_type_uint8) /* C bool is one byte in the SysV ABIs dsh builds for */   \
-    X(INT8, "int8", ffi_type_sint8)                                                            \
-    X(INT16, "int16", ffi_type_sint16)                                                         \
-    X(INT32, "int32", ffi_type_sint32)                                                         \
-    X(INT64, "int64", ffi_type_sint64)                                                         \
-    X(UINT8, "uint8", ffi_type_uint8)                                                          \
-    X(UINT16, "uint16", ffi_type_uint16)                                                       \
-    X(UINT32, "uint32", ffi_type_uint32)                                                       \
-    X(UINT64, "uint64", ffi_type_uint64)                                                       \
-    X(FLOAT, "float", ffi_type_float)                                                          \
-    X(DOUBLE, "double", ffi_type_double)                                                       \
-    X(STRING, "string", ffi_type_pointer)                                                      \
+#define DSHH_NATIVE_TYPE_TABLE(X)                                                                  \
+    X(VOID, "void", ffi_type_void)                                                                 \
+    X(BOOL, "bool", ffi_type_uint8) /* C bool is one byte in the SysV ABIs dsh builds for */       \
+    X(INT8, "int8", ffi_type_sint8)                                                                \
+    X(INT16, "int16", ffi_type_sint16)                                                             \
+    X(INT32, "int32", ffi_type_sint32)                                                             \
+    X(INT64, "int64", ffi_type_sint64)                                                             \
+    X(UINT8, "uint8", ffi_type_uint8)                                                              \
+    X(UINT16, "uint16", ffi_type_uint16)                                                           \
+    X(UINT32, "uint32", ffi_type_uint32)                                                           \
+    X(UINT64, "uint64", ffi_type_uint64)                                                           \
+    X(FLOAT, "float", ffi_type_float)                                                              \
+    X(DOUBLE, "double", ffi_type_double)                                                           \
+    X(STRING, "string", ffi_type_pointer)                                                          \
     X(JSON, "json", ffi_type_pointer)
 
+/* clang-format off */
 enum dshh_native_type {
 #define DSHH_NATIVE_ENUM(id, name, ffi) DSHH_NATIVE_##id,
     DSHH_NATIVE_TYPE_TABLE(DSHH_NATIVE_ENUM)
 #undef DSHH_NATIVE_ENUM
     DSHH_NATIVE_TYPE_COUNT
 };
+/* clang-format on */
 
 struct dshh_native_arg {
     char *name;

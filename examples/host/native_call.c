@@ -88,7 +88,9 @@ static void integer_range(enum dshh_native_type t, uint64_t *ret_negative_max, u
     case DSHH_NATIVE_INT8: *ret_negative_max = 128, *ret_max = INT8_MAX; return;
     case DSHH_NATIVE_INT16: *ret_negative_max = 32768, *ret_max = INT16_MAX; return;
     case DSHH_NATIVE_INT32: *ret_negative_max = 2147483648ULL, *ret_max = INT32_MAX; return;
-    case DSHH_NATIVE_INT64: *ret_negative_max = 9223372036854775808ULL, *ret_max = INT64_MAX; return;
+    case DSHH_NATIVE_INT64:
+        *ret_negative_max = 9223372036854775808ULL, *ret_max = INT64_MAX;
+        return;
     case DSHH_NATIVE_UINT8: *ret_negative_max = 0, *ret_max = UINT8_MAX; return;
     case DSHH_NATIVE_UINT16: *ret_negative_max = 0, *ret_max = UINT16_MAX; return;
     case DSHH_NATIVE_UINT32: *ret_negative_max = 0, *ret_max = UINT32_MAX; return;
@@ -177,8 +179,7 @@ static bool convert_integer(struct call *c, const struct dshh_native_arg *a, jso
                           (unsigned long long)max);
         return reject(c, "argument %s: %.40s is out of range for %s (0..%llu)", a->name, text,
                       dshh__native_type_name(a->type), (unsigned long long)max);
-    case INTEGER_OK:
-        break;
+    case INTEGER_OK: break;
     }
     /* In range: the two's complement of the magnitude is the value (also for INT64_MIN). */
     uint64_t bits = negative ? 0 - magnitude : magnitude;
@@ -232,10 +233,9 @@ static bool convert_arg(struct call *c, const struct dshh_native_arg *a, json_ob
     case DSHH_NATIVE_JSON:
         /* The strict parser kept every number's text, so this is the program's value exactly. */
         slot->text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
-                                                          JSON_C_TO_STRING_NOSLASHESCAPE);
+                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
         return true;
-    default:
-        return convert_integer(c, a, v, slot);
+    default: return convert_integer(c, a, v, slot);
     }
 }
 
@@ -251,7 +251,8 @@ static bool argument_object(struct call *c, json_object *args, json_object **ret
     char names[512] = "";
     size_t o = 0;
     for (size_t i = 0; i < c->fn->nargs && o < sizeof names; i++)
-        o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", i ? ", " : "", c->fn->args[i].name);
+        o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", i ? ", " : "",
+                              c->fn->args[i].name);
     if (n != 1)
         return reject(c, "expects one object of named arguments {%s}, got %zu arguments", names, n);
     return reject(c, "expects one object of named arguments {%s}, got %s", names,
@@ -356,8 +357,8 @@ static bool text_result(struct call *c, const char *text)
     json_object *s = json_object_new_string(text);
     if (!s)
         return reject(c, "out of memory");
-    const char *quoted = json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN |
-                                                              JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *quoted =
+        json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     /* json-c copies bytes >= 0x80 as they are; the strict parser then checks they are UTF-8. */
     json_object *check = dsh_json_parse_strict(quoted, strlen(quoted));
     bool ok = check ? answer_text(c, true, quoted, strlen(quoted))
@@ -372,7 +373,8 @@ static void convert_result(struct call *c, const union result *r)
     switch (c->fn->returns) {
     case DSHH_NATIVE_VOID: answer_text(c, true, NULL, 0); return;
     case DSHH_NATIVE_BOOL:
-        answer_text(c, true, (uint8_t)r->unsigned_int ? "true" : "false", (uint8_t)r->unsigned_int ? 4 : 5);
+        answer_text(c, true, (uint8_t)r->unsigned_int ? "true" : "false",
+                    (uint8_t)r->unsigned_int ? 4 : 5);
         return;
     case DSHH_NATIVE_INT8: signed_result(c, (int8_t)r->signed_int); return;
     case DSHH_NATIVE_INT16: signed_result(c, (int16_t)r->signed_int); return;

@@ -55,25 +55,76 @@ void nx_free(void *p)
     free(b);
 }
 
-int64_t nx_live_blocks(void) { return live_blocks; }
+int64_t nx_live_blocks(void)
+{
+    return live_blocks;
+}
 
 /* ---- numbers ---------------------------------------------------------------------------------- */
-double nx_hypot(double x, double y) { return hypot(x, y); }
-bool nx_not(bool value) { return !value; }
-int8_t nx_id_int8(int8_t v) { return v; }
-int16_t nx_id_int16(int16_t v) { return v; }
-int32_t nx_id_int32(int32_t v) { return v; }
-int64_t nx_id_int64(int64_t v) { return v; }
-uint8_t nx_id_uint8(uint8_t v) { return v; }
-uint16_t nx_id_uint16(uint16_t v) { return v; }
-uint32_t nx_id_uint32(uint32_t v) { return v; }
-uint64_t nx_id_uint64(uint64_t v) { return v; }
-float nx_id_float(float v) { return v; }
-double nx_id_double(double v) { return v; }
-int32_t nx_add_int32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
-double nx_divide(double a, double b) { return a / b; }
-float nx_divide_float(float a, float b) { return a / b; }
-double nx_negative_zero(void) { return -0.0; }
+double nx_hypot(double x, double y)
+{
+    return hypot(x, y);
+}
+bool nx_not(bool value)
+{
+    return !value;
+}
+int8_t nx_id_int8(int8_t v)
+{
+    return v;
+}
+int16_t nx_id_int16(int16_t v)
+{
+    return v;
+}
+int32_t nx_id_int32(int32_t v)
+{
+    return v;
+}
+int64_t nx_id_int64(int64_t v)
+{
+    return v;
+}
+uint8_t nx_id_uint8(uint8_t v)
+{
+    return v;
+}
+uint16_t nx_id_uint16(uint16_t v)
+{
+    return v;
+}
+uint32_t nx_id_uint32(uint32_t v)
+{
+    return v;
+}
+uint64_t nx_id_uint64(uint64_t v)
+{
+    return v;
+}
+float nx_id_float(float v)
+{
+    return v;
+}
+double nx_id_double(double v)
+{
+    return v;
+}
+int32_t nx_add_int32(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+double nx_divide(double a, double b)
+{
+    return a / b;
+}
+float nx_divide_float(float a, float b)
+{
+    return a / b;
+}
+double nx_negative_zero(void)
+{
+    return -0.0;
+}
 
 /* Eight arguments of mixed widths: more than the argument registers of either ABI class. */
 double nx_mix(int8_t a, uint16_t b, int32_t c, int64_t d, float e, double f, bool g, uint8_t h)
@@ -93,7 +144,10 @@ uint32_t nx_crc32_text(const char *text)
     return ~crc;
 }
 
-uint64_t nx_length(const char *text) { return strlen(text); }
+uint64_t nx_length(const char *text)
+{
+    return strlen(text);
+}
 
 char *nx_greet(const char *name)
 {
@@ -103,9 +157,18 @@ char *nx_greet(const char *name)
     return s;
 }
 
-const char *nx_version(void) { return "dsh-native-example 1"; }
-const char *nx_no_text(void) { return NULL; }
-char *nx_bad_utf8(void) { return block_strdup("caf\xc3"); /* a cut two-byte sequence */ }
+const char *nx_version(void)
+{
+    return "dsh-native-example 1";
+}
+const char *nx_no_text(void)
+{
+    return NULL;
+}
+char *nx_bad_utf8(void)
+{
+    return block_strdup("caf\xc3"); /* a cut two-byte sequence */
+}
 
 /* ---- json ------------------------------------------------------------------------------------- */
 /* {"query": <query as given>, "bytes": <its length>}: the query's text is copied verbatim, so
@@ -124,15 +187,30 @@ const char *nx_static_json(void)
     return "{\"name\":\"dsh-native-example\",\"version\":1,\"tags\":[\"static\",\"borrowed\"]}";
 }
 
-char *nx_bad_json(void) { return block_strdup("{\"unterminated\": "); }
-char *nx_nan_json(void) { return block_strdup("[NaN]"); }
-const char *nx_no_json(void) { return NULL; }
+char *nx_bad_json(void)
+{
+    return block_strdup("{\"unterminated\": ");
+}
+char *nx_nan_json(void)
+{
+    return block_strdup("[NaN]");
+}
+const char *nx_no_json(void)
+{
+    return NULL;
+}
 
 /* ---- state and time --------------------------------------------------------------------------- */
 static uint64_t counter;
 
-uint64_t nx_count(void) { return ++counter; }
-void nx_reset(void) { counter = 0; }
+uint64_t nx_count(void)
+{
+    return ++counter;
+}
+void nx_reset(void)
+{
+    counter = 0;
+}
 
 void nx_sleep_ms(uint32_t ms)
 {

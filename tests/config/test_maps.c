@@ -5,12 +5,14 @@
 #include "helpers.h"
 
 #define NATIVE "dsh-native-bindings"
-#define HEAD "library: libx.so\nglobal: g\nfunctions:\n"
+#define HEAD   "library: libx.so\nglobal: g\nfunctions:\n"
 
 Test(maps, entries_and_object_items_are_validated_with_their_paths)
 {
-    expect_valid(NATIVE, HEAD "  f: {returns: void}\n  g: {returns: int8, args: [{name: a, type: int8}]}\n");
-    expect_error(NATIVE, HEAD "  f: {returns: int128}\n", "functions.f.returns", 4, 16, "is not one of");
+    expect_valid(NATIVE, HEAD
+                 "  f: {returns: void}\n  g: {returns: int8, args: [{name: a, type: int8}]}\n");
+    expect_error(NATIVE, HEAD "  f: {returns: int128}\n", "functions.f.returns", 4, 16,
+                 "is not one of");
     expect_error(NATIVE, HEAD "  f: {returns: void, args: [{name: a, type: bool}, {name: b}]}\n",
                  "functions.f.args[1].type", 4, 52, "required field missing");
     expect_error(NATIVE, HEAD "  f: {returns: void, args: [{name: a, type: bool, size: 4}]}\n",
@@ -26,7 +28,8 @@ Test(maps, names_are_non_empty_strings_given_once)
 {
     expect_error(NATIVE, HEAD "  1: {returns: void}\n", "functions", 4, 3,
                  "keys must be non-empty names, got integer 1");
-    expect_error(NATIVE, HEAD "  '': {returns: void}\n", "functions", 4, 3, "keys must be non-empty names");
+    expect_error(NATIVE, HEAD "  '': {returns: void}\n", "functions", 4, 3,
+                 "keys must be non-empty names");
     expect_error(NATIVE, HEAD "  f: {returns: void}\n  f: {returns: int8}\n", "functions", 5, 3,
                  "duplicate name f (first given at line 4:3)");
 }

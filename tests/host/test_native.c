@@ -45,7 +45,8 @@ static int load(const char *config_yaml, struct dshh_native_set **ret_set, char 
     size_t len;
     FILE *err = open_memstream(ret_err, &len);
     cr_assert_eq(dshh__native_set_new(&logger, ret_set), 0);
-    int rc = dshh__native_add_row(*ret_set, "row.yaml", "t", &doc, yaml_document_get_root_node(&doc), err);
+    int rc = dshh__native_add_row(*ret_set, "row.yaml", "t", &doc,
+                                  yaml_document_get_root_node(&doc), err);
     fclose(err);
     yaml_document_delete(&doc);
     free(text);
@@ -56,19 +57,23 @@ static const char *const example_row =
     "global: nx\n"
     "functions:\n"
     "  crc: {symbol: nx_crc32_text, returns: uint32, args: [{name: text, type: string}]}\n"
-    "  greet: {symbol: nx_greet, returns: string, free: nx_free, args: [{name: name, type: string}]}\n"
-    "  info: {symbol: nx_info_json, returns: json, free: nx_free, args: [{name: query, type: json}]}\n"
+    "  greet: {symbol: nx_greet, returns: string, free: nx_free, args: [{name: name, type: "
+    "string}]}\n"
+    "  info: {symbol: nx_info_json, returns: json, free: nx_free, args: [{name: query, type: "
+    "json}]}\n"
     "  badUtf8: {symbol: nx_bad_utf8, returns: string, free: nx_free}\n"
     "  badJson: {symbol: nx_bad_json, returns: json, free: nx_free}\n"
     "  nanJson: {symbol: nx_nan_json, returns: json, free: nx_free}\n"
     "  version: {symbol: nx_version, returns: string, borrowed: true}\n"
     "  noText: {symbol: nx_no_text, returns: string, borrowed: true}\n"
     "  live: {symbol: nx_live_blocks, returns: int64}\n"
-    "  sleep: {symbol: nx_sleep_ms, returns: void, maxCallMs: 20, args: [{name: ms, type: uint32}]}\n"
+    "  sleep: {symbol: nx_sleep_ms, returns: void, maxCallMs: 20, args: [{name: ms, type: "
+    "uint32}]}\n"
     "  id64: {symbol: nx_id_int64, returns: int64, args: [{name: v, type: int64}]}\n";
 
 /* Calls and returns the answer; asserts the namespace was found. */
-static struct dshh_native_answer call(const struct dshh_native_set *set, const char *name, const char *args)
+static struct dshh_native_answer call(const struct dshh_native_set *set, const char *name,
+                                      const char *args)
 {
     struct dshh_native_answer a;
     cr_assert(dshh__native_call(set, "nx", name, args, strlen(args), &a), "nx.%s not found", name);
@@ -79,7 +84,8 @@ static void expect(const struct dshh_native_set *set, const char *name, const ch
                    const char *text)
 {
     struct dshh_native_answer a = call(set, name, args);
-    cr_expect_eq(a.ok, ok, "nx.%s(%s): ok %d, want %d (%s)", name, args, a.ok, ok, a.text ? a.text : "undefined");
+    cr_expect_eq(a.ok, ok, "nx.%s(%s): ok %d, want %d (%s)", name, args, a.ok, ok,
+                 a.text ? a.text : "undefined");
     if (text)
         cr_expect_str_eq(a.text ? a.text : "(undefined)", text, "nx.%s(%s): %s", name, args,
                          a.text ? a.text : "(undefined)");
@@ -129,16 +135,22 @@ Test(native, arguments_no_conforming_provider_forwards)
     char *err;
     cr_assert_eq(load(example_row, &set, &err), 0, "%s", err);
     /* Invalid UTF-8 bytes and a lone surrogate escape: not strict JSON, refused before any call. */
-    expect(set, "crc", "[{\"text\":\"caf\xc3\"}]", false, "nx.crc: the arguments are not a strict JSON array");
-    expect(set, "crc", "[{\"text\":\"\\ud800\"}]", false, "nx.crc: the arguments are not a strict JSON array");
-    expect(set, "crc", "{\"text\":\"a\"}", false, "nx.crc: the arguments are not a strict JSON array");
-    expect(set, "crc", "[{\"text\":\"a\"}] x", false, "nx.crc: the arguments are not a strict JSON array");
+    expect(set, "crc", "[{\"text\":\"caf\xc3\"}]", false,
+           "nx.crc: the arguments are not a strict JSON array");
+    expect(set, "crc", "[{\"text\":\"\\ud800\"}]", false,
+           "nx.crc: the arguments are not a strict JSON array");
+    expect(set, "crc", "{\"text\":\"a\"}", false,
+           "nx.crc: the arguments are not a strict JSON array");
+    expect(set, "crc", "[{\"text\":\"a\"}] x", false,
+           "nx.crc: the arguments are not a strict JSON array");
     expect(set, "crc", "[{\"text\":\"a\"}]", true, "3904355907"); /* control */
     /* Number texts a program cannot write but a forged frame could: still exact or rejected. */
     expect(set, "id64", "[{\"v\":1e3}]", true, "1000");
     expect(set, "id64", "[{\"v\":-0}]", true, "0");
-    expect(set, "id64", "[{\"v\":1.0000001}]", false, "nx.id64: argument v: 1.0000001 is not an integer (int64)");
-    expect(set, "id64", "[{\"v\":1e400}]", false, "nx.id64: the arguments are not a strict JSON array");
+    expect(set, "id64", "[{\"v\":1.0000001}]", false,
+           "nx.id64: argument v: 1.0000001 is not an integer (int64)");
+    expect(set, "id64", "[{\"v\":1e400}]", false,
+           "nx.id64: the arguments are not a strict JSON array");
     dshh__native_set_free(set);
     free(err);
 }
@@ -164,13 +176,19 @@ Test(native, a_row_with_problems_keeps_nothing)
     struct dshh_native_set *set;
     char *err;
     int n = load("global: nx\nfunctions:\n  a: {symbol: nx_nope, returns: void}\n"
-                 "  b: {symbol: nx_greet, returns: string}\n", &set, &err);
+                 "  b: {symbol: nx_greet, returns: string}\n",
+                 &set, &err);
     cr_expect_eq(n, 2, "%s", err);
-    cr_expect(strstr(err, "row.yaml:4:15: row 't' (dsh-native-bindings): functions.a.symbol: no symbol \"nx_nope\" in "), "%s", err);
-    cr_expect(strstr(err, "row.yaml:5:34: row 't' (dsh-native-bindings): functions.b.returns: a string return needs "
-                          "`free: SYMBOL` or `borrowed: true`"), "%s", err);
+    cr_expect(strstr(err, "row.yaml:4:15: row 't' (dsh-native-bindings): functions.a.symbol: no "
+                          "symbol \"nx_nope\" in "),
+              "%s", err);
+    cr_expect(strstr(err, "row.yaml:5:34: row 't' (dsh-native-bindings): functions.b.returns: a "
+                          "string return needs "
+                          "`free: SYMBOL` or `borrowed: true`"),
+              "%s", err);
     struct dshh_native_answer a;
-    cr_expect_not(dshh__native_call(set, "nx", "a", "[]", 2, &a), "a failed row declared a namespace");
+    cr_expect_not(dshh__native_call(set, "nx", "a", "[]", 2, &a),
+                  "a failed row declared a namespace");
     dshh__native_set_free(set);
     free(err);
 }
@@ -185,13 +203,17 @@ Test(native, the_type_table_matches_the_catalog)
     cr_assert(p);
     const struct dsh_catalog_field *returns = dsh_catalog_field_find(p, "functions");
     cr_assert(returns && returns->type == DSH_FIELD_MAP);
-    const struct dsh_catalog_field *ret = dsh_catalog_field_lookup(returns->fields, returns->n_fields, "returns", 7);
-    const struct dsh_catalog_field *args = dsh_catalog_field_lookup(returns->fields, returns->n_fields, "args", 4);
+    const struct dsh_catalog_field *ret =
+        dsh_catalog_field_lookup(returns->fields, returns->n_fields, "returns", 7);
+    const struct dsh_catalog_field *args =
+        dsh_catalog_field_lookup(returns->fields, returns->n_fields, "args", 4);
     cr_assert(ret && args && args->item_type == DSH_FIELD_OBJECT);
-    const struct dsh_catalog_field *arg_type = dsh_catalog_field_lookup(args->fields, args->n_fields, "type", 4);
+    const struct dsh_catalog_field *arg_type =
+        dsh_catalog_field_lookup(args->fields, args->n_fields, "type", 4);
     cr_assert(arg_type);
     cr_expect_eq(ret->n_values, (size_t)DSHH_NATIVE_TYPE_COUNT);
-    cr_expect_eq(arg_type->n_values, (size_t)DSHH_NATIVE_TYPE_COUNT - 1, "every type but void is an argument type");
+    cr_expect_eq(arg_type->n_values, (size_t)DSHH_NATIVE_TYPE_COUNT - 1,
+                 "every type but void is an argument type");
     for (int t = 0; t < DSHH_NATIVE_TYPE_COUNT; t++) {
         cr_expect_str_eq(ret->values[t], dshh__native_type_name(t));
         if (t != DSHH_NATIVE_VOID)
