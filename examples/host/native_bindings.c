@@ -174,33 +174,44 @@ static void *resolve_symbol(struct row_reader *r, void *dl, const char *library,
     return e ? NULL : p;
 }
 
-static void read_args(struct row_reader *r, struct dshh_native_fn *fn, yaml_node_t *seq,
+/* False when the arguments cannot be prepared (a problem was reported, or no memory). */
+static bool read_args(struct row_reader *r, struct dshh_native_fn *fn, yaml_node_t *seq,
                       const char *path)
 {
-    size_t n = seq ? (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start) : 0;
+    bool is_seq = seq && seq->type == YAML_SEQUENCE_NODE;
+    if (seq && !is_seq) {
+        problem(r, seq, path, "args must be a list");
+        return false;
+    }
+    size_t n = is_seq ? (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start) : 0;
     fn->args = calloc(n ? n : 1, sizeof(*fn->args));
     fn->ffi_args = calloc(n ? n : 1, sizeof(*fn->ffi_args));
     if (!fn->args || !fn->ffi_args) {
         r->nomem = true;
-        return;
+        return false;
     }
-    fn->nargs = n;
     for (size_t i = 0; i < n; i++) {
         yaml_node_t *item = yaml_document_get_node(r->doc, seq->data.sequence.items.start[i]);
         yaml_node_t *name = dshh__yaml_get(r->doc, item, "name");
         yaml_node_t *type = dshh__yaml_get(r->doc, item, "type");
         char field[600];
         snprintf(field, sizeof field, "%s.args[%zu].name", path, i);
-        fn->args[i].name = dup_text(r, dshh__yaml_scalar(name));
-        if (!fn->args[i].name)
-            return;
+        /* Shapes the catalog guarantees, checked again: this row may not have been validated. */
+        if (!dshh__yaml_scalar(name) ||
+            !type_from_name(dshh__yaml_scalar(type), &fn->args[i].type)) {
+            problem(r, item, field, "an argument needs a name and a type of catalog.yaml");
+            return false;
+        }
+        if (!(fn->args[i].name = dup_text(r, dshh__yaml_scalar(name))))
+            return false;
+        fn->nargs = i + 1; /* what ns_clear frees */
         check_name(r, name, field, fn->args[i].name, false);
         for (size_t k = 0; k < i; k++)
             if (!strcmp(fn->args[k].name, fn->args[i].name))
                 problem(r, name, field, "argument \"%s\" is declared twice", fn->args[i].name);
-        type_from_name(dshh__yaml_scalar(type), &fn->args[i].type); /* catalog-checked */
         fn->ffi_args[i] = ffi_type_of(fn->args[i].type);
     }
+    return true;
 }
 
 static void read_function(struct row_reader *r, struct dshh_native_ns *ns, void *dl,
@@ -208,6 +219,10 @@ static void read_function(struct row_reader *r, struct dshh_native_ns *ns, void 
 {
     struct dshh_native_fn *fn = &ns->fns[ns->nfns++];
     char path[520];
+    if (!dshh__yaml_scalar(key)) {
+        problem(r, key, "functions", "function names must be scalars");
+        return;
+    }
     snprintf(path, sizeof path, "functions.%s", dshh__yaml_scalar(key));
     if (!(fn->name = dup_text(r, dshh__yaml_scalar(key))))
         return;
@@ -218,12 +233,17 @@ static void read_function(struct row_reader *r, struct dshh_native_ns *ns, void 
     yaml_node_t *free_node = dshh__yaml_get(r->doc, spec, "free");
     yaml_node_t *borrowed = dshh__yaml_get(r->doc, spec, "borrowed");
     yaml_node_t *max_ms = dshh__yaml_get(r->doc, spec, "maxCallMs");
+    /* Shapes the catalog guarantees, checked again: this row may not have been validated. */
+    if (!type_from_name(dshh__yaml_scalar(returns), &fn->returns) ||
+        (symbol && !dshh__yaml_scalar(symbol)) || (free_node && !dshh__yaml_scalar(free_node)) ||
+        (borrowed && !dshh__yaml_scalar(borrowed)) || (max_ms && !dshh__yaml_scalar(max_ms))) {
+        problem(r, spec, path, "a function needs a return type of catalog.yaml and scalar fields");
+        return;
+    }
     if (!(fn->symbol = dup_text(r, symbol ? dshh__yaml_scalar(symbol) : fn->name)))
         return;
-    type_from_name(dshh__yaml_scalar(returns), &fn->returns); /* catalog-checked */
     fn->max_call_ms = max_ms ? strtoll(dshh__yaml_scalar(max_ms), NULL, 10) : 0;
-    read_args(r, fn, dshh__yaml_get(r->doc, spec, "args"), path);
-    if (r->nomem)
+    if (!read_args(r, fn, dshh__yaml_get(r->doc, spec, "args"), path))
         return;
 
     /* Ownership of a returned text must be stated: freed by the named function, or borrowed. */
@@ -268,7 +288,9 @@ int dshh__native_add_row(struct dshh_native_set *set, const char *file, const ch
     yaml_node_t *global = dshh__yaml_get(doc, config, "global");
     yaml_node_t *error_class = dshh__yaml_get(doc, config, "errorClass");
     yaml_node_t *functions = dshh__yaml_get(doc, config, "functions");
-    if (!library || !global || !functions) { /* only when the catalog was skipped */
+    /* Shapes the catalog guarantees, checked again: this row may not have been validated. */
+    if (!dshh__yaml_scalar(library) || !dshh__yaml_scalar(global) || !functions ||
+        functions->type != YAML_MAPPING_NODE || (error_class && !dshh__yaml_scalar(error_class))) {
         problem(&r, config, "config", "needs library, global and functions");
         return r.problems;
     }

@@ -162,7 +162,7 @@ static bool convert_integer(struct call *c, const struct dshh_native_arg *a, jso
                       dshh__native_type_name(a->type),
                       wide ? " (a number or a string of decimal digits)" : "", json_type_word(v));
     const char *text = is_string ? json_object_get_string(v)
-                                 : json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+                                 : json_object_to_json_string_ext(v, DSH_JSON_PRINT_FLAGS);
     bool negative = false;
     uint64_t magnitude = 0, negative_max, max;
     integer_range(a->type, &negative_max, &max);
@@ -212,7 +212,7 @@ static bool convert_arg(struct call *c, const struct dshh_native_arg *a, json_ob
                           dshh__native_type_name(a->type), json_type_word(v));
         /* strtod of the number's own text rounds correctly, so a value a program sent (its
          * shortest text) becomes exactly its double again. */
-        const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+        const char *text = json_object_to_json_string_ext(v, DSH_JSON_PRINT_FLAGS);
         double d = strtod(text, NULL);
         if (!isfinite(d) || (a->type == DSHH_NATIVE_FLOAT && fabs(d) > FLT_MAX))
             return reject(c, "argument %s: %.40s is out of range for %s", a->name, text,
@@ -232,8 +232,7 @@ static bool convert_arg(struct call *c, const struct dshh_native_arg *a, json_ob
         return true;
     case DSHH_NATIVE_JSON:
         /* The strict parser kept every number's text, so this is the program's value exactly. */
-        slot->text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
-                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
+        slot->text = json_object_to_json_string_ext(v, DSH_JSON_PRINT_FLAGS);
         return true;
     default: return convert_integer(c, a, v, slot);
     }
@@ -357,8 +356,7 @@ static bool text_result(struct call *c, const char *text)
     json_object *s = json_object_new_string(text);
     if (!s)
         return reject(c, "out of memory");
-    const char *quoted =
-        json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *quoted = json_object_to_json_string_ext(s, DSH_JSON_PRINT_FLAGS);
     /* json-c copies bytes >= 0x80 as they are; the strict parser then checks they are UTF-8. */
     json_object *check = dsh_json_parse_strict(quoted, strlen(quoted));
     bool ok = check ? answer_text(c, true, quoted, strlen(quoted))

@@ -22,6 +22,7 @@ run per-call-latency.mjs
 run per-call-latency.mjs 40 --prewarm 1
 run retained-eval.mjs
 run binding-round-trip.mjs
+run native-roundtrip.mjs
 run output-throughput.mjs
 run concurrent-per-call.mjs
 run repl-imports.mjs

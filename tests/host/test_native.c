@@ -221,3 +221,27 @@ Test(native, the_type_table_matches_the_catalog)
     }
     dsh_catalog_close(cat);
 }
+
+/* A config that skipped catalog validation is refused, not trusted (no crash, nothing loaded). */
+Test(native, shapes_the_catalog_guarantees_are_checked_again)
+{
+    static const char *const rows[] = {
+        "global: [nx]\nfunctions: {f: {returns: void}}\n",
+        "global: nx\nfunctions: [f]\n",
+        "global: nx\nfunctions: {f: {returns: int128}}\n",
+        "global: nx\nfunctions: {f: {returns: void, free: [x]}}\n",
+        "global: nx\nfunctions: {f: {returns: void, args: [{name: [a], type: bool}]}}\n",
+        "global: nx\nfunctions: {f: {returns: void, args: [{name: a, type: char}]}}\n",
+        "global: nx\nfunctions: {f: {returns: void, args: x}}\n",
+        "global: nx\nfunctions: {[f]: {returns: void}}\n",
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        struct dshh_native_set *set;
+        char *err;
+        int n = load(rows[i], &set, &err);
+        cr_expect_geq(n, 1, "accepted: %s", rows[i]);
+        cr_expect_eq(set->n, 0u, "loaded: %s", rows[i]);
+        dshh__native_set_free(set);
+        free(err);
+    }
+}
