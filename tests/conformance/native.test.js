@@ -3,8 +3,10 @@
 // concurrency with other bindings and many calls in one program.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runProgram, Serve, ROOT } from './harness.js';
+import { runProgram, Serve, ROOT, DSH, tempDir } from './harness.js';
 import { examplePatch, nativePatch, FUNCTIONS, SETTLE } from './native-fixture.js';
 
 const PATCH = examplePatch();
@@ -262,4 +264,13 @@ test('a system library by soname: examples/profiles/native-libm.yaml', async () 
   const { value } = await native('return [await math.hypot({ x: 3, y: 4 }), await math.pow({ x: 2, y: 10 }), await math.lround({ x: -2.5 })]',
     { patch: join(ROOT, 'examples/profiles/native-libm.yaml') });
   assert.deepEqual(value, [5, 1024, -3]);
+});
+
+test('nested workflow agents get the native namespaces too', async () => {
+  const dir = tempDir('dsh-native-wf-');
+  const script = join(dir, 'wf.js');
+  writeFileSync(script, "return await agent('return await nx.hypot({ x: 6, y: 8 })', { label: 'native' });\n");
+  const r = spawnSync(DSH, ['workflow', 'run', script, '--json', '--patch', PATCH], { encoding: 'utf8', cwd: dir });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').at(-1)), { value: '10', stopReason: 'completed', agentsStarted: 1 });
 });
