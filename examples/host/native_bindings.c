@@ -4,6 +4,7 @@
  * library itself. */
 #include "native_bindings.h"
 
+#include "binding_names.h" /* plugin/: the names resolve refuses, applied at load */
 #include "dshh.h"
 
 #include <dlfcn.h>
@@ -43,12 +44,13 @@ static bool type_from_name(const char *name, enum dshh_native_type *ret)
     return false;
 }
 
-static bool is_identifier(const char *s)
+/* An argument name: a property of the call's argument object, so any portable identifier. */
+static bool is_portable_identifier(const char *s)
 {
     if (!*s)
         return false;
     for (const char *p = s; *p; p++) {
-        bool alpha = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || *p == '$';
+        bool alpha = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_';
         bool digit = *p >= '0' && *p <= '9';
         if (!alpha && !(digit && p != s))
             return false;
@@ -56,22 +58,21 @@ static bool is_identifier(const char *s)
     return true;
 }
 
-const char *dshh__binding_name_problem(const char *name, bool is_namespace)
+const char *dshh__binding_name_problem(enum dshh_binding_name_role role, const char *name)
 {
-    /* The globals the bootstrap defines, which the provider refuses as namespaces. */
-    static const char *const bootstrap_globals[] = {"inspect", "Image",   "globalThis", "process",
-                                                    "console", "require", "module",     "undefined",
-                                                    "eval",    NULL};
-    if (!is_identifier(name))
-        return "is not an identifier (letters, digits, _ and $, not starting with a digit)";
-    if (!is_namespace)
-        return NULL;
-    for (size_t i = 0; bootstrap_globals[i]; i++)
-        if (!strcmp(name, bootstrap_globals[i]))
-            return "is a global the runtime defines";
-    if (!strcmp(name, DSHH_DEMO_GLOBAL))
-        return "is the host's demo namespace";
-    return NULL;
+    switch (role) {
+    case DSHH_BINDING_ARGUMENT:
+        return is_portable_identifier(name) ? NULL
+                                            : "is not an identifier (ASCII letters, digits and _, "
+                                              "not starting with a digit)";
+    case DSHH_BINDING_NAMESPACE:
+        if (!strcmp(name, DSHH_DEMO_GLOBAL))
+            return "is the host's demo namespace";
+        return ptc__binding_name_problem(PTC_BINDING_GLOBAL, name);
+    case DSHH_BINDING_FUNCTION: return ptc__binding_name_problem(PTC_BINDING_FUNCTION, name);
+    case DSHH_BINDING_ERROR_CLASS: return ptc__binding_name_problem(PTC_BINDING_ERROR_CLASS, name);
+    }
+    return "has no known role";
 }
 
 int dshh__native_set_new(const struct dsh_logger *logger, struct dshh_native_set **ret_set)
@@ -151,9 +152,9 @@ static char *dup_text(struct row_reader *r, const char *text)
 }
 
 static void check_name(struct row_reader *r, const yaml_node_t *at, const char *field,
-                       const char *name, bool is_namespace)
+                       const char *name, enum dshh_binding_name_role role)
 {
-    const char *why = dshh__binding_name_problem(name, is_namespace);
+    const char *why = dshh__binding_name_problem(role, name);
     if (why)
         problem(r, at, field, "\"%s\" %s", name, why);
 }
@@ -205,7 +206,7 @@ static bool read_args(struct row_reader *r, struct dshh_native_fn *fn, yaml_node
         if (!(fn->args[i].name = dup_text(r, dshh__yaml_scalar(name))))
             return false;
         fn->nargs = i + 1; /* what ns_clear frees */
-        check_name(r, name, field, fn->args[i].name, false);
+        check_name(r, name, field, fn->args[i].name, DSHH_BINDING_ARGUMENT);
         for (size_t k = 0; k < i; k++)
             if (!strcmp(fn->args[k].name, fn->args[i].name))
                 problem(r, name, field, "argument \"%s\" is declared twice", fn->args[i].name);
@@ -226,7 +227,7 @@ static void read_function(struct row_reader *r, struct dshh_native_ns *ns, void 
     snprintf(path, sizeof path, "functions.%s", dshh__yaml_scalar(key));
     if (!(fn->name = dup_text(r, dshh__yaml_scalar(key))))
         return;
-    check_name(r, key, path, fn->name, false);
+    check_name(r, key, path, fn->name, DSHH_BINDING_FUNCTION);
 
     yaml_node_t *symbol = dshh__yaml_get(r->doc, spec, "symbol");
     yaml_node_t *returns = dshh__yaml_get(r->doc, spec, "returns");
@@ -300,13 +301,13 @@ int dshh__native_add_row(struct dshh_native_set *set, const char *file, const ch
         (error_class && !(ns.error_class = dup_text(&r, dshh__yaml_scalar(error_class)))))
         goto out;
 
-    check_name(&r, global, "global", ns.global, true);
+    check_name(&r, global, "global", ns.global, DSHH_BINDING_NAMESPACE);
     for (size_t i = 0; i < set->n; i++)
         if (!strcmp(set->ns[i].global, ns.global))
             problem(&r, global, "global", "namespace \"%s\" is already declared by row '%s'",
                     ns.global, set->ns[i].row_id);
-    if (ns.error_class && !is_identifier(ns.error_class))
-        problem(&r, error_class, "errorClass", "\"%s\" is not an identifier", ns.error_class);
+    if (ns.error_class)
+        check_name(&r, error_class, "errorClass", ns.error_class, DSHH_BINDING_ERROR_CLASS);
 
     /* RTLD_LOCAL: the library's symbols stay out of the host's and other rows' lookups. */
     ns.dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);

@@ -79,12 +79,21 @@ struct dshh_native_set {
 /* The name a row writes for type (transfer none). */
 const char *dshh__native_type_name(enum dshh_native_type type);
 
-/* Why name cannot be a binding name, or NULL when it can: an identifier
- * ([A-Za-z_$][A-Za-z0-9_$]*) and, for a namespace, none of the globals the bootstrap defines
- * nor the host's demo namespace (the rules the provider applies when it resolves a run's
- * bindings, plus the host's own). Every binding name the host declares goes through here, so a
- * stricter portable set applies everywhere at once. (transfer none) */
-const char *dshh__binding_name_problem(const char *name, bool is_namespace);
+/* Where a name appears in a native row. */
+enum dshh_binding_name_role {
+    DSHH_BINDING_NAMESPACE,   /* global */
+    DSHH_BINDING_FUNCTION,    /* a key of functions */
+    DSHH_BINDING_ERROR_CLASS, /* errorClass */
+    DSHH_BINDING_ARGUMENT,    /* args[].name: a property of the argument object */
+};
+
+/* Why name cannot be used in role, or NULL when it can. Namespaces, functions and error classes
+ * follow the portable binding-name rules the provider applies when it resolves a run's bindings
+ * (plugin/binding_names.c: identifiers, no JavaScript or Python reserved word, runtime global,
+ * dunder or error member), and a namespace must not be the host's demo namespace; an argument
+ * name must be a portable identifier. Checked at load, so a row is refused before any run.
+ * (transfer none) */
+const char *dshh__binding_name_problem(enum dshh_binding_name_role role, const char *name);
 
 /* An empty set; logger may be NULL. Returns 0 or -ENOMEM. */
 int dshh__native_set_new(const struct dsh_logger *logger, struct dshh_native_set **ret_set);

@@ -91,26 +91,35 @@ test('a string or json return needs a rule for its buffer: free or borrowed, not
   ]);
 });
 
-test('namespace, function, argument and error class names follow the binding-name rules', () => {
+test('namespace, function, argument and error class names follow the portable binding-name rules', () => {
+  const ID = 'is not an identifier (ASCII letters, digits and _, not starting with a digit)';
   for (const [global, why] of [['process', 'is a global the runtime defines'], ['inspect', 'is a global the runtime defines'],
-                               ['tools', "is the host's demo namespace"],
-                               ['2fast', 'is not an identifier (letters, digits, _ and $, not starting with a digit)'],
-                               ['my-lib', 'is not an identifier (letters, digits, _ and $, not starting with a digit)']]) {
+                               ['__builtins__', 'is a global the runtime defines'], ['class', 'is a reserved word in JavaScript or Python'],
+                               ['lambda', 'is a reserved word in JavaScript or Python'], ['__nx__', 'is a __dunder__ name, reserved by Python'],
+                               ['tools', "is the host's demo namespace"], ['2fast', ID], ['my-lib', ID], ['nx$', ID]]) {
     const r = validate({ global, functions: ok('hypot', FUNCTIONS.hypot) });
     assert.equal(r.status, 1, global);
     assert.deepEqual(r.lines, [`${at(r, `"${global}"`)}: ${ROW}: global: "${global}" ${why}`]);
   }
   const r = validate({ global: 'nx', errorClass: 'Native Error', functions: {
     'hypot-2': FUNCTIONS.hypot,
+    delete: { symbol: 'nx_reset', returns: 'void' },
+    message: { symbol: 'nx_reset', returns: 'void' },
     add: { symbol: 'nx_add_int32', returns: 'int32', args: [{ name: 'a', type: 'int32' }, { name: 'a', type: 'int32' }] },
     len: { symbol: 'nx_length', returns: 'uint64', args: [{ name: 'the text', type: 'string' }] } } });
   assert.equal(r.status, 1);
   assert.deepEqual(r.lines, [
-    `${at(r, '"Native Error"')}: ${ROW}: errorClass: "Native Error" is not an identifier`,
-    `${at(r, '"hypot-2"')}: ${ROW}: functions.hypot-2: "hypot-2" is not an identifier (letters, digits, _ and $, not starting with a digit)`,
+    `${at(r, '"Native Error"')}: ${ROW}: errorClass: "Native Error" ${ID}`,
+    `${at(r, '"hypot-2"')}: ${ROW}: functions.hypot-2: "hypot-2" ${ID}`,
+    `${at(r, '"delete"')}: ${ROW}: functions.delete: "delete" is a reserved word in JavaScript or Python`,
+    `${at(r, '"message"')}: ${ROW}: functions.message: "message" is a member of error objects`,
     `${at(r, '"a"', 1)}: ${ROW}: functions.add.args[1].name: argument "a" is declared twice`,
-    `${at(r, '"the text"')}: ${ROW}: functions.len.args[0].name: "the text" is not an identifier (letters, digits, _ and $, not starting with a digit)`,
+    `${at(r, '"the text"')}: ${ROW}: functions.len.args[0].name: "the text" ${ID}`,
   ]);
+  // Control: argument names are properties, not bindings, so `name` and `message` are fine there.
+  const fine = validate({ global: 'nx', errorClass: 'NativeError', functions: {
+    greet: FUNCTIONS.greet, len: { symbol: 'nx_length', returns: 'uint64', args: [{ name: 'message', type: 'string' }] } } });
+  assert.equal(fine.status, 0, fine.stderr);
 });
 
 test('catalog shape errors: unknown fields, missing fields, no functions, bad keys', () => {

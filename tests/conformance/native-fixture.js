@@ -11,7 +11,7 @@ const id = (type) => ({ symbol: `nx_id_${type}`, returns: type, args: [{ name: '
 // Every function of the example library, by binding name.
 export const FUNCTIONS = {
   hypot: { symbol: 'nx_hypot', returns: 'double', args: [{ name: 'x', type: 'double' }, { name: 'y', type: 'double' }] },
-  not: { symbol: 'nx_not', returns: 'bool', args: [{ name: 'value', type: 'bool' }] },
+  negate: { symbol: 'nx_not', returns: 'bool', args: [{ name: 'value', type: 'bool' }] },
   int8: id('int8'), int16: id('int16'), int32: id('int32'), int64: id('int64'),
   uint8: id('uint8'), uint16: id('uint16'), uint32: id('uint32'), uint64: id('uint64'),
   float: id('float'), double: id('double'),

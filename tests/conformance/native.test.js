@@ -50,7 +50,7 @@ test('integer types at their boundaries', async () => {
 });
 
 test('bool, float, double and eight mixed arguments', async () => {
-  const { value } = await native(`return [await nx.not({ value: true }), await nx.not({ value: false }),
+  const { value } = await native(`return [await nx.negate({ value: true }), await nx.negate({ value: false }),
     await nx.float({ v: 0.5 }), await nx.float({ v: 0.1 }), await nx.float({ v: 3.4028234663852886e38 }), await nx.float({ v: -1e-45 }),
     await nx.double({ v: 1.7976931348623157e308 }), await nx.double({ v: 5e-324 }), await nx.double({ v: -2.5 }), await nx.double({ v: 0.1 }),
     await nx.divide({ a: 1, b: 3 }), await nx.divideFloat({ a: 1, b: 3 }),
@@ -87,7 +87,7 @@ test('integer arguments out of range or fractional reject the call naming the ar
     await settle(nx.int32({ v: 1.5 })), await settle(nx.int8({ v: 1e-7 })), await settle(nx.uint64({ v: 0.5 })),
     await settle(nx.int64({ v: "12.0" })), await settle(nx.int64({ v: "007" })), await settle(nx.int32({ v: "5" })),
     await settle(nx.int32({ v: true })), await settle(nx.float({ v: 3.5e38 })), await settle(nx.double({ v: "1" })),
-    await settle(nx.not({ value: 1 })), await settle(nx.crc({ text: 5 }))]`);
+    await settle(nx.negate({ value: 1 })), await settle(nx.crc({ text: 5 }))]`);
   assert.deepEqual(value, [
     rejected('int8', 'argument v: 128 is out of range for int8 (-128..127)'),
     rejected('int8', 'argument v: -129 is out of range for int8 (-128..127)'),
@@ -112,7 +112,7 @@ test('integer arguments out of range or fractional reject the call naming the ar
     rejected('int32', 'argument v: expected int32, got a boolean'),
     rejected('float', 'argument v: 3.5e+38 is out of range for float'),
     rejected('double', 'argument v: expected double, got a string'),
-    rejected('not', 'argument value: expected bool, got a number'),
+    rejected('negate', 'argument value: expected bool, got a number'),
     rejected('crc', 'argument text: expected string, got a number'),
   ]);
 });
