@@ -4,7 +4,7 @@
  * library itself. */
 #include "native_bindings.h"
 
-#include "binding_names.h" /* plugin/: the names resolve refuses, applied at load */
+#include "dsh_binding_names.h"
 #include "dshh.h"
 
 #include <dlfcn.h>
@@ -68,9 +68,9 @@ const char *dshh__binding_name_problem(enum dshh_binding_name_role role, const c
     case DSHH_BINDING_NAMESPACE:
         if (!strcmp(name, DSHH_DEMO_GLOBAL))
             return "is the host's demo namespace";
-        return ptc__binding_name_problem(PTC_BINDING_GLOBAL, name);
-    case DSHH_BINDING_FUNCTION: return ptc__binding_name_problem(PTC_BINDING_FUNCTION, name);
-    case DSHH_BINDING_ERROR_CLASS: return ptc__binding_name_problem(PTC_BINDING_ERROR_CLASS, name);
+        return dsh_binding_name_problem(DSH_BINDING_GLOBAL, name);
+    case DSHH_BINDING_FUNCTION: return dsh_binding_name_problem(DSH_BINDING_FUNCTION, name);
+    case DSHH_BINDING_ERROR_CLASS: return dsh_binding_name_problem(DSH_BINDING_ERROR_CLASS, name);
     }
     return "has no known role";
 }

@@ -89,7 +89,7 @@ enum dshh_binding_name_role {
 
 /* Why name cannot be used in role, or NULL when it can. Namespaces, functions and error classes
  * follow the portable binding-name rules the provider applies when it resolves a run's bindings
- * (plugin/binding_names.c: identifiers, no JavaScript or Python reserved word, runtime global,
+ * (common/binding_names.c: identifiers, no JavaScript or Python reserved word, runtime global,
  * dunder or error member), and a namespace must not be the host's demo namespace; an argument
  * name must be a portable identifier. Checked at load, so a row is refused before any run.
  * (transfer none) */
