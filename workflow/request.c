@@ -265,6 +265,13 @@ static char *start_event(json_object *req, const struct wf_request *parsed)
     return text;
 }
 
+char *wf__request_take_start_event(struct wf_request *request)
+{
+    char *event = request->start_event;
+    request->start_event = NULL;
+    return event;
+}
+
 void wf__request_release(struct wf_request *request)
 {
     free(request->agent_id);

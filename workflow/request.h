@@ -22,6 +22,8 @@ struct wf_request {
 int wf__request_parse(const struct wf_config *config,
                       const struct dsh_subagent_provider *const *providers, const char *json,
                       size_t len, struct wf_request *ret, struct dsh_error *err);
+/* The start event (transfer full); the request no longer holds it. */
+char *wf__request_take_start_event(struct wf_request *request);
 void wf__request_release(struct wf_request *request);
 
 #endif

@@ -156,8 +156,7 @@ int wf__run_start(const struct wf_run_env *env, dsh_workflow_run id, const char 
         return rc;
     }
     run->ptc_live = true;
-    wf__observer_init(&run->observer, callbacks, id, req->start_event);
-    req->start_event = NULL; /* the observer's now */
+    wf__observer_init(&run->observer, callbacks, id, wf__request_take_start_event(req));
     struct wf_children_context context = {.providers = env->providers,
                                           .default_provider = req->provider,
                                           .agent_id = req->agent_id,
