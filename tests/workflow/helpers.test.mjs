@@ -18,17 +18,27 @@ test('parallel fan-out honours maxConcurrentAgents: observed maximum equals the 
 });
 
 test('pipeline keeps item order and runs each item through its stages in order', async () => {
-  // Earlier items sleep longer, so completion order is the reverse of input order.
+  // A barrier through the workspace: item 1's child waits until item 4's child has written its
+  // file, so item 4 finishes stage 1 first only when items run concurrently (serialized items
+  // would leave item 1 waiting until its deadline, and its value null).
+  const ws = tempDir('dsh-wf-ws-');
+  const done4 = JSON.stringify(join(ws, '4.done'));
+  const child = {
+    1: `const fs = await import('node:fs'); while (!fs.existsSync(${done4})) await new Promise((r) => setTimeout(r, 10)); return 'a1'`,
+    4: `(await import('node:fs')).writeFileSync(${done4}, ''); return 'a4'`,
+  };
   const script = `
+    const child = ${JSON.stringify(child)};
     return await pipeline(args.items,
-      async (x, item, i) => { const t = await agent('await tools.sleep({ms: ' + (400 - i * 100) + '}); return "a' + x + '"', {label: 's1-' + x}); log('s1 ' + x); return t; },
+      async (x, item, i) => { const t = await agent(child[x] ?? 'return "a' + x + '"', {label: 's1-' + x}); log('s1 ' + x); return t; },
       async (prev, item) => { log('s2 ' + item); return prev + '|b' + item; });`;
-  const r = await runWorkflow(script, { args: { items: [1, 2, 3, 4] }, rows: { workflow: { maxConcurrentAgents: 4 } } });
+  const rows = { workflow: { maxConcurrentAgents: 4 }, 'sandbox-policy': { mode: 'workspace-write', workspaceRoot: ws }, 'ptc-runtime': { timeoutMs: 60000 } };
+  const r = await runWorkflow(script, { ws, args: { items: [1, 2, 3, 4] }, rows });
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(r.result.value, ['a1|b1', 'a2|b2', 'a3|b3', 'a4|b4']);
   const logs = r.events.filter((e) => e.type === 'log').map((e) => e.message);
   for (const x of [1, 2, 3, 4]) assert.ok(logs.indexOf(`s1 ${x}`) < logs.indexOf(`s2 ${x}`), `item ${x}: stage order`);
-  assert.ok(logs.indexOf('s1 4') < logs.indexOf('s1 1'), 'items run concurrently (the fastest finishes first)');
+  assert.ok(logs.indexOf('s1 4') < logs.indexOf('s1 1'), 'items run concurrently (item 1 waits for item 4)');
 });
 
 test('agent(): text, structured output with a schema, null when the child fails', async () => {
