@@ -208,10 +208,9 @@ int wf__engine_get_fd(struct dsh_workflow *engine)
     return engine ? engine->epoll_fd : -EINVAL;
 }
 
-/* Delivers the results that are due; returns how many runs ended. */
-static int deliver_due(struct dsh_workflow *e)
+/* Delivers the results that are due. */
+static void deliver_due(struct dsh_workflow *e)
 {
-    int n = 0;
     for (;;) {
         struct wf_slot *due = NULL;
         DSH_LIST_FOREACH_LINK(link, &e->runs)
@@ -221,10 +220,9 @@ static int deliver_due(struct dsh_workflow *e)
                 break;
             }
         if (!due)
-            return n;
+            return;
         wf__run_finish(due->run); /* on_done may start or cancel other runs: look again */
         free(due);
-        n++;
     }
 }
 

@@ -57,8 +57,8 @@ static void child_done(void *userdata, dsh_run_id run, const char *result, size_
     c->running = false;
     if (c->h->in_start)
         c->h->reentered = true;
-    json_object *r = json_tokener_parse_verbose(result, &(enum json_tokener_error){0}), *v;
-    (void)len;
+    (void)len; /* result is NUL-terminated */
+    json_object *r = json_tokener_parse(result), *v;
     if (json_object_object_get_ex(r, "value", &v) && json_object_is_type(v, json_type_string)) {
         json_object *out = json_object_new_object();
         json_object_object_add(out, "text", json_object_get(v));
