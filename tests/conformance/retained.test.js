@@ -100,7 +100,9 @@ test('a timeout acknowledged by the program preserves its variables', async () =
 
 test('output after the stop request is discarded', async () => {
   const s = new Serve({ runtime: SCRIPT });
-  const r = await s.run('1', 'inspect("kept"); try { await tools.sleep({ ms: 10000 }) } finally { inspect("from finally") }', { stateOwner: 'o', timeoutMs: 700 });
+  // The echo round trip orders "kept" before the deadline: frames arrive in order, so the host
+  // has the output before it answers; the finally block runs only after the stop request.
+  const r = await s.run('1', 'inspect("kept"); await tools.echo("sync"); try { await tools.sleep({ ms: 60000 }) } finally { inspect("from finally") }', { stateOwner: 'o', timeoutMs: 3000 });
   assert.equal(text(r), 'kept\n');
   await s.close();
 });
