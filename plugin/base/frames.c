@@ -119,6 +119,19 @@ int ptc__frame_parse(const char *line, size_t len, struct ptc_frame *ret_frame, 
     if (!type)
         return parse_failed(ret_frame, fail(why, why_len, "control frame without a type"));
     bool known = child_frame_type(type, &ret_frame->type);
+    if (known && ret_frame->type == PTC_FRAME_ERROR) {
+        /* The child's answer to a host frame it does not handle. The host sends only types the
+         * child knows, so host and child disagree about the protocol (or a program wrote it on
+         * fd 3): never a usable frame. */
+        const char *message = get_string(root, "message", NULL);
+        snprintf(why, why_len, "the bootstrap did not handle a control frame: %s",
+                 message ? message : "(no message)");
+        /* Untrusted text cut to fit: printable ASCII only, so no cut can split a character. */
+        for (char *c = why; *c; c++)
+            if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+                *c = '?';
+        return parse_failed(ret_frame, -EPROTO);
+    }
     if (!(known && ret_frame->type == PTC_FRAME_HELLO) && !get_uint(root, "run", &ret_frame->run))
         return parse_failed(ret_frame, fail(why, why_len, "control frame without a valid run id"));
     if (!known)

@@ -25,6 +25,7 @@
     X(RESULT, "result", true)                                                                      \
     X(INITIALIZED, "initialized", true)                                                            \
     X(REVOKED, "revoked", true)                                                                    \
+    X(ERROR, "error", true)                                                                        \
     X(RUN, "run", false)                                                                           \
     X(REPLY, "reply", false)                                                                       \
     X(REVOKE, "revoke", false)                                                                     \

@@ -62,3 +62,21 @@ test('bad request lines are reported and the server keeps going', async () => {
   assert.equal(r.value, 5);
   await s.close();
 });
+
+// The child answers a host frame it does not handle with an `error` frame (bootstrap/PROTOCOL.md).
+// The host sends only types the child knows, so such a frame (here forged by the program) is a
+// protocol failure naming the child's message, and a retained environment is cleared.
+test('an error frame from the child is a protocol failure naming its message', async () => {
+  const s = new Serve({ runtime: { executionMode: 'persistent-in-memory' } });
+  await s.run('1', 'var kept = 1', { stateOwner: 'o' });
+  const line = '{"type":"error","frame":"from-the-future","message":"unsupported control frame type \\"from-the-future\\""}\n';
+  const r = await s.run('2', forge(line), { stateOwner: 'o' });
+  assert.equal(r.ok, false, JSON.stringify(r));
+  assert.deepEqual(r.error, {
+    kind: 'protocol',
+    message: 'invalid control frame: the bootstrap did not handle a control frame: unsupported control frame type "from-the-future"',
+  });
+  assert.equal(r.retained.state, 'cleared');
+  assert.equal((await s.run('3', 'typeof kept', { stateOwner: 'o' })).value, 'undefined');
+  await s.close();
+});

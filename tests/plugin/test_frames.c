@@ -117,6 +117,9 @@ Test(frames, host_frame_types_are_unknown_from_the_child)
         cr_expect_lt(parse(line, &f, why), 0, "%s", host_types[i]);
         cr_expect_str_eq(why, "unknown control frame type", "%s", host_types[i]);
     }
+    /* The child's error reply is a protocol failure naming the child's message. */
+    cr_expect_lt(parse("{\"type\":\"error\",\"frame\":\"x\",\"message\":\"unsupported control frame type \\\"x\\\"\"}", &f, why), 0);
+    cr_expect_str_eq(why, "the bootstrap did not handle a control frame: unsupported control frame type \"x\"");
     cr_assert_eq(parse("{\"type\":\"revoked\",\"run\":3}", &f, why), 0);
     cr_expect_eq(f.type, PTC_FRAME_REVOKED);
     cr_expect_eq(f.run, 3);
