@@ -122,7 +122,9 @@ int ptc__resolve(struct ptc_host *host, const char *request_json, size_t request
     if (!policy)
         goto out;
     /* An approved one-time escalation names a different mode for this run only. */
+    bool escalated = false;
     if (json_object_object_get_ex(request, "mode", &v) && v) {
+        escalated = true;
         if (!json_object_is_type(v, json_type_string) || !ptc__is_sandbox_mode(json_object_get_string(v))) {
             rc = ptc__fail(err, DSH_E_REQUEST_INVALID,
                            "request mode must be read-only, workspace-write or danger-full-access");
@@ -150,6 +152,11 @@ int ptc__resolve(struct ptc_host *host, const char *request_json, size_t request
         goto out;
     if ((rc = copy_optional(request, spec, "stateOwner", json_type_string, NULL, err)) < 0)
         goto out;
+    /* An escalation omits the state owner: it runs in a
+     * fresh temporary environment released before the call returns, so it can neither read the
+     * owner's standing variables nor leave declarations or an elevated process behind. */
+    if (escalated)
+        json_object_object_add(spec, "stateOwner", NULL);
     if (!host->language->retaining_modes && json_object_object_get(spec, "stateOwner")) {
         rc = ptc__fail(err, DSH_E_UNSUPPORTED, "stateOwner is not supported by %s: it runs per call only, "
                        "nothing is retained", host->language->provider_name);

@@ -107,15 +107,14 @@ static void on_mode_change(void *userdata, const char *session_id, const char *n
         else
             ptc__env_terminate(env);
     }
-    /* Calls admitted under the old mode are cancelled even while waiting for cleanup or startup. */
+    /* A revoked permission takes effect at once: every other run of the session ends too,
+     * temporary ones included, executing or still being admitted (waiting for cleanup or startup).
+     * The outcome stops a temporary run's process range. */
     for (struct ptc_run *run = runs->head; run; run = run->next) {
-        if (run->outcome_selected || run->code_started ||
-            strcmp(ptc__spec_policy_string(&run->spec, "sessionId"), session) != 0)
+        if (run->outcome_selected || strcmp(ptc__spec_policy_string(&run->spec, "sessionId"), session) != 0)
             continue;
-        if (strcmp(run->spec.mode, new_mode) == 0)
-            continue;
-        ptc__run_select(run, PTC_FAILURE_ABORT,
-                        "execution aborted before code started: the session's sandbox mode changed to %s", new_mode);
+        ptc__run_select(run, PTC_FAILURE_ABORT, "execution aborted %s: the session's sandbox mode changed to %s",
+                        run->code_started ? "during execution" : "before code started", new_mode);
     }
     free(fallback);
 }

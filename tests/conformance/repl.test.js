@@ -158,9 +158,10 @@ for (const [name, runtime] of [['scoped REPL', SCOPED], ['Node REPL', NODE_REPL]
     const s = new Serve({ runtime });
     await s.run('1', 'var kept = 1; (await import("node:fs")).mkdirSync("d"); process.chdir("d")', { stateOwner: 'o' });
     assert.equal((await s.run('2', 'process.cwd()', { stateOwner: 'o' })).value, s.ws);
-    s.send({ type: 'run', id: '3', program: 'kept', stateOwner: 'o', mode: 'read-only' });
+    s.send({ type: 'run', id: '3', program: 'kept', stateOwner: 'o', sessionId: 'other' });
     const e = await s.next((ev) => ev.id === '3');
     assert.equal(e.type, 'error');
+    assert.match(e.message, /owner-inconsistent/);
     s.send({ type: 'release', id: 'rel', stateOwner: 'o' });
     await s.next((ev) => ev.type === 'released');
     assert.equal((await s.run('4', 'typeof kept', { stateOwner: 'o' })).value, 'undefined');

@@ -139,18 +139,20 @@ test('each evaluation resets the working directory', async () => {
   await s.close();
 });
 
-test('an owner cannot change mode or workspace until released', async () => {
+// A run carrying `mode` is an escalation and never retains (mode-changes.test.js); an owner's
+// session is part of its policy, so naming another session is inconsistent reuse.
+test('an owner cannot change its session until released', async () => {
   const s = new Serve({ runtime: SCRIPT });
   await s.run('1', 'var x = 1; x', { stateOwner: 'o' });
-  s.send({ type: 'run', id: '2', program: 'x', stateOwner: 'o', mode: 'read-only' });
+  s.send({ type: 'run', id: '2', program: 'x', stateOwner: 'o', sessionId: 'other' });
   const e = await s.next((ev) => ev.id === '2');
   assert.equal(e.type, 'error');
-  assert.match(e.message, /owner-inconsistent|bound to/);
+  assert.match(e.message, /^run rejected \(owner-inconsistent\): state owner "o" is bound to mode workspace-write, workspace .* and session "default"; release it first$/);
   s.send({ type: 'release', id: 'rel', stateOwner: 'o' });
   await s.next((ev) => ev.type === 'released' && ev.id === 'rel');
-  const r = await s.run('3', 'typeof x', { stateOwner: 'o', mode: 'read-only' });
+  const r = await s.run('3', 'typeof x', { stateOwner: 'o', sessionId: 'other' });
   assert.equal(r.value, 'undefined');
-  assert.equal(r.sandbox.mode, 'read-only');
+  assert.deepEqual(r.retained, { owner: 'o', state: 'preserved' });
   await s.close();
 });
 
