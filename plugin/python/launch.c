@@ -18,7 +18,7 @@ int ptc__python_launch_argv(struct ptc_host *host, char ***ret_argv, char ***ret
 {
     const struct ptc_launch *launch = &host->config.launch;
     char python[PATH_MAX], bootstrap[PATH_MAX], message[64], pending[64];
-    int rc = ptc__launch_resolve_executable(host, launch->executable, python, sizeof python, err);
+    int rc = ptc__launch_resolve_executable(host, "python", launch->executable, python, sizeof python, err);
     if (rc < 0)
         return rc;
     if (launch->bootstrap_path)

@@ -39,18 +39,18 @@ int ptc__launch_map_path(struct ptc_host *host, const char *host_path, char *buf
 
 /* launch.executable: an absolute path of the subprocess world, used as it is, or a bare name
  * looked up on the host's PATH and mapped into the execution world, which must see it. */
-int ptc__launch_resolve_executable(struct ptc_host *host, const char *name, char *buf, size_t len,
-                              struct dsh_error *err)
+int ptc__launch_resolve_executable(struct ptc_host *host, const char *field, const char *name, char *buf,
+                                   size_t len, struct dsh_error *err)
 {
     if (strchr(name, '/')) {
         if (name[0] != '/')
-            return ptc__fail(err, DSH_E_CONFIG_INVALID, "launch.executable %s must be an absolute path or a bare name", name);
+            return ptc__fail(err, DSH_E_CONFIG_INVALID, "%s %s must be an absolute path or a bare name", field, name);
         if ((size_t)snprintf(buf, len, "%s", name) >= len)
-            return ptc__fail(err, -ENAMETOOLONG, "launch.executable is too long");
+            return ptc__fail(err, -ENAMETOOLONG, "%s is too long", field);
         /* A subprocess-world path: the Linux services' world shows host paths as they are, so a
          * missing file is named here instead of failing inside the sandbox. */
         if (access(name, X_OK) != 0 && errno == ENOENT)
-            return ptc__fail(err, DSH_E_NOT_FOUND, "launch.executable %s does not exist", name);
+            return ptc__fail(err, DSH_E_NOT_FOUND, "%s %s does not exist", field, name);
         return 0;
     }
     const char *search = getenv("PATH");
@@ -68,7 +68,7 @@ int ptc__launch_resolve_executable(struct ptc_host *host, const char *name, char
         if (*dir == ':')
             dir++;
     }
-    return ptc__fail(err, DSH_E_NOT_FOUND, "executable %s was not found on PATH", name);
+    return ptc__fail(err, DSH_E_NOT_FOUND, "%s %s was not found on PATH", field, name);
 }
 
 int ptc__launch_argv(struct ptc_host *host, char ***ret_argv, char ***ret_env,
@@ -90,7 +90,7 @@ int ptc__launch_argv(struct ptc_host *host, char ***ret_argv, char ***ret_env,
             (rc = ptc__launch_map_path(host, ptc__own_bootstrap(), bootstrap, sizeof bootstrap, err)) < 0)
             return rc;
     } else {
-        if ((rc = ptc__launch_resolve_executable(host, launch->executable, node, sizeof node, err)) < 0)
+        if ((rc = ptc__launch_resolve_executable(host, "launch.executable", launch->executable, node, sizeof node, err)) < 0)
             return rc;
         if (launch->kind == PTC_LAUNCH_NODE_SCRIPT) {
             if (launch->bootstrap_path)

@@ -10,9 +10,9 @@ int ptc__launch_argv(struct ptc_host *host, char ***ret_argv, char ***ret_env, s
 /* host_path as the execution world names it (fs.map_host_path), into buf. */
 int ptc__launch_map_path(struct ptc_host *host, const char *host_path, char *buf, size_t len, struct dsh_error *err);
 /* An executable: an absolute subprocess-world path as is, or a bare name found on the host's PATH
- * and mapped into the execution world. */
-int ptc__launch_resolve_executable(struct ptc_host *host, const char *name, char *buf, size_t len,
-                                   struct dsh_error *err);
+ * and mapped into the execution world. field names the config field in messages. */
+int ptc__launch_resolve_executable(struct ptc_host *host, const char *field, const char *name, char *buf,
+                                   size_t len, struct dsh_error *err);
 /* A NULL-terminated copy of n strings (transfer full; free with dsh_strv_free). */
 char **ptc__argv_dup(const char *const *argv, size_t n);
 

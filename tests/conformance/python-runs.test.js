@@ -210,3 +210,9 @@ test('a child announcing Python older than 3.11 fails the run as protocol, namin
   // Control: the real bootstrap at the same path layout runs.
   assert.equal((await runPython('return 1')).result.value, 1);
 });
+
+test('a configured python that is not on PATH fails the run naming the field', async () => {
+  const { result } = await runPython('return 1', { runtime: { python: 'no-such-python3' } });
+  assert.equal(result.ok, false);
+  assert.match(result.error.message, /python no-such-python3 was not found on PATH/);
+});
