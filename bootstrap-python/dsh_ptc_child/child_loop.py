@@ -126,7 +126,11 @@ class ChildLoop:
             self._bindings.reply(active_run(), frame)
         elif kind == 'revoke':
             self._revoke(frame.get('run'))
-        # init-ack and unknown types are ignored: this runtime has no environment initializers
+        elif kind != 'init-ack':  # init-ack is ignored: this runtime has no environment initializers
+            # A frame this child does not handle is answered, as the Node child does (PROTOCOL.md).
+            message = (f'unsupported control frame type {dumps(kind)}' if isinstance(kind, str)
+                       else 'control frame without a string type')
+            self._writer.send({'type': 'error', 'frame': kind if isinstance(kind, str) else None, 'message': message})
 
     def _start_next(self):
         if active_run() is not None or not self._queue:

@@ -39,11 +39,15 @@ test('an oversized host frame is refused before it is buffered', async () => {
   assert.match(session.stderr, /incoming control frame exceeds 1024 bytes/);
 });
 
-test('unknown host frame types and init-ack are ignored', async () => {
-  const { result } = await runProgram('return 1', {
-    onFrame: (frame, session) => frame.type === 'hello' && session.sendRaw('{"type":"future-thing"}\n{"type":"init-ack","run":1}\n'),
+test('an unknown host frame type is answered with an error frame; init-ack is ignored', async () => {
+  const { result, frames } = await runProgram('return 1', {
+    onFrame: (frame, session) => frame.type === 'hello' && session.sendRaw('{"type":"future-thing"}\n{"type":"init-ack","run":1}\n{"run":1}\n'),
   });
   assert.equal(result.value, 1);
+  assert.deepEqual(frames.filter((f) => f.type === 'error').map((f) => ({ ...f })), [
+    { type: 'error', frame: 'future-thing', message: 'unsupported control frame type "future-thing"' },
+    { type: 'error', frame: null, message: 'control frame without a string type' },
+  ]);
 });
 
 test('bad bootstrap arguments exit with status 2', async () => {
