@@ -84,3 +84,18 @@ test('the body is strict-mode code', async () => {
   const message = await failure('undeclared = 5');
   assert.match(message, /^ReferenceError: undeclared is not defined/);
 });
+
+test('the cause chain follows the stack, bounded, and a hostile cause cannot break the result', async () => {
+  const nested = await failure('throw new TypeError("fetch failed", {cause: new Error("connect EACCES 127.0.0.1:80")})');
+  assert.match(nested, /^TypeError: fetch failed\n/);
+  assert.equal(nested.split('\n').at(-1), '[cause]: Error: connect EACCES 127.0.0.1:80');
+  const plain = await failure('throw new Error("x", {cause: {code: 5}})');
+  assert.equal(plain.split('\n').at(-1), '[cause]: { code: 5 }');
+  const cyclic = await failure('const e = new Error("loop"); e.cause = e; throw e');
+  assert.equal(cyclic.split('\n').filter((line) => line === '[cause]: Error: loop').length, 4);
+  const hostile = await failure('const e = new Error("g"); Object.defineProperty(e, "cause", {get() { throw 1 }}); throw e');
+  assert.match(hostile, /^Error: g\n/);
+  assert.doesNotMatch(hostile, /\[cause\]/);
+  // Control: an error without a cause has no cause line.
+  assert.doesNotMatch(await failure('throw new Error("alone")'), /\[cause\]/);
+});
