@@ -54,6 +54,12 @@ struct ptc_config {
 int ptc_config_parse(const char *yaml_text, size_t len, struct ptc_config *ret_config,
                      struct dsh_diagnostics *ret_diags);
 void ptc_config_destroy(struct ptc_config *config); /* NULL ok; leaves it zeroed */
+/* Loads provider's row and fills ret_config from it with fill_row; both runtimes' parsers are
+ * this with their own row name and fill. On failure ret_config is destroyed. */
+struct dsh_row;
+typedef int (*ptc_config_fill_fn)(struct dsh_row *row, struct ptc_config *config);
+int ptc_config_parse_row(const char *provider, ptc_config_fill_fn fill_row, const char *yaml_text,
+                         size_t len, struct ptc_config *ret_config, struct dsh_diagnostics *ret_diags);
 const char *ptc_execution_mode_name(enum ptc_execution_mode mode);
 
 /* ---- @deepseek-ai/dsh-ptc-runtime-python (ptc_python_config.c) ------ */

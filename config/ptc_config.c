@@ -108,19 +108,25 @@ static int fill(struct dsh_row *row, struct ptc_config *cfg)
     return fill_launch(row, &cfg->launch);
 }
 
-int ptc_config_parse(const char *yaml_text, size_t len, struct ptc_config *ret_config,
-                     struct dsh_diagnostics *ret_diags)
+int ptc_config_parse_row(const char *provider, ptc_config_fill_fn fill_row, const char *yaml_text,
+                         size_t len, struct ptc_config *ret_config, struct dsh_diagnostics *ret_diags)
 {
     struct dsh_row row;
     memset(ret_config, 0, sizeof(*ret_config));
-    int err = dsh_row_load(PTC_PROVIDER_NAME, yaml_text, len, &row, ret_diags);
+    int err = dsh_row_load(provider, yaml_text, len, &row, ret_diags);
     if (err < 0)
         return err;
-    err = fill(&row, ret_config);
+    err = fill_row(&row, ret_config);
     dsh_row_release(&row);
     if (err < 0)
         ptc_config_destroy(ret_config);
     return err;
+}
+
+int ptc_config_parse(const char *yaml_text, size_t len, struct ptc_config *ret_config,
+                     struct dsh_diagnostics *ret_diags)
+{
+    return ptc_config_parse_row(PTC_PROVIDER_NAME, fill, yaml_text, len, ret_config, ret_diags);
 }
 
 void ptc_config_destroy(struct ptc_config *config)

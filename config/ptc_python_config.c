@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "dsh_diagnostics.h"
 #include "dsh_getters.h"
@@ -45,14 +44,5 @@ static int fill(struct dsh_row *row, struct ptc_config *cfg)
 int ptc_python_config_parse(const char *yaml_text, size_t len, struct ptc_config *ret_config,
                             struct dsh_diagnostics *ret_diags)
 {
-    struct dsh_row row;
-    memset(ret_config, 0, sizeof(*ret_config));
-    int err = dsh_row_load(PTC_PYTHON_PROVIDER_NAME, yaml_text, len, &row, ret_diags);
-    if (err < 0)
-        return err;
-    err = fill(&row, ret_config);
-    dsh_row_release(&row);
-    if (err < 0)
-        ptc_config_destroy(ret_config);
-    return err;
+    return ptc_config_parse_row(PTC_PYTHON_PROVIDER_NAME, fill, yaml_text, len, ret_config, ret_diags);
 }

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include "dsh_json_strict.h"
 
 #include <json-c/json.h>
 #include <limits.h>
