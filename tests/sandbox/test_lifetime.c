@@ -137,21 +137,33 @@ Test(lifetime, fork_bomb_is_bounded_and_quiesces)
     const char *id = mark + strlen("DSH_T_MARK=");
     const char *env[] = {mark, NULL};
     struct live l;
-    cr_assert_eq(live_start(&f, WW,
-                            "cp.spawn('/bin/sh',['-c','b(){ while :; do b & b & wait; done; }; b'],{stdio:'ignore',"
-                            "detached:true});setInterval(()=>{},1000)",
-                            env, &l),
-                 0);
     int peak = 0, samples = 0;
-    long long worst = 0, start = now_ms();
-    /* At least 2 s of bombing, longer (up to 15 s) on a loaded machine until it is saturated. */
-    while (now_ms() - start < 2000 || (peak < 100 && now_ms() - start < 15000)) {
-        live_pump(&l, 100);
-        int n = count_marked(id);
-        peak = n > peak ? n : peak;
-        long long lat = host_spawn_latency_ms();
-        worst = lat > worst ? lat : worst;
-        samples++;
+    long long worst = 0;
+    /* The bomb's own start is the precondition, not the property under test: a bomb whose first
+     * shells found no free slot on a busy machine is started once more in a fresh range. */
+    for (int attempt = 0; attempt < 2 && peak < 50; attempt++) {
+        if (attempt > 0) {
+            struct run discarded;
+            live_end(&l, &discarded);
+            run_free(&discarded);
+            cr_log_info("fork bomb: peak %d on the first start, starting it once more", peak);
+            peak = 0;
+        }
+        cr_assert_eq(live_start(&f, WW,
+                                "cp.spawn('/bin/sh',['-c','b(){ while :; do b & b & wait; done; }; b'],"
+                                "{stdio:'ignore',detached:true});setInterval(()=>{},1000)",
+                                env, &l),
+                     0);
+        long long start = now_ms();
+        /* At least 2 s of bombing, longer (up to 15 s) on a loaded machine until it is saturated. */
+        while (now_ms() - start < 2000 || (peak < 100 && now_ms() - start < 15000)) {
+            live_pump(&l, 100);
+            int n = count_marked(id);
+            peak = n > peak ? n : peak;
+            long long lat = host_spawn_latency_ms();
+            worst = lat > worst ? lat : worst;
+            samples++;
+        }
     }
     cr_log_info("fork bomb: peak %d processes in %d samples, worst host spawn latency %lld ms",
                 peak, samples, worst);
