@@ -41,8 +41,7 @@ static bool listed(const char *const *set, const char *name)
     return false;
 }
 
-/* ASCII letters, digits and _, not starting with a digit: an identifier in both languages. */
-static bool is_portable_identifier(const char *s)
+bool dsh_is_portable_identifier(const char *s)
 {
     if (!*s)
         return false;
@@ -63,7 +62,7 @@ static bool is_dunder(const char *s)
 
 const char *dsh_binding_name_problem(enum dsh_binding_name_role role, const char *name)
 {
-    if (!is_portable_identifier(name))
+    if (!dsh_is_portable_identifier(name))
         return "is not an identifier (ASCII letters, digits and _, not starting with a digit)";
     if (listed(reserved_words, name))
         return "is a reserved word in JavaScript or Python";

@@ -4,6 +4,8 @@
 #ifndef DSH_BINDING_NAMES_H
 #define DSH_BINDING_NAMES_H
 
+#include <stdbool.h>
+
 /* Where a name appears in a binding declaration. */
 enum dsh_binding_name_role {
     DSH_BINDING_GLOBAL,      /* bindings[].global: a global of the program */
@@ -13,5 +15,8 @@ enum dsh_binding_name_role {
 
 /* NULL when name is usable in role, else why not ("is a reserved word in JavaScript or Python"). */
 const char *dsh_binding_name_problem(enum dsh_binding_name_role role, const char *name);
+
+/* ASCII letters, digits and _, not starting with a digit: an identifier in both languages. */
+bool dsh_is_portable_identifier(const char *s);
 
 #endif

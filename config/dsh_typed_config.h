@@ -58,6 +58,14 @@ void ptc_config_destroy(struct ptc_config *config); /* NULL ok; leaves it zeroed
  * this with their own row name and fill. On failure ret_config is destroyed. */
 struct dsh_row;
 typedef int (*ptc_config_fill_fn)(struct dsh_row *row, struct ptc_config *config);
+/* An integer field of the row and where it lands in struct ptc_config. */
+struct ptc_config_int {
+    const char *key;
+    size_t offset;
+};
+/* Reads each listed integer field (defaults from the catalog) into cfg. */
+int ptc_config_fill_ints(struct dsh_row *row, const struct ptc_config_int *fields, size_t n,
+                         struct ptc_config *cfg);
 int ptc_config_parse_row(const char *provider, ptc_config_fill_fn fill_row, const char *yaml_text,
                          size_t len, struct ptc_config *ret_config, struct dsh_diagnostics *ret_diags);
 const char *ptc_execution_mode_name(enum ptc_execution_mode mode);

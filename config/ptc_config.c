@@ -73,10 +73,7 @@ static int fill_launch(struct dsh_row *row, struct ptc_launch *launch)
 
 static int fill(struct dsh_row *row, struct ptc_config *cfg)
 {
-    static const struct {
-        const char *key;
-        size_t offset;
-    } ints[] = {
+    static const struct ptc_config_int ints[] = {
         {"timeoutMs", offsetof(struct ptc_config, timeout_ms)},
         {"maxTimeoutMs", offsetof(struct ptc_config, max_timeout_ms)},
         {"maxOutputBytes", offsetof(struct ptc_config, max_output_bytes)},
@@ -99,13 +96,22 @@ static int fill(struct dsh_row *row, struct ptc_config *cfg)
                               &cfg->repl_scoped);
     if (err < 0)
         return err;
-    for (size_t i = 0; i < N_ELEMENTS(ints); i++) {
-        int64_t *slot = (int64_t *)((char *)cfg + ints[i].offset);
-        err = dsh_config_get_int(row->provider, &row->doc, row->root, ints[i].key, slot);
+    err = ptc_config_fill_ints(row, ints, N_ELEMENTS(ints), cfg);
+    if (err < 0)
+        return err;
+    return fill_launch(row, &cfg->launch);
+}
+
+int ptc_config_fill_ints(struct dsh_row *row, const struct ptc_config_int *fields, size_t n,
+                         struct ptc_config *cfg)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t *slot = (int64_t *)((char *)cfg + fields[i].offset);
+        int err = dsh_config_get_int(row->provider, &row->doc, row->root, fields[i].key, slot);
         if (err < 0)
             return err;
     }
-    return fill_launch(row, &cfg->launch);
+    return 0;
 }
 
 int ptc_config_parse_row(const char *provider, ptc_config_fill_fn fill_row, const char *yaml_text,

@@ -13,27 +13,21 @@
 
 static int fill(struct dsh_row *row, struct ptc_config *cfg)
 {
-    static const struct {
-        const char *key;
-        size_t offset;
-    } ints[] = {
+    static const struct ptc_config_int ints[] = {
         {"timeoutMs", offsetof(struct ptc_config, timeout_ms)},
         {"maxOutputBytes", offsetof(struct ptc_config, max_output_bytes)},
         {"maxMessageBytes", offsetof(struct ptc_config, max_message_bytes)},
         {"maxPendingCalls", offsetof(struct ptc_config, max_pending_calls)},
         {"graceMs", offsetof(struct ptc_config, grace_ms)},
     };
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        int err = dsh_config_get_int(row->provider, &row->doc, row->root, ints[i].key,
-                                     (int64_t *)((char *)cfg + ints[i].offset));
-        if (err < 0)
-            return err;
-    }
+    int err = ptc_config_fill_ints(row, ints, sizeof ints / sizeof ints[0], cfg);
+    if (err < 0)
+        return err;
     cfg->execution_mode = PTC_EXECUTION_PER_CALL;
     cfg->max_timeout_ms = cfg->timeout_ms;
     cfg->stop_grace_ms = cfg->grace_ms;
     cfg->launch.is_explicit = true;
-    int err = dsh_config_get_str(row->provider, &row->doc, row->root, "python", &cfg->launch.executable);
+    err = dsh_config_get_str(row->provider, &row->doc, row->root, "python", &cfg->launch.executable);
     if (err < 0)
         return err;
     err = dsh_config_get_str(row->provider, &row->doc, row->root, "bootstrapPath",

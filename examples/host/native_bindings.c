@@ -44,25 +44,11 @@ static bool type_from_name(const char *name, enum dshh_native_type *ret)
     return false;
 }
 
-/* An argument name: a property of the call's argument object, so any portable identifier. */
-static bool is_portable_identifier(const char *s)
-{
-    if (!*s)
-        return false;
-    for (const char *p = s; *p; p++) {
-        bool alpha = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_';
-        bool digit = *p >= '0' && *p <= '9';
-        if (!alpha && !(digit && p != s))
-            return false;
-    }
-    return true;
-}
-
 const char *dshh__binding_name_problem(enum dshh_binding_name_role role, const char *name)
 {
     switch (role) {
     case DSHH_BINDING_ARGUMENT:
-        return is_portable_identifier(name) ? NULL
+        return dsh_is_portable_identifier(name) ? NULL
                                             : "is not an identifier (ASCII letters, digits and _, "
                                               "not starting with a digit)";
     case DSHH_BINDING_NAMESPACE:

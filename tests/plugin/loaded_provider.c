@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@ const struct dsh_provider *dsh_provider_entry(uint32_t host_abi_major);
 
 void loaded_provider_open(struct loaded_provider *lp, const char *config)
 {
+    lp->result = NULL;
     char cwd[4096];
     cr_assert_not_null(getcwd(cwd, sizeof cwd));
     const char *readable[] = {TEST_BOOTSTRAP_DIR, NULL};
@@ -44,4 +46,20 @@ void loaded_provider_close(struct loaded_provider *lp)
 {
     lp->p->unload(lp->inst);
     dsh_linux_services_destroy(lp->services);
+    free(lp->result);
+    lp->result = NULL;
+}
+
+void loaded_provider_ignore_call(void *ud, dsh_run_id run, uint64_t call, const char *global,
+                                 const char *name, const char *args, size_t len)
+{
+    (void)ud, (void)run, (void)call, (void)global, (void)name, (void)args, (void)len;
+}
+
+void loaded_provider_keep_result(void *ud, dsh_run_id run, const char *json, size_t len)
+{
+    (void)run;
+    struct loaded_provider *lp = ud;
+    free(lp->result);
+    lp->result = strndup(json, len);
 }

@@ -11,11 +11,18 @@ struct loaded_provider {
     struct dsh_services bundle;
     const struct dsh_provider *p;
     struct dsh_instance *inst;
+    char *result; /* the last run's result JSON, kept by loaded_provider_keep_result */
 };
 
 /* Loads config (a provider row's YAML, each line ending in a newline; the launch is added); fails
  * the test on error. */
 void loaded_provider_open(struct loaded_provider *lp, const char *config);
-void loaded_provider_close(struct loaded_provider *lp);
+void loaded_provider_close(struct loaded_provider *lp); /* frees result too */
+
+/* Run callbacks for tests whose userdata points at a struct whose first member is the
+ * loaded_provider: calls are left unanswered, on_done keeps the result JSON. */
+void loaded_provider_ignore_call(void *ud, dsh_run_id run, uint64_t call, const char *global,
+                                 const char *name, const char *args, size_t len);
+void loaded_provider_keep_result(void *ud, dsh_run_id run, const char *json, size_t len);
 
 #endif

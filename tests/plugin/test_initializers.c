@@ -12,7 +12,6 @@ struct fixture {
     struct loaded_provider lp;
     const struct dsh_provider *p;
     struct dsh_instance *inst;
-    char *result;
 };
 
 static void load(struct fixture *f, const char *config)
@@ -22,23 +21,6 @@ static void load(struct fixture *f, const char *config)
     f->inst = f->lp.inst;
 }
 
-static void unload(struct fixture *f)
-{
-    loaded_provider_close(&f->lp);
-    free(f->result);
-}
-
-static void on_call(void *ud, dsh_run_id run, uint64_t call, const char *g, const char *n, const char *a, size_t l)
-{
-    (void)ud, (void)run, (void)call, (void)g, (void)n, (void)a, (void)l;
-}
-
-static void on_done(void *ud, dsh_run_id run, const char *json, size_t len)
-{
-    (void)run;
-    ((struct fixture *)ud)->result = strndup(json, len);
-}
-
 static void run_program(struct fixture *f, const char *program, const char *owner)
 {
     char request[512], *spec = NULL;
@@ -46,11 +28,11 @@ static void run_program(struct fixture *f, const char *program, const char *owne
     struct dsh_error err = {0};
     snprintf(request, sizeof request, "{\"program\":\"%s\",\"stateOwner\":\"%s\"}", program, owner);
     cr_assert_eq(f->p->resolve(f->inst, request, strlen(request), &spec, &spec_len, &err), 0, "%s", err.message);
-    struct dsh_run_callbacks cb = {.struct_size = sizeof cb, .on_call = on_call, .on_done = on_done, .userdata = f};
+    struct dsh_run_callbacks cb = {.struct_size = sizeof cb, .on_call = loaded_provider_ignore_call, .on_done = loaded_provider_keep_result, .userdata = f};
     dsh_run_id id;
     cr_assert_eq(f->p->run(f->inst, spec, spec_len, &cb, &id, &err), 0, "%s", err.message);
     f->p->free_text(spec);
-    while (!f->result)
+    while (!f->lp.result)
         cr_assert_geq(f->p->wait(f->inst, 1000), 0);
 }
 
@@ -60,7 +42,7 @@ Test(initializers, rejected_outside_persistent_in_memory, .timeout = 60)
     load(&f, "executionMode: vm-script\nscriptPersistence: true\n");
     dsh_registration r;
     cr_expect_eq(f.p->registerEnvironmentInitializer(f.inst, "1", 1, &r, NULL), DSH_E_WRONG_MODE);
-    unload(&f);
+    loaded_provider_close(&f.lp);
 }
 
 Test(initializers, removed_registration_does_not_run_and_late_registration_is_rejected, .timeout = 60)
@@ -74,9 +56,9 @@ Test(initializers, removed_registration_does_not_run_and_late_registration_is_re
     cr_expect_eq(f.p->unregisterEnvironmentInitializer(f.inst, removed, NULL), 0);
     cr_expect_eq(f.p->unregisterEnvironmentInitializer(f.inst, removed, NULL), DSH_E_NOT_FOUND);
     run_program(&f, "1", "o");
-    cr_expect(strstr(f.result, "kept ran") != NULL, "%s", f.result);
-    cr_expect(strstr(f.result, "removed ran") == NULL, "%s", f.result);
+    cr_expect(strstr(f.lp.result, "kept ran") != NULL, "%s", f.lp.result);
+    cr_expect(strstr(f.lp.result, "removed ran") == NULL, "%s", f.lp.result);
     dsh_registration late;
     cr_expect_eq(f.p->registerEnvironmentInitializer(f.inst, "1", 1, &late, NULL), DSH_E_TOO_LATE);
-    unload(&f);
+    loaded_provider_close(&f.lp);
 }

@@ -16,7 +16,6 @@ struct fixture {
     struct loaded_provider lp;
     const struct dsh_provider *p;
     struct dsh_instance *inst;
-    char *result;
     char streamed[4096];
     size_t n_entries;
     bool output_after_done;
@@ -29,28 +28,11 @@ static void load(struct fixture *f)
     f->inst = f->lp.inst;
 }
 
-static void unload(struct fixture *f)
-{
-    loaded_provider_close(&f->lp);
-    free(f->result);
-}
-
-static void on_call(void *ud, dsh_run_id run, uint64_t call, const char *g, const char *n, const char *a, size_t l)
-{
-    (void)ud, (void)run, (void)call, (void)g, (void)n, (void)a, (void)l;
-}
-
-static void on_done(void *ud, dsh_run_id run, const char *json, size_t len)
-{
-    (void)run;
-    ((struct fixture *)ud)->result = strndup(json, len);
-}
-
 static void on_output(void *ud, dsh_run_id run, const char *json, size_t len)
 {
     (void)run;
     struct fixture *f = ud;
-    f->output_after_done |= f->result != NULL;
+    f->output_after_done |= f->lp.result != NULL;
     size_t used = strlen(f->streamed);
     snprintf(f->streamed + used, sizeof f->streamed - used, "%.*s|", (int)len, json);
     f->n_entries++;
@@ -72,7 +54,7 @@ static int start(struct fixture *f, const char *program, struct host_callbacks *
     dsh_run_id id;
     int rc = f->p->run(f->inst, spec, spec_len, &hc->cb, &id, &err);
     f->p->free_text(spec);
-    while (rc == 0 && !f->result)
+    while (rc == 0 && !f->lp.result)
         cr_assert_geq(f->p->wait(f->inst, 1000), 0);
     return rc;
 }
@@ -81,13 +63,13 @@ Test(on_output, entries_in_order_before_on_done_and_the_result_is_unchanged)
 {
     struct fixture f = {0};
     load(&f);
-    struct host_callbacks hc = {.cb = {.struct_size = sizeof hc.cb, .on_call = on_call, .on_done = on_done,
+    struct host_callbacks hc = {.cb = {.struct_size = sizeof hc.cb, .on_call = loaded_provider_ignore_call, .on_done = loaded_provider_keep_result,
                                        .userdata = &f, .on_output = on_output}};
     cr_assert_eq(start(&f, "inspect('one'); await new Promise((r) => setTimeout(r, 50)); inspect('two')", &hc), 0);
     cr_expect_str_eq(f.streamed, "{\"type\":\"text\",\"text\":\"one\\n\"}|{\"type\":\"text\",\"text\":\"two\\n\"}|");
     cr_expect(!f.output_after_done);
-    cr_expect(strstr(f.result, "\"output\":[{\"type\":\"text\",\"text\":\"one\\ntwo\\n\"}]") != NULL, "%s", f.result);
-    unload(&f);
+    cr_expect(strstr(f.lp.result, "\"output\":[{\"type\":\"text\",\"text\":\"one\\ntwo\\n\"}]") != NULL, "%s", f.lp.result);
+    loaded_provider_close(&f.lp);
 }
 
 Test(on_output, a_1_0_host_struct_is_read_only_up_to_its_size)
@@ -95,13 +77,13 @@ Test(on_output, a_1_0_host_struct_is_read_only_up_to_its_size)
     struct fixture f = {0};
     load(&f);
     struct host_callbacks hc = {.cb = {.struct_size = offsetof(struct dsh_run_callbacks, on_output),
-                                       .on_call = on_call, .on_done = on_done, .userdata = &f}};
+                                       .on_call = loaded_provider_ignore_call, .on_done = loaded_provider_keep_result, .userdata = &f}};
     /* Control: were the provider to read past struct_size, it would call this. */
     hc.cb.on_output = on_output;
     cr_assert_eq(start(&f, "inspect('one')", &hc), 0);
     cr_expect_eq(f.n_entries, 0);
-    cr_expect(strstr(f.result, "\"text\":\"one\\n\"") != NULL, "%s", f.result);
-    unload(&f);
+    cr_expect(strstr(f.lp.result, "\"text\":\"one\\n\"") != NULL, "%s", f.lp.result);
+    loaded_provider_close(&f.lp);
 }
 
 Test(on_output, a_struct_smaller_than_1_0_is_rejected)
@@ -109,7 +91,7 @@ Test(on_output, a_struct_smaller_than_1_0_is_rejected)
     struct fixture f = {0};
     load(&f);
     struct host_callbacks hc = {.cb = {.struct_size = offsetof(struct dsh_run_callbacks, userdata),
-                                       .on_call = on_call, .on_done = on_done, .userdata = &f}};
+                                       .on_call = loaded_provider_ignore_call, .on_done = loaded_provider_keep_result, .userdata = &f}};
     cr_expect_eq(start(&f, "1", &hc), -EINVAL);
-    unload(&f);
+    loaded_provider_close(&f.lp);
 }

@@ -5,6 +5,8 @@
  * range's cgroup. */
 #include "harness.h"
 
+#include "file_growth.h"
+
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <limits.h>
@@ -30,18 +32,6 @@ static void teardown(void)
 }
 
 TestSuite(freeze, .init = setup, .fini = teardown, .timeout = 120);
-
-static off_t size_of(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 ? st.st_size : 0;
-}
-
-static void wait_growth(const char *path, off_t beyond)
-{
-    while (size_of(path) <= beyond)
-        usleep(1000);
-}
 
 /* Entries named dsh-range-<this pid>-* in the host's cgroup2 and v1 freezer directories. */
 static int range_cgroups_left(void)
@@ -75,7 +65,7 @@ Test(freeze, a_frozen_range_runs_nothing_until_it_is_killed)
                  0);
     const struct dsh_subprocess_service *sp = dsh_linux_subprocess(f.svc);
     cr_assert_geq(sp->struct_size, offsetof(struct dsh_subprocess_service, freeze) + sizeof(sp->freeze));
-    wait_growth(inside, 0); /* the descendant runs: its file grows */
+    file_wait_growth(inside, 0); /* the descendant runs: its file grows */
     int rc = sp->freeze(sp->ctx, l.proc);
     if (rc == DSH_E_UNSUPPORTED) {
         struct run r;
@@ -86,21 +76,21 @@ Test(freeze, a_frozen_range_runs_nothing_until_it_is_killed)
     while ((rc = sp->freeze(sp->ctx, l.proc)) == 0)
         usleep(1000);
     cr_assert_eq(rc, 1, "freeze: %s", dsh_strerror(rc));
-    off_t frozen_size = size_of(inside);
+    off_t frozen_size = file_size_of(inside);
 
     /* Barrier: a loop outside every range appends 500 lines meanwhile. */
     pid_t control;
     char *argv[] = {"/bin/sh", "-c", "while :; do echo x >> \"$0\"; done", outside, NULL};
     cr_assert_eq(posix_spawn(&control, "/bin/sh", NULL, NULL, argv, NULL), 0);
-    wait_growth(outside, 1000);
+    file_wait_growth(outside, 1000);
     kill(control, SIGKILL);
     waitpid(control, NULL, 0);
-    cr_assert_eq(size_of(inside), frozen_size, "nothing of the frozen range ran");
+    cr_assert_eq(file_size_of(inside), frozen_size, "nothing of the frozen range ran");
     cr_assert_eq(sp->freeze(sp->ctx, l.proc), 1, "freeze is idempotent");
 
     cr_assert_eq(sp->terminate(sp->ctx, l.proc, 5000), 0);
     cr_assert(live_pump(&l, 30000), "the frozen range was killed and quiesced");
-    cr_assert_eq(size_of(inside), frozen_size, "the kill let nothing run first");
+    cr_assert_eq(file_size_of(inside), frozen_size, "the kill let nothing run first");
     struct run r;
     live_end(&l, &r);
     run_free(&r);

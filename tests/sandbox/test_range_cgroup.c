@@ -4,6 +4,8 @@
  * barrier that shows time passed) -- and the kill empties the group so it can be removed. */
 #include "range_cgroup.h"
 
+#include "file_growth.h"
+
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <linux/sched.h>
@@ -18,18 +20,6 @@
 #include <unistd.h>
 
 static const char *const LOOP = "(while :; do echo x >> \"$0\"; done) & wait";
-
-static off_t size_of(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 ? st.st_size : 0;
-}
-
-static void wait_growth(const char *path, off_t beyond)
-{
-    while (size_of(path) <= beyond)
-        usleep(1000);
-}
 
 /* Starts `sh -c LOOP file` inside cg (or outside any range when cg is NULL). */
 static pid_t start_loop(const struct dshx__range_cgroup *cg, const char *file)
@@ -68,16 +58,16 @@ static void freeze_then_kill(enum dshx_cgroup_kind kind)
                  "an existing group is never adopted");
 
     pid_t range = start_loop(cg, inside), control = start_loop(NULL, outside);
-    wait_growth(inside, 0); /* the range runs: its file grows */
+    file_wait_growth(inside, 0); /* the range runs: its file grows */
     cr_assert_eq(dshx__range_cgroup_empty(cg), 0);
     cr_assert_eq(dshx__range_cgroup_freeze(cg), 0);
     while ((rc = dshx__range_cgroup_frozen(cg)) == 0)
         usleep(1000);
     cr_assert_eq(rc, 1);
-    off_t frozen_size = size_of(inside);
+    off_t frozen_size = file_size_of(inside);
     /* Barrier: the control loop appends 500 more lines; the frozen loop would have too. */
-    wait_growth(outside, size_of(outside) + 1000);
-    cr_assert_eq(size_of(inside), frozen_size, "nothing of the frozen range ran");
+    file_wait_growth(outside, file_size_of(outside) + 1000);
+    cr_assert_eq(file_size_of(inside), frozen_size, "nothing of the frozen range ran");
 
     cr_assert_eq(dshx__range_cgroup_kill(cg), 0);
     int status;
@@ -86,7 +76,7 @@ static void freeze_then_kill(enum dshx_cgroup_kind kind)
     while ((rc = dshx__range_cgroup_empty(cg)) == 0)
         usleep(1000); /* the loop's subshell dies with the group, reaped by init */
     cr_assert_eq(rc, 1);
-    cr_assert_eq(size_of(inside), frozen_size, "the kill let nothing run first");
+    cr_assert_eq(file_size_of(inside), frozen_size, "the kill let nothing run first");
     cr_assert_eq(dshx__range_cgroup_remove(cg), 0);
     cr_assert(access(parent, F_OK) == 0);
 
