@@ -57,6 +57,10 @@ struct dsh_linux_services_options {
     /* A restricted policy that this machine would enforce only partially fails closed with
      * DSH_E_SANDBOX_UNAVAILABLE (the logger names the weak capabilities) instead of running. */
     bool require_full_enforcement;
+    /* Appended in 1.3. Test-only fault injection (0 = off): freeze() reports every range frozen
+     * without stopping it, and terminate() sends SIGTERM and kills only this many ms later, so a
+     * result is delivered while its range still runs. */
+    uint32_t fault_freeze_skipped_ms;
 };
 
 /* Probes the kernel and creates the four services. 0, or a negative status with ret_error

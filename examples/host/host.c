@@ -64,6 +64,7 @@ struct svc_values {
     int64_t max_abi;
     int64_t confine_delay_ms; /* test-only fault injection */
     int64_t fail_quiescence;  /* test-only fault injection */
+    int64_t freeze_skipped_ms; /* test-only fault injection */
     bool require_full;
     char *mode;
     char *workspace_root;
@@ -184,6 +185,9 @@ static int read_service_rows(const struct dshh_profile *profile, const struct ds
         const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_SUBPROCESS);
         rc = dsh_config_get_int(p, row_doc(row), row->config, "failQuiescenceObservations",
                                 &v->fail_quiescence);
+        if (rc == 0)
+            rc = dsh_config_get_int(p, row_doc(row), row->config, "faultFreezeSkippedMs",
+                                    &v->freeze_skipped_ms);
     }
     if (rc == 0 && (rc = enabled_row(profile, DSHH_NAME_POLICY, &row)) == 0 && row) {
         const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_POLICY);
@@ -229,6 +233,7 @@ static int mount_services(struct dshh_host *host, const struct dshh_profile *pro
         .extra_readable_roots = (const char *const *)v.readable,
         .fail_quiescence_observations = (uint32_t)v.fail_quiescence,
         .require_full_enforcement = v.require_full,
+        .fault_freeze_skipped_ms = (uint32_t)v.freeze_skipped_ms,
     };
     struct dsh_error err = {0};
     int rc = dsh_linux_services_create(&o, &host->services_impl, &err);

@@ -118,6 +118,8 @@ static int configure(const struct dsh_linux_services_options *o, struct dshx__co
     c->confine_delay_ms = o->confine_delay_ms;
     if (HAS(o, fail_quiescence_observations))
         c->fail_quiescence_observations = o->fail_quiescence_observations;
+    if (HAS(o, fault_freeze_skipped_ms))
+        c->fault_freeze_skipped_ms = o->fault_freeze_skipped_ms;
     c->require_full_enforcement = HAS(o, require_full_enforcement) && o->require_full_enforcement;
     c->defer = o->defer;
     c->loop = o->loop;

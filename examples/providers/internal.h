@@ -45,6 +45,7 @@ struct dshx__config {
     uint32_t confine_delay_ms;
     uint32_t max_processes;
     uint32_t fail_quiescence_observations; /* test-only fault injection */
+    uint32_t fault_freeze_skipped_ms;      /* test-only fault injection */
     bool require_full_enforcement;
     dsh_defer_fn defer;
     void *loop;

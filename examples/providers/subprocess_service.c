@@ -69,12 +69,14 @@ static void drain_reports(struct dshx__range *r)
 
 static int terminate(void *ctx, struct dsh_process *process, uint32_t grace_ms)
 {
-    (void)ctx;
     if (!process)
         return DSH_E_REQUEST_INVALID;
     struct dshx__range *r = range_of(process);
     if (r->reaped)
         return 0;
+    const struct dshx__config *cfg = ((struct dshx__subprocess *)ctx)->cfg;
+    if (cfg->fault_freeze_skipped_ms && grace_ms < cfg->fault_freeze_skipped_ms)
+        grace_ms = cfg->fault_freeze_skipped_ms; /* fault injection: the range runs on a while */
     /* A frozen range cannot act on SIGTERM: it is killed as a whole, supervisor included. */
     if (r->freeze_sent) {
         r->terminate_sent = true;
@@ -144,9 +146,10 @@ static int poll_quiescent(void *ctx, struct dsh_process *process,
 
 static int freeze(void *ctx, struct dsh_process *process)
 {
-    (void)ctx;
     if (!process)
         return DSH_E_REQUEST_INVALID;
+    if (((struct dshx__subprocess *)ctx)->cfg->fault_freeze_skipped_ms)
+        return 1; /* fault injection: reported frozen, nothing was stopped */
     struct dshx__range *r = range_of(process);
     if (!r->cgroup)
         return DSH_E_UNSUPPORTED;

@@ -1,6 +1,7 @@
 /* Environments: the set, attach and detach a consumer, terminate, wait for quiescence and
  * drained pipes, close and free, and what others may read. Confinement and spawn are in
  * env_start.c, control frames and pipe bytes in env_io.c. */
+#include "env_io.h"
 #include "env_private.h"
 #include "launch.h"
 #include "dsh_strv.h"
@@ -8,12 +9,14 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 
 static void destroy(struct ptc_env *env);
+static void on_freeze_poll(struct ptc_timer *timer);
 
 static char *dup_string(json_object *obj, const char *key)
 {
@@ -167,6 +170,12 @@ struct ptc_env *ptc__env_new(struct ptc_envs *set, json_object *policy, const ch
         free(env);
         return NULL;
     }
+    if (ptc__timer_init(&host->loop, &env->freeze_poll, on_freeze_poll) < 0) {
+        ptc__timer_destroy(&host->loop, &env->drain);
+        free_identity(env);
+        free(env);
+        return NULL;
+    }
     env->next = set->head;
     set->head = env;
     env->state = PTC_ENV_CONFINING;
@@ -290,6 +299,99 @@ int ptc__env_send(struct ptc_env *env, json_object *frame)
     return rc < 0 ? rc : 0;
 }
 
+/* Kills the range (a frozen one at once); the environment closes once it is quiescent. */
+static void kill_range(struct ptc_env *env)
+{
+    const struct dsh_subprocess_service *sp = env->host->services.subprocess;
+    if (sp->terminate(sp->ctx, env->process, 0) < 0) {
+        env->cleanup_failed = true;
+        ptc__env_schedule_close(env);
+    }
+}
+
+static void kill_frozen(void *arg)
+{
+    kill_range(arg);
+}
+
+/* The range stands frozen: nothing of it runs any more, so the consumer gets what the pipes
+ * already hold and then its result; the kill and the reap follow in the background, and the
+ * environment stays listed until it is quiescent. */
+static void deliver_frozen(void *arg)
+{
+    struct ptc_env *env = arg;
+    env->freezing = false;
+    ptc__timer_arm(&env->freeze_poll, 0);
+    if (env->quiescent || env->cleanup_failed)
+        return; /* it ended on its own meanwhile: close_now tells the consumer */
+    ptc__env_drain_frozen(env);
+    const struct ptc_env_events *events = env->events;
+    void *consumer = env->consumer;
+    env->events = NULL;
+    env->consumer = NULL;
+    if (events)
+        events->closed(consumer, 0);
+    /* Queued behind the consumer's own deferred delivery, so the kill is off the result's path. */
+    if (ptc__defer(&env->host->loop, kill_frozen, env) < 0)
+        kill_range(env);
+}
+
+/* Polls done on the next dispatch before they wait 1 ms each (a freeze takes well under a
+ * millisecond); after graceMs of those the range is killed as if it could not be frozen. */
+#define FREEZE_QUICK_POLLS 32
+
+static void poll_frozen_again(void *arg);
+
+static void poll_frozen(struct ptc_env *env)
+{
+    const struct dsh_subprocess_service *sp = env->host->services.subprocess;
+    int rc = sp->freeze(sp->ctx, env->process);
+    if (rc == 1) {
+        if (ptc__defer(&env->host->loop, deliver_frozen, env) == 0)
+            return;
+    } else if (rc == 0 && env->freeze_polls++ < FREEZE_QUICK_POLLS) {
+        if (ptc__defer(&env->host->loop, poll_frozen_again, env) == 0)
+            return;
+    } else if (rc == 0 && (uint64_t)(env->freeze_polls - FREEZE_QUICK_POLLS) < (uint64_t)env->host->config.grace_ms) {
+        ptc__timer_arm(&env->freeze_poll, 1);
+        return;
+    }
+    /* Not frozen in time (or the freezer failed): wait for quiescence as without one. */
+    env->freezing = false;
+    kill_range(env);
+}
+
+/* A range that ended on its own while freezing closes as without a freezer. */
+static void poll_frozen_again(void *arg)
+{
+    struct ptc_env *env = arg;
+    if (env->freezing && !env->quiescent && !env->cleanup_failed)
+        poll_frozen(env);
+}
+
+static void on_freeze_poll(struct ptc_timer *timer)
+{
+    poll_frozen_again(ptc__container_of(timer, struct ptc_env, freeze_poll));
+}
+
+/* A temporary environment's consumer waits for its result: freeze the range where the service
+ * can, so the result need not wait for the kernel to tear every process down. */
+static bool freeze_for_delivery(struct ptc_env *env)
+{
+    const struct dsh_subprocess_service *sp = env->host->services.subprocess;
+    if (env->retain || !env->events ||
+        sp->struct_size < offsetof(struct dsh_subprocess_service, freeze) + sizeof sp->freeze || !sp->freeze)
+        return false;
+    int rc = sp->freeze(sp->ctx, env->process);
+    if (rc < 0) /* unsupported here: today's quiescence wait */
+        return false;
+    env->freezing = true;
+    if (rc == 1 && ptc__defer(&env->host->loop, deliver_frozen, env) == 0)
+        return true;
+    poll_frozen(env);
+    return true;
+}
+
 void ptc__env_terminate(struct ptc_env *env)
 {
     if (env->state == PTC_ENV_CLOSING)
@@ -302,11 +404,8 @@ void ptc__env_terminate(struct ptc_env *env)
         /* else on_confined is still coming; after_confined sees CLOSING */
     }
     if (env->process && !env->quiescent) {
-        const struct dsh_subprocess_service *sp = env->host->services.subprocess;
-        if (sp->terminate(sp->ctx, env->process, 0) < 0) {
-            env->cleanup_failed = true;
-            ptc__env_schedule_close(env);
-        }
+        if (!freeze_for_delivery(env))
+            kill_range(env);
         return;
     }
     if (!env->confine_pending)
@@ -353,6 +452,7 @@ static void destroy(struct ptc_env *env)
     struct ptc_host *host = env->host;
     DSH_LIST_REMOVE(&env->set->head, env);
     ptc__timer_destroy(&host->loop, &env->drain);
+    ptc__timer_destroy(&host->loop, &env->freeze_poll);
     ptc__env_close_fds(env);
     if (env->process) {
         const struct dsh_subprocess_service *sp = host->services.subprocess;

@@ -35,8 +35,10 @@ struct ptc_env_events {
     void (*failed)(void *arg, enum ptc_failure kind, const char *message);
     /* Control bytes arrived after the environment began closing; they are not read. */
     void (*trailing)(void *arg);
-    /* The environment closed: 0 (quiescent and drained) or DSH_E_CLEANUP_FAILED. The consumer is
-     * detached before this is called. */
+    /* The environment is done with its consumer: 0 -- quiescent and drained, or (a temporary one)
+     * frozen with its pipes read, to be killed and reaped after this -- or DSH_E_CLEANUP_FAILED.
+     * Either way nothing of the range runs any more. The consumer is detached before this is
+     * called. */
     void (*closed)(void *arg, int status);
 };
 
@@ -76,8 +78,9 @@ void ptc__env_detach(struct ptc_env *env, void *arg);
 /* The attached consumer's arg, or NULL. */
 void *ptc__env_consumer(const struct ptc_env *env);
 
-/* Begins terminating the range (idempotent). The environment is freed once closed and every
- * waiter was told. */
+/* Begins terminating the range (idempotent): a temporary one with a consumer is frozen first
+ * where the subprocess service can. The environment is freed once closed and every waiter was
+ * told. */
 void ptc__env_terminate(struct ptc_env *env);
 /* Terminates an environment nobody is attached to (unload). */
 void ptc__env_terminate_unattached(struct ptc_env *env);

@@ -125,22 +125,24 @@ static void keep_stderr_tail(struct ptc_env *env, const char *text, size_t len)
     env->stderr_tail_len = keep + len;
 }
 
-static void on_pipe(struct ptc_watch *watch, uint32_t events)
+/* Reads up to rounds chunks of a pipe; at end of file it stops watching it. With flush, an
+ * incomplete UTF-8 sequence left when the pipe is empty is settled as at end of file (the range
+ * stands frozen: nothing can complete it before the result). */
+static void read_pipe(struct ptc_env *env, struct ptc_pipe *pipe, int rounds, bool flush)
 {
-    (void)events;
-    struct ptc_pipe *pipe = ptc__container_of(watch, struct ptc_pipe, watch);
-    struct ptc_env *env = pipe->env;
     char buf[PIPE_CHUNK];
-    for (int rounds = 0; rounds < 16; rounds++) {
-        ssize_t n = read(watch->fd, buf, sizeof buf);
+    for (int round = 0; round < rounds && pipe->watch.fd >= 0 && !pipe->eof; round++) {
+        ssize_t n = read(pipe->watch.fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        bool again = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+        if (again && !flush)
             return;
-        bool eof = n <= 0;
+        bool eof = !again && n <= 0;
         char *text = NULL;
         size_t len = 0;
-        if (ptc__utf8_sanitize(&pipe->carry, buf, eof ? 0 : (size_t)n, eof, &text, &len) == 0 && len) {
+        if (ptc__utf8_sanitize(&pipe->carry, buf, n > 0 ? (size_t)n : 0, eof || (again && flush), &text, &len) == 0 &&
+            len) {
             if (pipe->is_stderr)
                 keep_stderr_tail(env, text, len);
             /* Raw bytes have no evaluation identity: they belong to whatever run is active;
@@ -149,13 +151,39 @@ static void on_pipe(struct ptc_watch *watch, uint32_t events)
                 env->events->output(env->consumer, text, len);
         }
         free(text);
+        if (again)
+            return;
         if (eof) {
             pipe->eof = true;
-            ptc__watch_remove(&env->host->loop, watch);
+            ptc__watch_remove(&env->host->loop, &pipe->watch);
             ptc__env_progress(env);
             return;
         }
     }
+}
+
+static void on_pipe(struct ptc_watch *watch, uint32_t events)
+{
+    (void)events;
+    struct ptc_pipe *pipe = ptc__container_of(watch, struct ptc_pipe, watch);
+    read_pipe(pipe->env, pipe, 16, false);
+}
+
+/* A frozen range's pipes hold at most their capacity (at most 1 MiB for an unprivileged
+ * process), so this many chunks empty them. */
+#define FROZEN_PIPE_ROUNDS 32
+
+void ptc__env_drain_frozen(struct ptc_env *env)
+{
+    read_pipe(env, &env->out, FROZEN_PIPE_ROUNDS, true);
+    read_pipe(env, &env->err, FROZEN_PIPE_ROUNDS, true);
+    if (!env->control_watch.armed || !env->events)
+        return;
+    int rc = ptc__control_read(&env->control);
+    const char *line;
+    size_t len;
+    if (ptc__control_has_partial(&env->control) || (rc >= 0 && ptc__control_next_line(&env->control, &line, &len) != 0))
+        env->events->trailing(env->consumer);
 }
 
 static void on_quiescent(struct ptc_watch *watch, uint32_t events)

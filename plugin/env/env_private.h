@@ -47,6 +47,9 @@ struct ptc_env {
     struct ptc_pipe out, err;
     struct ptc_watch quiescence_watch;
     struct ptc_timer drain;
+    struct ptc_timer freeze_poll;
+    bool freezing;      /* a temporary range is being frozen: its result waits until it is */
+    unsigned freeze_polls;
     bool quiescent, drained, cleanup_failed, control_lost;
     int control_error; /* the negative errno that ended the control channel; 0 for end of file */
     struct dsh_exit_status exit_status;

@@ -138,7 +138,8 @@ static void close_after_outcome(struct ptc_run *run)
         return;
     }
     if (!run->retained) {
-        /* Temporary environments end with their run; the result waits for quiescence. */
+        /* Temporary environments end with their run; the result waits for `closed`: the range
+         * frozen and its pipes read, or quiescent where it cannot be frozen. */
         ptc__env_terminate(env);
         return;
     }

@@ -5,7 +5,7 @@
  *     -> RUNNING (program submitted) -> [STOPPING: revoke sent, stopGraceMs] -> FINISHING
  *
  * Selecting an outcome stops the deadline. A temporary environment is then terminated and the
- * result waits for quiescence; a retained environment stays (ok, exception) or is asked to revoke
+ * result waits until nothing of its range can run (frozen, else quiescent); a retained environment stays (ok, exception) or is asked to revoke
  * (timeout, abort) and is terminated when it does not acknowledge within stopGraceMs. */
 #ifndef PTC_OUTCOME_H
 #define PTC_OUTCOME_H

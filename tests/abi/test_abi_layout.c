@@ -15,7 +15,7 @@
 Test(abi, version_constants)
 {
     cr_expect_eq(DSH_ABI_MAJOR, 1);
-    cr_expect_eq(DSH_ABI_MINOR, 2);
+    cr_expect_eq(DSH_ABI_MINOR, 3);
 }
 
 Test(abi, error_details)
@@ -161,7 +161,7 @@ Test(abi, strerror_covers_errno_and_ok)
 /* libdsh-linux-services.so.1: its options struct grows only by appending. */
 Test(abi, linux_services_options)
 {
-    SIZE(dsh_linux_services_options, 112);
+    SIZE(dsh_linux_services_options, 120);
     OFF(dsh_linux_services_options, struct_size, 0);
     OFF(dsh_linux_services_options, launcher_path, 8);
     OFF(dsh_linux_services_options, extra_writable_roots, 16);
@@ -179,6 +179,7 @@ Test(abi, linux_services_options)
     OFF(dsh_linux_services_options, disable_namespaces, 100);
     OFF(dsh_linux_services_options, fail_quiescence_observations, 104);
     OFF(dsh_linux_services_options, require_full_enforcement, 108);
+    OFF(dsh_linux_services_options, fault_freeze_skipped_ms, 112);
 }
 
 /* Every versioned struct starts with the same header: struct_size at offset 0, and for tables and

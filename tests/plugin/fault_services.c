@@ -164,6 +164,21 @@ static int poll_quiescent(void *ctx, struct dsh_process *process, struct dsh_exi
     return 1;
 }
 
+static int freeze(void *ctx, struct dsh_process *process)
+{
+    struct fault_services *f = FAULT(ctx);
+    struct fault_child *c = child_of(f, process);
+    f->freezes++;
+    if (!f->can_freeze)
+        return DSH_E_UNSUPPORTED;
+    if (f->freeze_polls_pending > 0) {
+        f->freeze_polls_pending--;
+        return 0;
+    }
+    c->frozen = true;
+    return 1;
+}
+
 static void release(void *ctx, struct dsh_process *process)
 {
     struct fault_services *f = FAULT(ctx);
@@ -220,7 +235,7 @@ void fault_services_init(struct fault_services *f, const char *workspace_root)
                                               .release_confinement = release_confinement};
     f->subprocess = (struct dsh_subprocess_service){SERVICE_HEADER(f->subprocess), .ctx = f, .spawn = spawn,
                                                     .terminate = terminate, .poll_quiescent = poll_quiescent,
-                                                    .release = release};
+                                                    .release = release, .freeze = freeze};
     f->policy = (struct dsh_sandbox_policy_service){SERVICE_HEADER(f->policy), .ctx = f, .resolve = policy_resolve,
                                                     .subscribe = subscribe, .unsubscribe = unsubscribe};
     f->bundle = (struct dsh_services){SERVICE_HEADER(f->bundle), .fs = &f->fs, .subprocess = &f->subprocess,

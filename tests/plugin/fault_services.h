@@ -16,7 +16,7 @@ struct fault_child {
     int control_fd; /* the child's end of the control socketpair (non-blocking) */
     int stdout_fd, stderr_fd; /* write ends */
     struct dsh_process process;
-    bool terminated, quiescent, released;
+    bool terminated, quiescent, released, frozen;
     char pending[65536]; /* bytes read from the control channel, not yet a whole line */
     size_t pending_len;
 };
@@ -36,9 +36,11 @@ struct fault_services {
     int spawn_status;          /* < 0: spawn() fails with this status */
     bool hold_quiescence;      /* terminate() does not end the range until fault_end_range() */
     bool lose_range;           /* poll_quiescent() reports DSH_E_CLEANUP_FAILED */
+    bool can_freeze;           /* freeze() works (otherwise DSH_E_UNSUPPORTED, as without a cgroup) */
+    int freeze_polls_pending;  /* freeze() reports "still freezing" this many times first */
 
     /* what the plugin did */
-    int confines, spawns, terminates, releases;
+    int confines, spawns, terminates, releases, freezes;
     bool confine_pending, confine_cancelled;
     dsh_confined_fn on_confined;
     void *confined_userdata;

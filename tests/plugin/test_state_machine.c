@@ -328,6 +328,52 @@ Test(run, temporary_phases, .fini = teardown, .timeout = 30)
                       "\"denied\":false,\"enforcement\":\"none\",\"capabilities\":{}}}");
 }
 
+/* Where the range can be frozen, the result waits only for the freeze (polled until the service
+ * says frozen), carries the output the pipe held, and comes before the range is killed and
+ * quiescent; the environment stays listed until it is. */
+Test(run, temporary_frozen_then_delivered, .fini = teardown, .timeout = 30)
+{
+    load("");
+    fx.f.can_freeze = true;
+    fx.f.freeze_polls_pending = 40; /* past the quick polls: the 1 ms timer polls the rest */
+    fx.f.hold_quiescence = true;
+    dsh_run_id id = start_ok("{\"program\":\"return 42\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    long long wire = expect_frame(child(0), "run");
+    cr_assert_eq(write(child(0)->stdout_fd, "tail\n", 5), 5);
+    send_result(child(0), wire, "42");
+    UNTIL(result_of(id));
+    cr_expect(child(0)->frozen);
+    cr_expect_eq(fx.f.freezes, 41);
+    cr_expect_not(child(0)->quiescent, "delivered before the range is quiescent");
+    expect_result(id, "{\"ok\":true,\"value\":42,\"output\":[{\"type\":\"text\",\"text\":\"tail\\n\"}],"
+                      "\"sandbox\":{\"mode\":\"workspace-write\",\"denied\":false,\"enforcement\":\"none\","
+                      "\"capabilities\":{}}}");
+    UNTIL(child(0)->terminated);
+    cr_expect(ptc__envs_closing(&fx.inst->envs), "accounted until quiescent");
+    fault_end_range(&fx.f, child(0));
+    UNTIL(!ptc__envs_closing(&fx.inst->envs));
+}
+
+/* A freezer that says unsupported leaves today's path: the result waits for quiescence. */
+Test(run, temporary_unfreezable_waits_for_quiescence, .fini = teardown, .timeout = 30)
+{
+    load("");
+    fx.f.hold_quiescence = true;
+    dsh_run_id id = start_ok("{\"program\":\"return 42\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "42");
+    UNTIL(child(0)->terminated);
+    for (int i = 0; i < 5; i++)
+        pump();
+    cr_expect_eq(fx.f.freezes, 1);
+    cr_expect_null(result_of(id), "the result waits for quiescence");
+    fault_end_range(&fx.f, child(0));
+    UNTIL(result_of(id));
+}
+
 /* A cancel during a retained evaluation: STOPPING sends revoke; the child's acknowledgment ends
  * the run with the state preserved and the process idle for the owner. */
 Test(run, retained_stop_is_revoked, .fini = teardown, .timeout = 30)
