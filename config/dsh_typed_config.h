@@ -48,6 +48,8 @@ struct ptc_config {
     int64_t max_pending_calls;
     int64_t stop_grace_ms;
     int64_t grace_ms;
+    int64_t prewarm_processes; /* 0: no pool (the Python runtime has none) */
+    int64_t prewarm_idle_ms;
     struct ptc_launch launch;
 };
 

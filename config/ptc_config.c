@@ -82,6 +82,8 @@ static int fill(struct dsh_row *row, struct ptc_config *cfg)
         {"maxPendingCalls", offsetof(struct ptc_config, max_pending_calls)},
         {"stopGraceMs", offsetof(struct ptc_config, stop_grace_ms)},
         {"graceMs", offsetof(struct ptc_config, grace_ms)},
+        {"prewarmProcesses", offsetof(struct ptc_config, prewarm_processes)},
+        {"prewarmIdleMs", offsetof(struct ptc_config, prewarm_idle_ms)},
     };
     int mode;
     int err = get_enum(row, "executionMode", mode_names, N_ELEMENTS(mode_names), &mode);

@@ -55,7 +55,9 @@ int ptc__instance_load(const struct ptc_language *language, const char *config_y
     bool retains = config->execution_mode == PTC_EXECUTION_PERSISTENT_IN_MEMORY ||
                    (config->execution_mode == PTC_EXECUTION_VM_SCRIPT && config->script_persistence);
     ptc__envs_init(&inst->envs, &inst->host);
-    ptc__runs_init(&inst->runs, &inst->host, &inst->envs, format, retains,
+    ptc__pool_init(&inst->pool, &inst->envs, format, (unsigned)config->prewarm_processes,
+                   (uint64_t)config->prewarm_idle_ms);
+    ptc__runs_init(&inst->runs, &inst->host, &inst->envs, &inst->pool, format, retains,
                    (struct ptc_runs_source){initializer_source, inst});
     if ((rc = ptc__owners_subscribe(&inst->runs)) < 0) {
         ptc__host_destroy(&inst->host);
@@ -73,6 +75,7 @@ void ptc__instance_unload(struct dsh_instance *inst)
     inst->unloading = true;
     ptc__owners_unsubscribe(&inst->runs);
     ptc__runs_cancel_all(&inst->runs, "the provider is unloading");
+    ptc__pool_close(&inst->pool);
     for (struct ptc_env *env = ptc__envs_next(&inst->envs, NULL); env; env = ptc__envs_next(&inst->envs, env))
         ptc__env_terminate_unattached(env);
     /* Deliver every pending result; cleanup waits for quiescence. Environments whose cleanup

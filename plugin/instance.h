@@ -18,6 +18,7 @@ struct ptc_initializer {
 struct dsh_instance {
     struct ptc_host host;
     struct ptc_envs envs;
+    struct ptc_pool pool;
     struct ptc_runs runs;
     struct ptc_initializer *initializers; /* oldest first */
     dsh_registration next_registration;

@@ -77,6 +77,9 @@ void ptc__env_fail(struct ptc_env *env, enum ptc_failure kind, const char *messa
     else if (env->identity.owner) /* nobody gets a result for an idle failure: tell the host's logger */
         ptc__log(env->host, DSH_LOG_WARN, "retained environment of owner \"%s\" ended while idle (%s): %s",
                  env->identity.owner, ptc_failure_name(kind), message);
+    else if (env->warm_up && env->state != PTC_ENV_CLOSING)
+        ptc__log(env->host, DSH_LOG_WARN, "a prewarmed process ended before serving a program (%s): %s",
+                 ptc_failure_name(kind), message);
     ptc__env_terminate(env);
 }
 
@@ -231,6 +234,12 @@ void ptc__env_invalidate(struct ptc_env *env)
     env->invalidated = true;
 }
 
+void ptc__env_request_warm_up(struct ptc_env *env)
+{
+    env->warm_up = true;
+    env->warm_up_wire_id = ++env->wire_ids_issued;
+}
+
 void ptc__env_mark_initialized(struct ptc_env *env)
 {
     env->initialized = true;
@@ -280,6 +289,11 @@ bool ptc__env_cleanup_failed(const struct ptc_env *env)
 bool ptc__env_closed(const struct ptc_env *env)
 {
     return env->closed;
+}
+
+const char *ptc__env_policy_json(const struct ptc_env *env)
+{
+    return env->policy_json;
 }
 
 const struct dsh_confinement *ptc__env_confinement(const struct ptc_env *env)

@@ -88,6 +88,10 @@ void ptc__env_terminate_unattached(struct ptc_env *env);
 void ptc__env_retry_cleanup(struct ptc_env *env);
 /* Never reused again: the session's sandbox mode changed. */
 void ptc__env_invalidate(struct ptc_env *env);
+/* Before the process says hello (right after ptc__env_create): after its hello it is warmed with
+ * one constant evaluation (env_io.c) and becomes ready only once that succeeded. The warm-up takes
+ * wire id 1; consumers get 2, 3, ... */
+void ptc__env_request_warm_up(struct ptc_env *env);
 /* The environment initializer ran and was accepted: later evaluations do not carry it. */
 void ptc__env_mark_initialized(struct ptc_env *env);
 
@@ -112,6 +116,9 @@ bool ptc__env_invalidated(const struct ptc_env *env);
 bool ptc__env_cleanup_failed(const struct ptc_env *env);
 /* Quiescent and drained; it stays readable while references remain. */
 bool ptc__env_closed(const struct ptc_env *env);
+/* The policy it was confined with, as compact JSON: environments with equal text are confined
+ * alike. */
+const char *ptc__env_policy_json(const struct ptc_env *env);
 /* The sandbox's confinement, NULL when none was made. */
 const struct dsh_confinement *ptc__env_confinement(const struct ptc_env *env);
 /* A description of how the process ended, for worker-exit messages (transfer full). */

@@ -19,6 +19,48 @@ static void env_protocol(struct ptc_env *env, const char *message)
     ptc__env_fail(env, PTC_FAILURE_PROTOCOL, message);
 }
 
+/* Ready for a consumer: busy at once when one is attached. */
+static void become_ready(struct ptc_env *env)
+{
+    env->state = env->events ? PTC_ENV_BUSY : PTC_ENV_IDLE;
+    if (env->events)
+        env->events->ready(env->consumer);
+}
+
+/* A prewarmed process's one evaluation before any program: constant text, no bindings, the
+ * completion discarded, valid in every program format. Nothing of it depends on a request. */
+static void send_warm_up(struct ptc_env *env)
+{
+    json_object *frame = ptc__frame_for_run(PTC_FRAME_RUN, env->warm_up_wire_id);
+    json_object_object_add(frame, "format", json_object_new_string(env->format));
+    json_object_object_add(frame, "retain", json_object_new_boolean(false));
+    json_object_object_add(frame, "program", json_object_new_string("0"));
+    json_object_object_add(frame, "cwd", json_object_new_string(env->identity.workspace_root));
+    json_object_object_add(frame, "discardCompletion", json_object_new_boolean(true));
+    json_object_object_add(frame, "bindings", json_object_new_array());
+    int rc = ptc__env_send(env, frame);
+    json_object_put(frame);
+    if (rc < 0) {
+        env_protocol(env, "the warm-up evaluation could not be sent");
+        return;
+    }
+    env->warming = true;
+}
+
+/* The warm-up's only acceptable answer is a successful result; anything else ends the process. */
+static void on_warm_up_frame(struct ptc_env *env, const struct ptc_frame *frame)
+{
+    if (frame->type != PTC_FRAME_RESULT || !frame->ok) {
+        env_protocol(env, "the warm-up evaluation of a prewarmed process did not succeed");
+        return;
+    }
+    env->warming = false;
+    if (!env->events)
+        ptc__log(env->host, DSH_LOG_DEBUG, "a prewarmed process is ready (mode %s, session \"%s\")", env->identity.mode,
+                 env->identity.session_id);
+    become_ready(env);
+}
+
 static void on_hello(struct ptc_env *env, const struct ptc_frame *frame)
 {
     char message[256];
@@ -34,9 +76,10 @@ static void on_hello(struct ptc_env *env, const struct ptc_frame *frame)
         env_protocol(env, message);
         return;
     }
-    env->state = env->events ? PTC_ENV_BUSY : PTC_ENV_IDLE;
-    if (env->events)
-        env->events->ready(env->consumer);
+    if (env->warm_up)
+        send_warm_up(env);
+    else
+        become_ready(env);
 }
 
 static void handle_line(struct ptc_env *env, const char *line, size_t len)
@@ -49,7 +92,12 @@ static void handle_line(struct ptc_env *env, const char *line, size_t len)
         return;
     }
     if (env->state == PTC_ENV_STARTING) {
-        if (frame.type == PTC_FRAME_HELLO)
+        if (env->warming && frame.run == env->warm_up_wire_id && frame.type != PTC_FRAME_HELLO)
+            on_warm_up_frame(env, &frame);
+        else if (env->warming)
+            env_protocol(env, frame.type == PTC_FRAME_HELLO ? "repeated hello frame"
+                                                            : "control frame for an unknown run");
+        else if (frame.type == PTC_FRAME_HELLO)
             on_hello(env, &frame);
         else
             env_protocol(env, "the bootstrap did not start with a hello frame");

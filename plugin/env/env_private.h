@@ -57,6 +57,9 @@ struct ptc_env {
     char stderr_tail[PTC_STDERR_TAIL];
     size_t stderr_tail_len;
 
+    bool warm_up;       /* a prewarmed process: one constant evaluation before it is ready */
+    bool warming;       /* the warm-up evaluation was sent; its result is awaited */
+    uint64_t warm_up_wire_id;
     bool initialized;   /* the environment initializer ran and was accepted */
     uint64_t wire_ids_issued; /* wire run ids are 1, 2, ... per environment */
     const struct ptc_env_events *events; /* the attached consumer, if any */

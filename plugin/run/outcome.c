@@ -92,6 +92,9 @@ static void finish(void *arg)
         "{\"ok\":false,\"error\":{\"kind\":\"worker-exit\",\"message\":\"out of memory\"},\"output\":[]}";
     run->cb.on_done(run->cb.userdata, run->id, result ? result : fallback, result ? len : sizeof fallback - 1);
     free(result);
+    /* After delivery, so starting the next process never delays this result. */
+    if (!run->retained && run->env)
+        ptc__pool_refill(run->runs->pool, run->spec.policy);
     ptc__run_destroy(run);
 }
 

@@ -46,6 +46,7 @@ int ptc__owners_release(struct ptc_runs *runs, const char *owner, dsh_released_f
     req->host = runs->host;
     req->fn = fn;
     req->userdata = userdata;
+    ptc__pool_drain(runs->pool, NULL);
     struct ptc_env *env = ptc__envs_find_owned(runs->envs, owner, PTC_OWNED_ANY);
     if (!env) { /* nothing retained: released at once */
         if (ptc__defer(&runs->host->loop, complete_release, req) < 0) {
@@ -94,6 +95,8 @@ static void on_mode_change(void *userdata, const char *session_id, const char *n
     struct ptc_runs *runs = userdata;
     char *fallback = session_id ? NULL : default_session(runs);
     const char *session = session_id ? session_id : fallback ? fallback : "";
+    /* Prewarmed processes of the session were confined under the mode it just left. */
+    ptc__pool_drain(runs->pool, session);
     /* Every retained environment of the session is invalidated at once, idle ones too. */
     for (struct ptc_env *env = ptc__envs_next(runs->envs, NULL); env; env = ptc__envs_next(runs->envs, env)) {
         const struct ptc_env_identity *id = ptc__env_identity(env);

@@ -12,12 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ptc__runs_init(struct ptc_runs *runs, struct ptc_host *host, struct ptc_envs *envs, const char *program_format,
-                    bool retains_state, struct ptc_runs_source source)
+void ptc__runs_init(struct ptc_runs *runs, struct ptc_host *host, struct ptc_envs *envs, struct ptc_pool *pool,
+                    const char *program_format, bool retains_state, struct ptc_runs_source source)
 {
     *runs = (struct ptc_runs){
         .host = host,
         .envs = envs,
+        .pool = pool,
         .program_format = program_format,
         .retains_state = retains_state,
         .source = source,
@@ -130,7 +131,10 @@ static void start_in_new_env(struct ptc_run *run)
 {
     struct ptc_runs *runs = run->runs;
     const char *owner = run->retained ? run->spec.state_owner : NULL;
-    struct ptc_env *env = ptc__env_create(runs->envs, run->spec.policy, owner, runs->program_format, run->retained);
+    /* A temporary run takes a prewarmed process confined by exactly its policy when one is pooled. */
+    struct ptc_env *env = run->retained ? NULL : ptc__pool_take(runs->pool, run->spec.policy);
+    if (!env)
+        env = ptc__env_create(runs->envs, run->spec.policy, owner, runs->program_format, run->retained);
     if (!env) {
         ptc__run_select(run, PTC_FAILURE_WORKER_EXIT, "out of memory");
         return;

@@ -5,6 +5,7 @@
 
 #include "dsh_provider.h"
 #include "env.h"
+#include "pool.h"
 
 struct ptc_run;
 
@@ -25,6 +26,7 @@ struct ptc_subscription {
 struct ptc_runs {
     struct ptc_host *host;
     struct ptc_envs *envs;
+    struct ptc_pool *pool; /* prewarmed environments for temporary runs */
     const char *program_format; /* async-function | vm-script | scoped-repl | repl */
     bool retains_state;         /* stateOwner selects a retained environment */
     struct ptc_runs_source source;
@@ -34,8 +36,8 @@ struct ptc_runs {
     struct ptc_subscription subscription;
 };
 
-void ptc__runs_init(struct ptc_runs *runs, struct ptc_host *host, struct ptc_envs *envs, const char *program_format,
-                    bool retains_state, struct ptc_runs_source source);
+void ptc__runs_init(struct ptc_runs *runs, struct ptc_host *host, struct ptc_envs *envs, struct ptc_pool *pool,
+                    const char *program_format, bool retains_state, struct ptc_runs_source source);
 /* True while a run has not delivered its result. */
 bool ptc__runs_active(const struct ptc_runs *runs);
 /* Selects abort for every live run (unload). */

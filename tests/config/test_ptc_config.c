@@ -28,6 +28,8 @@ Test(ptc_config, defaults)
     cr_assert_eq(cfg.max_pending_calls, 128);
     cr_assert_eq(cfg.stop_grace_ms, 3000);
     cr_assert_eq(cfg.grace_ms, 3000);
+    cr_assert_eq(cfg.prewarm_processes, 0);
+    cr_assert_eq(cfg.prewarm_idle_ms, 60000);
     cr_assert(!cfg.launch.is_explicit);
     cr_assert_null(cfg.launch.executable);
     cr_assert_null(cfg.launch.bootstrap_path);
@@ -66,6 +68,8 @@ Test(ptc_config, defaults_come_from_the_catalog)
         {"maxPendingCalls", cfg.max_pending_calls},
         {"stopGraceMs", cfg.stop_grace_ms},
         {"graceMs", cfg.grace_ms},
+        {"prewarmProcesses", cfg.prewarm_processes},
+        {"prewarmIdleMs", cfg.prewarm_idle_ms},
     };
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         const struct dsh_catalog_field *f = dsh_catalog_field_find(p, ints[i].key);
@@ -91,7 +95,9 @@ Test(ptc_config, values)
                        "maxMessageBytes: 4294967295\n"
                        "maxPendingCalls: 3\n"
                        "stopGraceMs: 10\n"
-                       "graceMs: 20\n",
+                       "graceMs: 20\n"
+                       "prewarmProcesses: 16\n"
+                       "prewarmIdleMs: 1\n",
                        &cfg, NULL),
                  0);
     cr_assert_eq(cfg.execution_mode, PTC_EXECUTION_VM_SCRIPT);
@@ -105,7 +111,27 @@ Test(ptc_config, values)
     cr_assert_eq(cfg.max_pending_calls, 3);
     cr_assert_eq(cfg.stop_grace_ms, 10);
     cr_assert_eq(cfg.grace_ms, 20);
+    cr_assert_eq(cfg.prewarm_processes, 16);
+    cr_assert_eq(cfg.prewarm_idle_ms, 1);
     ptc_config_destroy(&cfg);
+}
+
+/* The pool's fields are integers within their catalog bounds, refused with their path otherwise. */
+Test(ptc_config, prewarm_fields_are_validated)
+{
+    static const char *const bad[] = {
+        "prewarmProcesses: -1\n", "prewarmProcesses: 17\n", "prewarmProcesses: one\n", "prewarmProcesses: 1.5\n",
+        "prewarmIdleMs: 0\n",     "prewarmIdleMs: true\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct ptc_config cfg;
+        struct dsh_diagnostics diags;
+        cr_assert_eq(parse(bad[i], &cfg, &diags), -EINVAL, "%s", bad[i]);
+        cr_assert_eq(diags.count, 1, "%s", bad[i]);
+        cr_assert_eq(strncmp(diags.items[0].path, bad[i], strlen(diags.items[0].path)), 0, "%s", bad[i]);
+        cr_assert_eq(cfg.prewarm_processes, 0);
+        dsh_diagnostics_release(&diags);
+    }
 }
 
 Test(ptc_config, repl_scoped_defaults_to_true_with_persistent_in_memory)

@@ -56,7 +56,8 @@ static void teardown(void)
 {
     fx.f.hold_quiescence = false;
     fx.f.lose_range = false;
-    fx.p->unload(fx.inst);
+    if (fx.inst) /* a test may have unloaded already */
+        fx.p->unload(fx.inst);
     fault_services_destroy(&fx.f);
     for (int i = 0; i < fx.n_done; i++)
         free(fx.done[i]);
@@ -134,6 +135,17 @@ static struct fault_child *child(int i)
 {
     cr_assert_lt(i, fx.f.n_children, "process %d was not spawned", i);
     return &fx.f.children[i];
+}
+
+/* The environment whose process is child i. */
+static struct ptc_env *child_env(int i)
+{
+    struct dsh_process *process = &child(i)->process;
+    for (struct ptc_env *env = ptc__envs_next(&fx.inst->envs, NULL); env; env = ptc__envs_next(&fx.inst->envs, env))
+        if (env->process == process)
+            return env;
+    cr_assert_fail("process %d has no environment", i);
+    return NULL;
 }
 
 static void hello(struct fault_child *c)
@@ -493,6 +505,181 @@ Test(owners, cleanup_failure_blocks_the_owner, .fini = teardown, .timeout = 30)
     UNTIL(fx.released == 1);
     cr_expect_eq(fx.released_status, 0);
     run_in_owner(1, "2");
+}
+
+/* ---- prewarmed processes (env/pool.c) --------------------------------------------------------- */
+
+#define PREWARM(n) "prewarmProcesses: " #n "\n"
+#define OK_TEMPORARY(value)                                                                        \
+    "{\"ok\":true,\"value\":" value ",\"output\":[],\"sandbox\":{\"mode\":\"workspace-write\",\"denied\":false,"  \
+    "\"enforcement\":\"none\",\"capabilities\":{}}}"
+
+/* Pumps until process i was spawned and plays its start: hello, then the constant warm-up
+ * evaluation, answered ok. */
+static void warm(int i)
+{
+    UNTIL(fx.f.n_children > i);
+    hello(child(i));
+    char *line;
+    UNTIL((line = fault_child_take_line(child(i))) != NULL);
+    cr_expect_str_eq(line, "{\"type\":\"run\",\"run\":1,\"format\":\"async-function\",\"retain\":false,\"program\":\"0\","
+                           "\"cwd\":\"/tmp\",\"discardCompletion\":true,\"bindings\":[]}");
+    free(line);
+    fault_child_send(child(i), "{\"type\":\"result\",\"run\":1,\"ok\":true}");
+    UNTIL(ptc__env_state(child_env(i)) == PTC_ENV_IDLE);
+}
+
+/* A temporary run served by process i (already started) to its result. */
+static void serve_one(int i, const char *value)
+{
+    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
+    long long wire = expect_frame(child(i), "run");
+    send_result(child(i), wire, value);
+    char expected[512];
+    snprintf(expected, sizeof expected, OK_TEMPORARY("%s"), value);
+    expect_result(id, expected);
+}
+
+/* The first run of a policy is cold; after its result the pool starts one process, which is
+ * warmed, serves the next run only (its evaluation is wire 2, after the warm-up's 1) and ends
+ * with it; the pool refills with a new one. */
+Test(pool, a_prewarmed_process_serves_one_program, .fini = teardown, .timeout = 30)
+{
+    load(PREWARM(1));
+    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "1");
+    expect_result(id, OK_TEMPORARY("1"));
+    warm(1);
+    cr_expect_eq(ptc__pool_size(&fx.inst->pool), 1);
+    cr_expect_eq(fx.f.spawns, 2);
+    id = start_ok("{\"program\":\"return 2\"}");
+    cr_expect_eq(ptc__pool_size(&fx.inst->pool), 0, "taken: it left the pool");
+    long long wire = expect_frame(child(1), "run");
+    cr_expect_eq(wire, 2);
+    cr_expect_eq(fx.f.spawns, 2, "served without starting a process");
+    send_result(child(1), wire, "2");
+    expect_result(id, OK_TEMPORARY("2"));
+    cr_expect(child(1)->terminated, "it ends with its run");
+    warm(2);
+    serve_one(2, "3");
+    cr_expect(child(2)->terminated);
+}
+
+/* prewarmProcesses bounds the pool: two at most, refilled one for one. */
+Test(pool, never_more_than_configured, .fini = teardown, .timeout = 30)
+{
+    load(PREWARM(2));
+    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "1");
+    expect_result(id, OK_TEMPORARY("1"));
+    warm(1);
+    warm(2);
+    cr_expect_eq(fx.f.spawns, 3);
+    cr_expect_eq(ptc__pool_size(&fx.inst->pool), 2);
+    for (int i = 0; i < 4; i++) {
+        /* The oldest pooled process serves: 1, 2, then each refill in turn. */
+        serve_one(1 + i, "7");
+        cr_expect_leq(ptc__pool_size(&fx.inst->pool), 2);
+        warm(3 + i);
+        cr_expect_eq(ptc__pool_size(&fx.inst->pool), 2);
+    }
+    cr_expect_eq(fx.f.spawns, 7);
+}
+
+/* A mode change of the session drains the pool at once; the next run starts cold under the new
+ * mode and the refill follows that mode. */
+Test(pool, a_mode_change_drains_the_pool, .fini = teardown, .timeout = 30)
+{
+    load(PREWARM(1));
+    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "1");
+    expect_result(id, OK_TEMPORARY("1"));
+    warm(1);
+    fault_change_mode(&fx.f, "read-only");
+    cr_expect_eq(ptc__pool_size(&fx.inst->pool), 0);
+    UNTIL(child(1)->terminated);
+    id = start_ok("{\"program\":\"return 2\"}");
+    UNTIL(fx.f.spawns == 3);
+    cr_expect_str_eq(ptc__env_identity(run_of(id)->env)->mode, "read-only");
+    hello(child(2));
+    send_result(child(2), expect_frame(child(2), "run"), "2");
+    UNTIL(result_of(id));
+    UNTIL(fx.f.spawns == 4);
+    cr_expect_str_eq(ptc__env_identity(child_env(3))->mode, "read-only");
+}
+
+/* Releasing an owner drains the pool too. */
+Test(pool, release_drains_the_pool, .fini = teardown, .timeout = 30)
+{
+    load(PREWARM(1));
+    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "1");
+    expect_result(id, OK_TEMPORARY("1"));
+    warm(1);
+    struct dsh_error err = {0};
+    cr_assert_eq(fx.p->release(fx.inst, "o", on_released, NULL, &err), 0, "%s", err.message);
+    cr_expect_eq(ptc__pool_size(&fx.inst->pool), 0);
+    UNTIL(child(1)->terminated && fx.released == 1);
+}
+
+/* A process nobody takes is ended prewarmIdleMs after it was started. */
+Test(pool, an_idle_process_is_reaped, .fini = teardown, .timeout = 30)
+{
+    load(PREWARM(1) "prewarmIdleMs: 300\n");
+    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "1");
+    expect_result(id, OK_TEMPORARY("1"));
+    warm(1);
+    UNTIL(child(1)->terminated);
+    cr_expect_eq(ptc__pool_size(&fx.inst->pool), 0);
+    UNTIL(!ptc__envs_closing(&fx.inst->envs));
+}
+
+/* A warm-up that does not succeed ends the process; it never serves. */
+Test(pool, a_failed_warm_up_ends_the_process, .fini = teardown, .timeout = 30)
+{
+    load(PREWARM(1));
+    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "1");
+    expect_result(id, OK_TEMPORARY("1"));
+    UNTIL(fx.f.n_children > 1);
+    hello(child(1));
+    cr_expect_eq(expect_frame(child(1), "run"), 1);
+    fault_child_send(child(1), "{\"type\":\"result\",\"run\":1,\"ok\":false,\"error\":{\"kind\":\"exception\",\"message\":\"x\"}}");
+    UNTIL(child(1)->terminated);
+    UNTIL(ptc__pool_size(&fx.inst->pool) == 0); /* its slot goes once it has closed */
+    cr_expect_eq(fx.f.spawns, 2, "no refill until a run needs one");
+}
+
+/* Unload ends and releases every pooled process. */
+Test(pool, unload_leaves_no_process, .fini = teardown, .timeout = 30)
+{
+    load(PREWARM(2));
+    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "1");
+    expect_result(id, OK_TEMPORARY("1"));
+    warm(1);
+    UNTIL(fx.f.n_children > 2); /* the second one still starting */
+    fx.p->unload(fx.inst);
+    fx.inst = NULL;
+    cr_expect_eq(fx.f.spawns, 3);
+    cr_expect_eq(fx.f.releases, 3);
+    for (int i = 0; i < 3; i++)
+        cr_expect(child(i)->terminated && child(i)->released, "process %d", i);
 }
 
 /* ---- faults the environment reports upward ----------------------------------------------- */

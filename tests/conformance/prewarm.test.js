@@ -1,0 +1,170 @@
+// Prewarmed fresh processes (`prewarmProcesses`): a temporary run is served by a process started
+// and warmed before it was requested, which served no program before and serves none after.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { Serve } from './harness.js';
+
+// dsh -v logs each pooled process once it is warm: the barrier before a run that must be served
+// by one.
+function prewarmed(opts = {}) {
+  const s = new Serve({ ...opts, runtime: { prewarmProcesses: 1, ...opts.runtime }, args: ['-v'] });
+  s.ready = async (count) => {
+    while ((s.stderr.match(/a prewarmed process is ready/g) ?? []).length < count) await new Promise((r) => setTimeout(r, 5));
+  };
+  return s;
+}
+
+// Runs a program that returns [process uptime in ms, ...rest] and tells whether its process was
+// already running when the request was sent.
+async function timedRun(s, id, body, extra = {}) {
+  const sent = performance.now();
+  const r = await s.run(id, `const started = process.uptime() * 1000; ${body}`, extra);
+  const elapsed = performance.now() - sent;
+  assert.equal(r.ok, true, JSON.stringify(r));
+  const [uptime, ...value] = r.value;
+  return { result: r, value, startedBefore: uptime > elapsed };
+}
+
+// Leaves a global and a file in its private temp dir; returns what it found of a predecessor.
+const LEAVE_AND_LOOK = `
+const os = await import("node:os");
+const fs = await import("node:fs");
+const found = [typeof globalThis.leftBehind, fs.existsSync(os.tmpdir() + "/left-behind")];
+globalThis.leftBehind = "x";
+fs.writeFileSync(os.tmpdir() + "/left-behind", "x");
+return [started, ...found];
+`;
+
+test('a prewarmed process serves one program: what the previous one left is not visible', async () => {
+  const s = prewarmed();
+  const cold = await timedRun(s, 'cold', LEAVE_AND_LOOK);
+  assert.equal(cold.startedBefore, false, 'the first run of a policy starts its own process');
+  await s.ready(1);
+  const first = await timedRun(s, 'first', LEAVE_AND_LOOK);
+  assert.equal(first.startedBefore, true, 'served by a process started before the request');
+  assert.deepEqual(first.value, ['undefined', false]);
+  await s.ready(2);
+  const second = await timedRun(s, 'second', LEAVE_AND_LOOK);
+  assert.equal(second.startedBefore, true);
+  assert.deepEqual(second.value, ['undefined', false]);
+  await s.close();
+});
+
+test('control: a process that is reused shows the global and the file to the next program', async () => {
+  // A retained owner's process serves every run of the owner: the same check sees both.
+  const s = new Serve({ runtime: { executionMode: 'vm-script', scriptPersistence: true } });
+  const program = `
+const os = await import("node:os");
+const fs = await import("node:fs");
+const found = [typeof globalThis.leftBehind, fs.existsSync(os.tmpdir() + "/left-behind")];
+globalThis.leftBehind = "x";
+fs.writeFileSync(os.tmpdir() + "/left-behind", "x");
+found`;
+  const a = await s.run('a', program, { stateOwner: 'o' });
+  assert.deepEqual(a.value, ['undefined', false], JSON.stringify(a));
+  const b = await s.run('b', program, { stateOwner: 'o' });
+  assert.deepEqual(b.value, ['string', true], JSON.stringify(b));
+  await s.close();
+});
+
+test('result.sandbox of a prewarmed run is the same as a cold run\'s', async () => {
+  for (const mode of ['workspace-write', 'read-only']) {
+    const s = prewarmed({ mode });
+    const cold = await timedRun(s, 'cold', 'return [started]');
+    await s.ready(1);
+    const warm = await timedRun(s, 'warm', 'return [started]');
+    assert.equal(warm.startedBefore, true);
+    assert.equal(cold.startedBefore, false);
+    assert.equal(warm.result.sandbox.mode, mode);
+    assert.deepEqual(warm.result.sandbox, cold.result.sandbox);
+    await s.close();
+  }
+});
+
+// Every process below pid, with its start time (so a reused pid is not mistaken for it).
+function descendants(pid) {
+  const parent = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parent.set(Number(name), { ppid: Number(fields[1]), start: fields[19] });
+    } catch {
+      // it ended while we looked
+    }
+  }
+  const out = [];
+  const walk = (p) => {
+    for (const [child, info] of parent) if (info.ppid === p) {
+      out.push({ pid: child, start: info.start });
+      walk(child);
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+function alive({ pid, start }) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] === start;
+  } catch {
+    return false;
+  }
+}
+
+async function gone(processes) {
+  while (processes.some(alive)) await new Promise((r) => setTimeout(r, 10));
+}
+
+test('no process of the pool is left after unload', async () => {
+  const s = prewarmed({ runtime: { prewarmProcesses: 2 } });
+  await timedRun(s, 'cold', 'return [started]');
+  await s.ready(2);
+  const pooled = descendants(s.child.pid);
+  assert.ok(pooled.length >= 2, JSON.stringify(pooled));
+  await s.close();
+  assert.deepEqual(pooled.filter(alive), []);
+});
+
+test('a mode change drains the pool; the next run starts under the new mode', async () => {
+  const s = prewarmed();
+  await timedRun(s, 'cold', 'return [started]');
+  await s.ready(1);
+  const pooled = descendants(s.child.pid);
+  assert.ok(pooled.length > 0);
+  s.send({ type: 'set-mode', mode: 'read-only' });
+  await gone(pooled);
+  const next = await timedRun(s, 'next', 'return [started]');
+  assert.equal(next.startedBefore, false);
+  assert.equal(next.result.sandbox.mode, 'read-only');
+  await s.close();
+});
+
+test('releasing an owner drains the pool', async () => {
+  const s = prewarmed();
+  // A per-call run keeps nothing for its stateOwner, but names it, so dsh accepts its release.
+  await timedRun(s, 'cold', 'return [started]', { stateOwner: 'o' });
+  await s.ready(1);
+  const pooled = descendants(s.child.pid);
+  assert.ok(pooled.length > 0);
+  s.send({ type: 'release', id: 'rel', stateOwner: 'o' });
+  await s.next((e) => e.type === 'released' && e.id === 'rel');
+  await gone(pooled);
+  await s.close();
+});
+
+test('a prewarmed process nobody takes is ended after prewarmIdleMs', async () => {
+  const s = prewarmed({ runtime: { prewarmIdleMs: 500 } });
+  await timedRun(s, 'cold', 'return [started]');
+  await s.ready(1);
+  const pooled = descendants(s.child.pid);
+  assert.ok(pooled.length > 0);
+  await gone(pooled);
+  const next = await timedRun(s, 'next', 'return [started]');
+  assert.equal(next.startedBefore, false, 'the reaped process did not serve');
+  await s.close();
+});
