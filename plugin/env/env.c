@@ -360,15 +360,16 @@ static void poll_frozen(struct ptc_env *env)
 {
     const struct dsh_subprocess_service *sp = env->host->services.subprocess;
     int rc = sp->freeze(sp->ctx, env->process);
-    if (rc == 1) {
-        if (ptc__defer(&env->host->loop, deliver_frozen, env) == 0)
-            return;
-    } else if (rc == 0 && env->freeze_polls++ < FREEZE_QUICK_POLLS) {
-        if (ptc__defer(&env->host->loop, poll_frozen_again, env) == 0)
-            return;
-    } else if (rc == 0 && (uint64_t)(env->freeze_polls - FREEZE_QUICK_POLLS) < (uint64_t)env->host->config.grace_ms) {
-        ptc__timer_arm(&env->freeze_poll, 1);
+    if (rc == 1 && ptc__defer(&env->host->loop, deliver_frozen, env) == 0)
         return;
+    if (rc == 0) {
+        unsigned polls = env->freeze_polls++;
+        if (polls < FREEZE_QUICK_POLLS && ptc__defer(&env->host->loop, poll_frozen_again, env) == 0)
+            return;
+        if (polls >= FREEZE_QUICK_POLLS && polls - FREEZE_QUICK_POLLS < (uint64_t)env->host->config.grace_ms) {
+            ptc__timer_arm(&env->freeze_poll, 1);
+            return;
+        }
     }
     /* Not frozen in time (or the freezer failed): wait for quiescence as without one. */
     env->freezing = false;

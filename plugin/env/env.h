@@ -3,7 +3,7 @@
  * it. The environment knows nothing of runs: it reports to whatever is attached through the
  * struct ptc_env_events table declared here.
  *
- *   CONFINING --confined + spawned--> STARTING --hello--> IDLE <--attach/detach--> BUSY
+ *   CONFINING --confined + spawned--> STARTING --hello [+ warm-up]--> IDLE <--attach/detach--> BUSY
  *        any state --terminate--> CLOSING --quiescent + drained--> CLOSED (freed)
  *
  * An environment is bound to one mode, workspace root and session. Only this layer (env/) writes

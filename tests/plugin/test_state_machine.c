@@ -368,6 +368,30 @@ Test(run, temporary_frozen_then_delivered, .fini = teardown, .timeout = 30)
     UNTIL(!ptc__envs_closing(&fx.inst->envs));
 }
 
+/* A range that is still not frozen after graceMs of polls is killed, and the result then waits
+ * for quiescence as without a freezer. */
+Test(run, temporary_freeze_that_never_completes_falls_back, .fini = teardown, .timeout = 30)
+{
+    load("graceMs: 40\n");
+    fx.f.can_freeze = true;
+    fx.f.freeze_polls_pending = 1 << 30;
+    fx.f.hold_quiescence = true;
+    dsh_run_id id = start_ok("{\"program\":\"return 42\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "42");
+    UNTIL(child(0)->terminated);
+    cr_expect_geq(fx.f.freezes, 32 + 40, "quick polls, then one per millisecond of graceMs");
+    cr_expect_not(child(0)->frozen);
+    for (int i = 0; i < 5; i++)
+        pump();
+    cr_expect_null(result_of(id), "the result waits for quiescence");
+    int freezes = fx.f.freezes;
+    fault_end_range(&fx.f, child(0));
+    UNTIL(result_of(id));
+    cr_expect_eq(fx.f.freezes, freezes, "polling stopped");
+}
+
 /* A freezer that says unsupported leaves today's path: the result waits for quiescence. */
 Test(run, temporary_unfreezable_waits_for_quiescence, .fini = teardown, .timeout = 30)
 {
