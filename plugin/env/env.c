@@ -291,11 +291,6 @@ bool ptc__env_closed(const struct ptc_env *env)
     return env->closed;
 }
 
-const char *ptc__env_policy_json(const struct ptc_env *env)
-{
-    return env->policy_json;
-}
-
 const struct dsh_confinement *ptc__env_confinement(const struct ptc_env *env)
 {
     return env->confinement;

@@ -116,9 +116,6 @@ bool ptc__env_invalidated(const struct ptc_env *env);
 bool ptc__env_cleanup_failed(const struct ptc_env *env);
 /* Quiescent and drained; it stays readable while references remain. */
 bool ptc__env_closed(const struct ptc_env *env);
-/* The policy it was confined with, as compact JSON: environments with equal text are confined
- * alike. */
-const char *ptc__env_policy_json(const struct ptc_env *env);
 /* The sandbox's confinement, NULL when none was made. */
 const struct dsh_confinement *ptc__env_confinement(const struct ptc_env *env);
 /* A description of how the process ended, for worker-exit messages (transfer full). */

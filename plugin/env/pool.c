@@ -56,18 +56,12 @@ static void on_idle(struct ptc_timer *timer)
     discard(ptc__container_of(timer, struct ptc_pool_slot, idle));
 }
 
-/* The environment ended on its own (a failed start or warm-up, an early exit). */
+/* The environment ended on its own (a failed start or warm-up, an early exit); it has already
+ * dropped this waiter, so unslot's cancel finds nothing. */
 static void on_pooled_closed(void *arg, int status)
 {
     (void)status;
-    struct ptc_pool_slot *slot = arg;
-    struct ptc_env *env = slot->env;
-    /* The environment drops this waiter itself once it has called it. */
-    struct ptc_pool *pool = slot->pool;
-    DSH_LIST_REMOVE(&pool->slots, slot);
-    ptc__timer_destroy(&pool->envs->host->loop, &slot->idle);
-    free(slot);
-    ptc__env_unref(env);
+    ptc__env_unref(unslot(arg));
 }
 
 struct ptc_env *ptc__pool_take(struct ptc_pool *pool, json_object *policy)
@@ -78,8 +72,7 @@ struct ptc_env *ptc__pool_take(struct ptc_pool *pool, json_object *policy)
     /* The oldest first: it is the most likely to be warm. */
     struct ptc_pool_slot *found = NULL;
     for (struct ptc_pool_slot *slot = pool->slots; slot; slot = slot->next)
-        if (slot->env->state != PTC_ENV_CLOSING && !slot->env->invalidated && !slot->env->events &&
-            strcmp(slot->env->policy_json, text) == 0)
+        if (slot->env->state != PTC_ENV_CLOSING && strcmp(slot->env->policy_json, text) == 0)
             found = slot;
     if (!found)
         return NULL;
