@@ -71,9 +71,10 @@ int dshx__build_env(const char *const *additions, const char *cwd, char ***ret_e
 
 /* ---- the sandbox report ---- */
 /* The report JSON (NULL: out of memory); ret_weak (may be NULL) collects "name: level" of every
- * capability a restricted mode enforces less than fully. */
+ * capability a restricted mode enforces less than fully. dedicated_identity: the program runs as
+ * an unprivileged uid/gid of its own (program_identity.c). */
 char *dshx__report_json(const char *mode, int landlock_abi, const struct dshx__kernel *kernel,
-                        struct dsh_strv *ret_weak);
+                        bool dedicated_identity, struct dsh_strv *ret_weak);
 
 /* ---- the four services ---- */
 struct dshx__fs;

@@ -3,8 +3,10 @@
 #ifndef DSHX_LAUNCHER_H
 #define DSHX_LAUNCHER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct dshx__landlock_plan {
     int abi;               /* the ABI level to enforce, 1..DSHX_LANDLOCK_ABI_KNOWN */
@@ -18,11 +20,27 @@ int dshx__landlock_apply(const struct dshx__landlock_plan *plan, char *ret_err, 
 int dshx__seccomp_apply(char *ret_err, size_t errlen);
 
 /* New mount, network and IPC namespaces; every mount read-only except the rw roots; a private
- * /proc when the launcher runs in a PID namespace of its own. */
-int dshx__mount_layer_apply(const char *const *rw, char *ret_err, size_t errlen);
+ * /proc when the launcher runs in a PID namespace of its own. The rw roots and the owned
+ * read-only roots are bind-mounted through idmap_fd's mapping when it is >= 0. */
+int dshx__mount_layer_apply(const char *const *rw, const char *const *owned_ro, int idmap_fd,
+                            char *ret_err, size_t errlen);
+
+/* identity.c: the program's dedicated uid/gid (host root only). */
+struct dshx__identity {
+    bool set; /* false: the program keeps the launcher's ids */
+    uid_t uid;
+    gid_t gid;
+};
+/* A user namespace fd mapping the launcher's own uid/gid to id's, for idmapped mounts. */
+int dshx__idmap_userns(const struct dshx__identity *id, char *ret_err, size_t errlen);
+/* Bind path onto itself, through idmap_fd's mapping when it is >= 0. */
+int dshx__bind_root(const char *path, int idmap_fd, char *ret_err, size_t errlen);
+/* setgroups(none), setresgid, setresuid; needs CAP_SETUID/CAP_SETGID still in effect. */
+int dshx__switch_identity(const struct dshx__identity *id, char *ret_err, size_t errlen);
 
 int dshx__close_inherited_fds(void);                                 /* all but 0..3 */
 int dshx__set_rlimits(uint64_t nproc, char *ret_err, size_t errlen); /* nproc 0 = leave alone */
-int dshx__drop_capabilities(char *ret_err, size_t errlen); /* bounding, ambient, securebits, sets */
+/* Bounding, ambient, securebits, then the identity switch (when id->set), then the sets. */
+int dshx__drop_capabilities(const struct dshx__identity *id, char *ret_err, size_t errlen);
 
 #endif /* DSHX_LAUNCHER_H */

@@ -1,11 +1,14 @@
 /* dsh-sandbox-launch: confines itself, then execs the program.
  *
  *   dsh-sandbox-launch --mode read-only|workspace-write --landlock-abi N [--namespaces]
- *                      [--nproc N] [--ro PATH]... [--rw PATH]... -- PROGRAM [ARG]...
+ *                      [--nproc N] [--uid N --gid N] [--ro PATH]... [--ro-owned PATH]...
+ *                      [--rw PATH]... -- PROGRAM [ARG]...
  *
- * Order: close inherited fds but 0..3, rlimits, namespaces + read-only mounts (when asked),
- * no_new_privs + Landlock, drop capabilities, seccomp, execve. Any failure exits 125 with one
- * line on stderr: the program never runs less confined than the host reported. */
+ * Order: close inherited fds but 0..3, rlimits, namespaces + read-only mounts (when asked; with
+ * --uid the rw and --ro-owned roots are idmapped so the program acts as the host's user there),
+ * no_new_privs + Landlock, drop capabilities and switch to --uid/--gid, seccomp, execve. Any
+ * failure exits 125 with one line on stderr: the program never runs less confined than the host
+ * reported. */
 #include "landlock_defs.h"
 #include "launcher.h"
 
@@ -28,7 +31,10 @@ struct args {
     unsigned long long nproc;
     const char *ro[MAX_PATHS + 1];
     const char *rw[MAX_PATHS + 1];
-    size_t nro, nrw;
+    const char *owned[MAX_PATHS + 1]; /* also in ro */
+    size_t nro, nrw, nowned;
+    struct dshx__identity id;
+    bool uid_set, gid_set;
     char **program;
 };
 
@@ -72,8 +78,18 @@ static void parse(int argc, char **argv, struct args *a)
             a->abi = (int)v;
         } else if (strcmp(o, "--nproc") == 0 && number(val, 1u << 22, &v)) {
             a->nproc = v;
+        } else if (strcmp(o, "--uid") == 0 && number(val, 0xfffffffeu, &v)) {
+            a->id.uid = (uid_t)v;
+            a->uid_set = true;
+        } else if (strcmp(o, "--gid") == 0 && number(val, 0xfffffffeu, &v)) {
+            a->id.gid = (gid_t)v;
+            a->gid_set = true;
         } else if (strcmp(o, "--ro") == 0 && a->nro < MAX_PATHS && val[0] == '/') {
             a->ro[a->nro++] = val;
+        } else if (strcmp(o, "--ro-owned") == 0 && a->nro < MAX_PATHS &&
+                   a->nowned < MAX_PATHS && val[0] == '/') {
+            a->ro[a->nro++] = val;
+            a->owned[a->nowned++] = val;
         } else if (strcmp(o, "--rw") == 0 && a->nrw < MAX_PATHS && val[0] == '/') {
             a->rw[a->nrw++] = val;
         } else {
@@ -84,6 +100,11 @@ static void parse(int argc, char **argv, struct args *a)
         die("missing or unknown --mode");
     if (a->abi < 1)
         die("missing --landlock-abi");
+    if (a->uid_set != a->gid_set)
+        die("--uid and --gid go together");
+    a->id.set = a->uid_set;
+    if (a->id.set && (!a->namespaces || a->id.uid == 0 || a->id.gid == 0))
+        die("a dedicated identity needs --namespaces and non-zero ids");
     if (strcmp(a->mode, "read-only") == 0 && a->nrw > 0)
         die("read-only mode takes no writable roots");
     if (i >= argc || argv[i][0] != '/')
@@ -100,12 +121,22 @@ int main(int argc, char **argv)
 
     if (dshx__set_rlimits(a.nproc, err, sizeof(err)) < 0)
         die(err);
-    if (a.namespaces && dshx__mount_layer_apply(a.rw, err, sizeof(err)) < 0)
+    /* The cwd must name the new mounts once the roots are bound over themselves. */
+    char cwd[4096];
+    bool have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
+    int idmap_fd = -1;
+    if (a.id.set && (idmap_fd = dshx__idmap_userns(&a.id, err, sizeof(err))) < 0)
         die(err);
+    if (a.namespaces && dshx__mount_layer_apply(a.rw, a.owned, idmap_fd, err, sizeof(err)) < 0)
+        die(err);
+    if (idmap_fd >= 0)
+        close(idmap_fd);
+    if (a.namespaces && have_cwd && chdir(cwd) < 0)
+        die("chdir back into the working directory");
     struct dshx__landlock_plan plan = {.abi = a.abi, .ro = a.ro, .rw = a.rw};
     if (dshx__landlock_apply(&plan, err, sizeof(err)) < 0) /* also sets no_new_privs */
         die(err);
-    if (dshx__drop_capabilities(err, sizeof(err)) < 0)
+    if (dshx__drop_capabilities(&a.id, err, sizeof(err)) < 0)
         die(err);
     if (dshx__seccomp_apply(err, sizeof(err)) < 0)
         die(err);

@@ -33,7 +33,8 @@ static bool in_own_pid_ns(void)
     return a <= 0 || b <= 0 || strcmp(self, init) != 0;
 }
 
-int dshx__mount_layer_apply(const char *const *rw, char *ret_err, size_t errlen)
+int dshx__mount_layer_apply(const char *const *rw, const char *const *owned_ro, int idmap_fd,
+                            char *ret_err, size_t errlen)
 {
     bool private_proc = in_own_pid_ns();
     if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0) {
@@ -47,13 +48,13 @@ int dshx__mount_layer_apply(const char *const *rw, char *ret_err, size_t errlen)
         snprintf(ret_err, errlen, "namespaces: make / private: %s", strerror(e));
         return -e;
     }
-    for (const char *const *p = rw; p && *p; p++) {
-        if (mount(*p, *p, NULL, MS_BIND | MS_REC, NULL) < 0) {
-            int e = errno;
-            snprintf(ret_err, errlen, "namespaces: bind %s: %s", *p, strerror(e));
-            return -e;
-        }
-    }
+    int rc = 0;
+    for (const char *const *p = rw; rc == 0 && p && *p; p++)
+        rc = dshx__bind_root(*p, idmap_fd, ret_err, errlen);
+    for (const char *const *p = owned_ro; rc == 0 && idmap_fd >= 0 && p && *p; p++)
+        rc = dshx__bind_root(*p, idmap_fd, ret_err, errlen);
+    if (rc < 0)
+        return rc;
     if (mount_setattr_rec("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) < 0) {
         int e = errno;
         snprintf(ret_err, errlen, "namespaces: read-only remount: %s", strerror(e));

@@ -60,7 +60,7 @@ int dshx__set_rlimits(uint64_t nproc, char *ret_err, size_t errlen)
     return rc;
 }
 
-int dshx__drop_capabilities(char *ret_err, size_t errlen)
+int dshx__drop_capabilities(const struct dshx__identity *id, char *ret_err, size_t errlen)
 {
     /* Lock "root gets capabilities on exec" off before the bits that allow it disappear. */
     unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
@@ -77,6 +77,12 @@ int dshx__drop_capabilities(char *ret_err, size_t errlen)
         }
     }
     (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    /* SECBIT_NO_SETUID_FIXUP keeps CAP_SETUID/CAP_SETGID across the switch; capset drops them. */
+    if (id->set) {
+        int rc = dshx__switch_identity(id, ret_err, errlen);
+        if (rc < 0)
+            return rc;
+    }
     struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
     struct __user_cap_data_struct data[2];
     memset(data, 0, sizeof(data));

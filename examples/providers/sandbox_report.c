@@ -18,7 +18,7 @@ static const char *level(bool full, bool any)
 }
 
 char *dshx__report_json(const char *mode, int abi, const struct dshx__kernel *k,
-                        struct dsh_strv *ret_weak)
+                        bool dedicated_identity, struct dsh_strv *ret_weak)
 {
     bool restricted = strcmp(mode, DSHX_MODE_DANGER) != 0;
     bool ns = k->namespaces, sc = k->seccomp;
@@ -40,6 +40,9 @@ char *dshx__report_json(const char *mode, int abi, const struct dshx__kernel *k,
         {"syscalls", level(sc, false)},
         /* no_new_privs + every capability dropped. */
         {"privileges", "full"},
+        /* A dedicated unprivileged uid/gid (root hosts); else the host's uid without
+         * capabilities, sharing its per-uid kernel counts. */
+        {"identity", level(dedicated_identity, true)},
         /* A PID namespace owns every descendant; the subreaper fallback can lose a range whose
          * supervisor gets killed. */
         {"processLifetime", level(k->pid_ns, true)},

@@ -4,6 +4,7 @@
 #include "dsh_list.h"
 #include "internal.h"
 #include "denial_scan.h"
+#include "program_identity.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -34,6 +35,7 @@ struct op {
 
 struct dshx__sandbox {
     const struct dshx__config *cfg;
+    struct dshx__id_range ids; /* root hosts: the programs' dedicated uids/gids */
     uint64_t next_op;
     struct op *pending; /* delayed completions */
 };
@@ -113,10 +115,47 @@ static int push_pair(struct dsh_strv *sv, const char *opt, const char *val)
     return rc < 0 ? rc : dsh_strv_push(sv, val);
 }
 
+/* The program's uid/gid, when it gets a dedicated one. */
+struct identity {
+    bool set;
+    uint32_t uid, gid;
+};
+
+/* A dedicated identity where the host is root, the mount layer can idmap the host-owned roots,
+ * and an unprivileged uid reaches every root (program_identity.c). */
+static struct identity choose_identity(struct dshx__sandbox *sb, const struct policy *p,
+                                       const char *program, const char *tempdir)
+{
+    const struct dshx__config *cfg = sb->cfg;
+    struct identity id = {0};
+    if (!cfg->kernel.root || !cfg->kernel.namespaces)
+        return id;
+    struct dsh_strv owned = {0};
+    int rc = dsh_strv_push(&owned, p->workspace);
+    for (char **r = cfg->extra_writable_roots; rc == 0 && *r; r++)
+        rc = dsh_strv_push(&owned, *r);
+    if (rc == 0 && tempdir)
+        rc = dsh_strv_push(&owned, tempdir);
+    const char *blocker = NULL;
+    if (rc == 0 && owned.v &&
+        dshx__identity_fits(program, (const char *const *)cfg->extra_readable_roots,
+                            (const char *const *)owned.v, &blocker)) {
+        id.set = true;
+        dshx__id_range_take(&sb->ids, &id.uid, &id.gid);
+    } else if (blocker) {
+        dshx__log(cfg, DSH_LOG_WARN,
+                  "the program runs as the host's uid: %s is not reachable by a dedicated uid "
+                  "or cannot be idmapped",
+                  blocker);
+    }
+    dsh_strv_clear(&owned);
+    return id;
+}
+
 /* The launcher command line: read set, write set, then the program. */
 static int launcher_argv(const struct dshx__config *cfg, const struct policy *p, int abi,
-                         const char *program, const char *tempdir, const char *const *argv,
-                         char ***ret_argv)
+                         const struct identity *id, const char *program, const char *tempdir,
+                         const char *const *argv, char ***ret_argv)
 {
     bool write = strcmp(p->mode, DSHX_MODE_WORKSPACE_WRITE) == 0;
     struct dsh_strv sv = {0};
@@ -134,14 +173,25 @@ static int launcher_argv(const struct dshx__config *cfg, const struct policy *p,
         if (rc == 0)
             rc = dsh_strv_pushf(&sv, "%u", cfg->max_processes);
     }
+    if (rc == 0 && id->set) {
+        rc = dsh_strv_push(&sv, "--uid");
+        if (rc == 0)
+            rc = dsh_strv_pushf(&sv, "%u", (unsigned)id->uid);
+        if (rc == 0)
+            rc = dsh_strv_push(&sv, "--gid");
+        if (rc == 0)
+            rc = dsh_strv_pushf(&sv, "%u", (unsigned)id->gid);
+    }
     if (rc == 0)
         rc = push_pair(&sv, "--ro", program);
     for (char **r = cfg->extra_readable_roots; rc == 0 && *r; r++)
         rc = push_pair(&sv, "--ro", *r);
+    /* The host user's roots: writable, or read-only where the program still acts as their
+     * owner (idmapped with a dedicated identity). */
     if (rc == 0)
-        rc = push_pair(&sv, write ? "--rw" : "--ro", p->workspace);
+        rc = push_pair(&sv, write ? "--rw" : "--ro-owned", p->workspace);
     for (char **r = cfg->extra_writable_roots; rc == 0 && *r; r++) /* read-only: still visible */
-        rc = push_pair(&sv, write ? "--rw" : "--ro", *r);
+        rc = push_pair(&sv, write ? "--rw" : "--ro-owned", *r);
     if (rc == 0 && tempdir)
         rc = push_pair(&sv, "--rw", tempdir);
     if (rc == 0)
@@ -169,6 +219,7 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
     c->restricted = strcmp(p->mode, DSHX_MODE_DANGER) != 0;
     int abi = effective_abi(cfg), rc = 0;
     struct dsh_strv env = {0};
+    struct identity id = {0};
     char program[PATH_MAX];
     if (!c->restricted) {
         c->argv = dsh_strv_dup(argv);
@@ -189,13 +240,15 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
             for (size_t i = 0; rc == 0 && i < 4; i++)
                 rc = dsh_strv_pushf(&env, "%s=%s", names[i], c->tempdir);
         }
-        if (rc == 0)
-            rc = launcher_argv(cfg, p, abi, program, c->tempdir, argv, &c->argv);
+        if (rc == 0) {
+            id = choose_identity(sb, p, program, c->tempdir);
+            rc = launcher_argv(cfg, p, abi, &id, program, c->tempdir, argv, &c->argv);
+        }
     }
     if (rc == 0 && !(c->env = dsh_strv_finish(&env)))
         rc = -ENOMEM;
     struct dsh_strv weak = {0};
-    if (rc == 0 && !(c->report = dshx__report_json(p->mode, abi, &cfg->kernel, &weak)))
+    if (rc == 0 && !(c->report = dshx__report_json(p->mode, abi, &cfg->kernel, id.set, &weak)))
         rc = -ENOMEM;
     /* require_full_enforcement: a partially enforcing machine fails closed instead of running. */
     if (rc == 0 && c->restricted && weak.n && cfg->require_full_enforcement) {
@@ -303,6 +356,8 @@ int dshx__sandbox_create(const struct dshx__config *cfg, struct dsh_sandbox_serv
     if (!sb)
         return -ENOMEM;
     sb->cfg = cfg;
+    if (cfg->kernel.root)
+        dshx__id_range_load(&sb->ids);
     *vt = (struct dsh_sandbox_service){
         .struct_size = sizeof(*vt),
         .abi_major = DSH_ABI_MAJOR,

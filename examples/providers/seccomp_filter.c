@@ -1,7 +1,19 @@
-/* The launcher's seccomp filter: allow by default, deny the kernel surfaces a confined program
- * must never reach (network, io_uring, tracing, namespaces and mounts, bpf/perf/keys/userfaultfd,
- * terminal injection). Denials return an errno so programs get a clean error, not a crash. */
+/* The launcher's seccomp filters. Two are stacked:
+ *   1. the allow table (syscall_allow.h): every syscall number it does not list answers ENOSYS,
+ *      so a kernel interface nobody reviewed stays closed;
+ *   2. the deny rules: the kernel surfaces a confined program must never reach (network,
+ *      io_uring, tracing, namespaces and mounts, bpf/perf/keys/userfaultfd, terminal injection),
+ *      with their own errnos and argument checks.
+ * The kernel runs every filter and keeps the strongest action (an errno beats allow), so the
+ * argument rules of filter 2 still refuse what the table allows. Filter 2 loads first (loading
+ * the table first would refuse the seccomp(2) call that loads the rules), and the table filter
+ * repeats the unconditional deny rules with their errnos, so a syscall such as ptrace answers
+ * EPERM, not the table's ENOSYS, whichever filter the kernel asks first.
+ * Denials return an errno so programs get a clean error, not a crash; a foreign-architecture
+ * entry (int 0x80, x32) kills the process. The table is reviewed for x86_64 only: elsewhere the
+ * launcher refuses to run (confinement failed), it never runs a program without it. */
 #include "launcher.h"
+#include "syscall_allow.h"
 
 #include <errno.h>
 #include <linux/sched.h>
@@ -85,18 +97,28 @@ static int add(scmp_filter_ctx ctx, int err, int nr, unsigned argc, const struct
     return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(err), nr, argc, cmp);
 }
 
-static int build(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
+/* The unconditional denials, except those whose errno is already the filter's default (libseccomp
+ * refuses a rule that repeats the default action). */
+static int add_denied(scmp_filter_ctx ctx, int default_errno, char *ret_err, size_t errlen)
 {
-    int rc;
     for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
         int nr = seccomp_syscall_resolve_name(denied[i].name);
-        if (nr == __NR_SCMP_ERROR)
-            continue; /* not a syscall on this architecture */
-        if ((rc = add(ctx, denied[i].err, nr, 0, NULL)) < 0) {
+        if (nr == __NR_SCMP_ERROR || denied[i].err == default_errno)
+            continue; /* not a syscall on this architecture, or denied already */
+        int rc = add(ctx, denied[i].err, nr, 0, NULL);
+        if (rc < 0) {
             snprintf(ret_err, errlen, "seccomp: rule %s: %s", denied[i].name, strerror(-rc));
             return rc;
         }
     }
+    return 0;
+}
+
+static int build(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
+{
+    int rc = add_denied(ctx, 0, ret_err, errlen);
+    if (rc < 0)
+        return rc;
     /* socketpair: AF_UNIX stream/seqpacket only (libuv needs them for child stdio). */
     struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
     if ((rc = add(ctx, EACCES, SCMP_SYS(socketpair), 1, &not_unix)) < 0)
@@ -129,9 +151,29 @@ fail:
     return rc;
 }
 
-int dshx__seccomp_apply(char *ret_err, size_t errlen)
+#define ALLOW_NAME(name, why) #name,
+static const char *const allowed[] = {DSHX_SYSCALL_ALLOW_TABLE(ALLOW_NAME)};
+#undef ALLOW_NAME
+
+/* A row libseccomp cannot resolve stays denied (fail closed). A row that is also a deny rule
+ * makes libseccomp refuse the second rule: the launcher then fails instead of guessing. */
+static int build_allow_table(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
 {
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    int rc = add_denied(ctx, ENOSYS, ret_err, errlen);
+    for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+        int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, allowed[i]);
+        if (nr == __NR_SCMP_ERROR)
+            continue;
+        if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0)) < 0)
+            snprintf(ret_err, errlen, "seccomp: allow %s: %s", allowed[i], strerror(-rc));
+    }
+    return rc;
+}
+
+static int load(uint32_t default_action, int (*rules)(scmp_filter_ctx, char *, size_t),
+                char *ret_err, size_t errlen)
+{
+    scmp_filter_ctx ctx = seccomp_init(default_action);
     if (!ctx) {
         snprintf(ret_err, errlen, "seccomp: init failed");
         return -ENOMEM;
@@ -139,11 +181,22 @@ int dshx__seccomp_apply(char *ret_err, size_t errlen)
     /* Foreign-architecture entry points (int 0x80, x32) would bypass every rule: kill instead. */
     int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
     if (rc == 0)
-        rc = build(ctx, ret_err, errlen);
+        rc = rules(ctx, ret_err, errlen);
     else
         snprintf(ret_err, errlen, "seccomp: bad-arch action: %s", strerror(-rc));
     if (rc == 0 && (rc = seccomp_load(ctx)) < 0)
         snprintf(ret_err, errlen, "seccomp: load: %s", strerror(-rc));
     seccomp_release(ctx);
     return rc;
+}
+
+int dshx__seccomp_apply(char *ret_err, size_t errlen)
+{
+#if defined(__x86_64__)
+    int rc = load(SCMP_ACT_ALLOW, build, ret_err, errlen);
+    return rc < 0 ? rc : load(SCMP_ACT_ERRNO(ENOSYS), build_allow_table, ret_err, errlen);
+#else
+    snprintf(ret_err, errlen, "seccomp: no reviewed syscall table for this architecture");
+    return -ENOTSUP;
+#endif
 }

@@ -9,7 +9,7 @@ import { runProgram, ROOT } from './harness.js';
 
 const ALL_FULL = {
   files: 'full', fileMetadata: 'full', network: 'full', ipc: 'full', signals: 'full', ioctl: 'full',
-  syscalls: 'full', privileges: 'full', processLifetime: 'full', resources: 'full',
+  syscalls: 'full', privileges: 'full', identity: 'full', processLifetime: 'full', resources: 'full',
 };
 
 test('a launch.executable path that does not exist is named', async () => {

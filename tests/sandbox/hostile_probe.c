@@ -6,6 +6,11 @@
  *   probe unshare user|net|mount | clone-newns | mount DIR | bpf | perf | keyctl | userfaultfd
  *   probe tiocsti | int80-socket | kill PID SIG | pidfd-proc PID | setns-net PID
  *   probe daemon FILE | forkbomb
+ *   probe inotify N      opens up to N inotify instances, prints "OPENED:<count>:<first error or
+ *                        OK>" and "HELD", then waits to be killed
+ *   probe lsm-list | cachestat   syscalls newer than the seccomp allow table's review
+ *   probe memfd-exec     memfd_create + execveat of a copy of this probe (fileless native code)
+ *   probe raw NR         syscall NR with no arguments
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
@@ -225,6 +231,45 @@ static int daemonize(const char *file)
     }
 }
 
+static _Noreturn void inotify_hold(int n)
+{
+    int opened = 0, err = 0;
+    while (opened < n) {
+        if (syscall(SYS_inotify_init1, IN_CLOEXEC) < 0) {
+            err = errno;
+            break;
+        }
+        opened++;
+    }
+    printf("OPENED:%d:%s\nHELD\n", opened, err ? strerrorname_np(err) : "OK");
+    fflush(stdout);
+    for (;;)
+        pause();
+}
+
+static int memfd_exec(void)
+{
+    int fd = (int)syscall(SYS_memfd_create, "probe", 0U);
+    if (fd < 0)
+        return result(fd);
+    int self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    char buf[65536];
+    ssize_t n;
+    while (self >= 0 && (n = read(self, buf, sizeof(buf))) > 0)
+        if (write(fd, buf, (size_t)n) != n)
+            return result(-1);
+    char *args[] = {"probe", "raw", "39" /* getpid: always OK */, NULL}, *env[] = {NULL};
+    pid_t c = fork();
+    if (c == 0) {
+        syscall(SYS_execveat, fd, "", args, env, AT_EMPTY_PATH);
+        printf("%s\n", strerrorname_np(errno));
+        _exit(0);
+    }
+    int st;
+    waitpid(c, &st, 0);
+    return 0; /* the child printed OK (it ran) or the execveat errno */
+}
+
 int main(int argc, char **argv)
 {
     const char *a = argc > 1 ? argv[1] : "";
@@ -269,6 +314,25 @@ int main(int argc, char **argv)
         return setns_net(b);
     if (!strcmp(a, "daemon"))
         return daemonize(b);
+    if (!strcmp(a, "inotify"))
+        inotify_hold(atoi(b));
+    if (!strcmp(a, "lsm-list")) {
+        unsigned long long ids[64];
+        unsigned size = sizeof(ids);
+        return result(syscall(461 /* lsm_list_modules, Linux 6.8 */, ids, &size, 0U));
+    }
+    if (!strcmp(a, "cachestat")) {
+        struct {
+            unsigned long long off, len;
+        } range = {0, 0};
+        unsigned long long cs[8];
+        int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+        return result(syscall(451 /* cachestat, Linux 6.5 */, fd, &range, cs, 0U));
+    }
+    if (!strcmp(a, "memfd-exec"))
+        return memfd_exec();
+    if (!strcmp(a, "raw"))
+        return result(syscall(atol(b)));
     fprintf(stderr, "unknown probe %s\n", a);
     return 2;
 }

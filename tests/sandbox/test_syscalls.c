@@ -154,3 +154,52 @@ Test(syscalls, setns_into_host_namespace)
     cr_assert(tag_ok(&r, "S"), "control: root may join the host's network namespace");
     run_free(&r);
 }
+
+/* Default deny: syscalls newer than the allow table's review answer ENOSYS; unconfined they run
+ * (lsm_list_modules is Linux 6.8, cachestat 6.5). */
+Test(syscalls, unreviewed_syscalls_answer_enosys)
+{
+    probe_case("RP('S','lsm-list')", "ENOSYS", "OK");
+    probe_case("RP('S','cachestat')", "ENOSYS", "OK");
+}
+
+Test(syscalls, fileless_native_code_is_refused)
+{
+    /* memfd_create is not in the table: no executable without a file in a writable root. */
+    probe_case("RP('S','memfd-exec')", "ENOSYS", "OK");
+}
+
+Test(syscalls, deny_rules_keep_their_errnos_over_the_default)
+{
+    struct run r;
+    fx_run(&f, RO, "RP('P','ptrace-child');RP('S','socket','inet','stream');RP('U','io-uring')",
+           NULL, &r);
+    cr_assert_str_eq(tag_value(&r, "P"), "EPERM");
+    cr_assert_str_eq(tag_value(&r, "S"), "EACCES");
+    cr_assert_str_eq(tag_value(&r, "U"), "ENOSYS");
+    run_free(&r);
+}
+
+/* The real workloads under the filter: sh, gcc compiling and running a program, git, a Node
+ * child and python3, in workspace-write (gcc needs the private temp dir). */
+Test(syscalls, children_work_under_the_filter)
+{
+    struct run r;
+    fx_run(&f, WW,
+           "const x=(f,a,o)=>cp.execFileSync(f,a,Object.assign({encoding:'utf8'},o)).trim();"
+           "fs.writeFileSync(WS+'/hello.c','#include <stdio.h>\\nint main(void){puts(\"hi\");}\\n');"
+           "R('SH',()=>x('/bin/sh',['-c','echo $((6*7)) | cat; ls /usr >/dev/null && echo ok']));"
+           "R('CC',()=>{x('/usr/bin/gcc',['-O1','-o',WS+'/hello',WS+'/hello.c']);return x(WS+'/hello')});"
+           "R('GIT',()=>{const g=(...a)=>x('/usr/bin/git',['-C',WS+'/r',...a]);"
+           "x('/usr/bin/git',['init','-q',WS+'/r']);fs.writeFileSync(WS+'/r/f','1');g('add','f');"
+           "g('-c','user.name=t','-c','user.email=t@t','commit','-qm','one');return g('log','--format=%s')});"
+           "R('NODE',()=>x(process.execPath,['-e','console.log(require(\"os\").cpus().length>0)']));"
+           "R('PY',()=>x('/usr/bin/python3',['-c','import subprocess,os;print(subprocess.run([\"true\"]).returncode,os.cpu_count()>0)']))",
+           NULL, &r);
+    cr_assert_str_eq(tag_value(&r, "SH"), "OK:42 ok");
+    cr_assert_str_eq(tag_value(&r, "CC"), "OK:hi");
+    cr_assert_str_eq(tag_value(&r, "GIT"), "OK:one");
+    cr_assert_str_eq(tag_value(&r, "NODE"), "OK:true");
+    cr_assert_str_eq(tag_value(&r, "PY"), "OK:0 True");
+    run_free(&r);
+}
