@@ -13,7 +13,11 @@ const char *const dshx__world_system_roots[] = {
     "/libx32",
     "/opt",
     "/proc",
-    "/sys",
+    /* /sys: what glibc, libuv and V8 read (CPU count and topology, the cgroup limits libuv
+     * honours in availableParallelism and constrainedMemory); not the network interfaces, MAC
+     * addresses, firmware and ACPI tables, or device tree of the rest of /sys */
+    "/sys/devices/system/cpu",
+    "/sys/fs/cgroup",
     /* /etc: what programs and the dynamic loader need, nothing that holds credentials */
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",

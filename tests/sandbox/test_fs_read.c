@@ -96,3 +96,31 @@ Test(fs_read, world_stays_readable)
     cr_assert(fx_outside_unchanged(&f));
     run_free(&r);
 }
+
+/* /sys is narrowed to what glibc, libuv and V8 read: the host's network interfaces (names, MAC
+ * addresses), firmware and ACPI tables stay closed... */
+Test(fs_read, sys_network_interfaces)
+{
+    hostile_case(&f, RO, "N", "R('N',()=>fs.readdirSync('/sys/class/net').length)", NULL, NULL);
+}
+
+Test(fs_read, sys_firmware_tables)
+{
+    hostile_case(&f, WW, "A", "R('A',()=>fs.readdirSync('/sys/firmware').length)", NULL, NULL);
+}
+
+/* ... while the CPU count, parallelism and cgroup limits a program sees are the host's. */
+Test(fs_read, cpu_and_memory_views_still_work)
+{
+    const char *js = "R('C',()=>[os.cpus().length,os.availableParallelism(),"
+                     "fs.readFileSync('/sys/devices/system/cpu/online','utf8').trim()].join('/'))";
+    struct run r, control;
+    fx_run(&f, RO, js, NULL, &r);
+    fx_run(&f, DANGER, js, NULL, &control);
+    cr_assert(tag_ok(&r, "C") && tag_ok(&control, "C"), "%s", tag_value(&r, "C"));
+    char confined[128];
+    snprintf(confined, sizeof(confined), "%s", tag_value(&r, "C"));
+    cr_assert_str_eq(confined, tag_value(&control, "C"));
+    run_free(&r);
+    run_free(&control);
+}
