@@ -4,9 +4,11 @@
  * checks fail on root's files. The roots that belong to the host's user (the workspace, the
  * extra writable roots, the private temp dir) are bind-mounted through an idmapped mount whose
  * mapping is "host uid <-> program uid": there the program acts as the host's user, and what it
- * creates is owned by the host's user on disk. */
+ * creates is owned by the host's user on disk. So are the directories a stranger could not reach
+ * (program_identity.c lists them), read-only like the rest. */
 #include "launcher.h"
 #include "mount_defs.h"
+#include "world.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +16,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -84,7 +87,7 @@ int dshx__idmap_userns(const struct dshx__identity *id, char *ret_err, size_t er
     return fd;
 }
 
-int dshx__bind_root(const char *path, int idmap_fd, char *ret_err, size_t errlen)
+static int dshx__bind_root(const char *path, int idmap_fd, char *ret_err, size_t errlen)
 {
     if (idmap_fd < 0) {
         if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) == 0)
@@ -113,6 +116,34 @@ int dshx__bind_root(const char *path, int idmap_fd, char *ret_err, size_t errlen
     return rc;
 }
 
+static int by_length(const void *a, const void *b)
+{
+    size_t la = strlen(*(const char *const *)a), lb = strlen(*(const char *const *)b);
+    return la < lb ? -1 : la > lb;
+}
+
+int dshx__bind_roots(const char *const *rw, const char *const *owned, int idmap_fd, char *ret_err,
+                     size_t errlen)
+{
+    /* Parents before children: an owned directory above a writable root must not cover it. */
+    const char *all[2 * DSHX_MAX_ROOTS + 1];
+    size_t n = 0;
+    for (const char *const *p = rw; p && *p && n < 2 * DSHX_MAX_ROOTS; p++)
+        all[n++] = *p;
+    for (const char *const *p = owned; idmap_fd >= 0 && p && *p && n < 2 * DSHX_MAX_ROOTS; p++)
+        all[n++] = *p;
+    qsort(all, n, sizeof(all[0]), by_length);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        /* Beneath an idmapped path a plain bind inherits the mapping (a second one is refused). */
+        bool mapped_above = false;
+        for (size_t j = 0; idmap_fd >= 0 && j < i && !mapped_above; j++)
+            mapped_above = dshx__path_within(all[i], all[j]);
+        rc = dshx__bind_root(all[i], mapped_above ? -1 : idmap_fd, ret_err, errlen);
+    }
+    return rc;
+}
+
 int dshx__switch_identity(const struct dshx__identity *id, char *ret_err, size_t errlen)
 {
     if (setgroups(0, NULL) < 0 || setresgid(id->gid, id->gid, id->gid) < 0 ||
@@ -128,4 +159,66 @@ int dshx__switch_identity(const struct dshx__identity *id, char *ret_err, size_t
         return -EPERM;
     }
     return 0;
+}
+
+/* Copies the host's file src (bounded) to dst with line appended. */
+static int copy_with_entry(const char *src, const char *dst, const char *line)
+{
+    static char buf[4 << 20];
+    size_t n = 0;
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in >= 0) {
+        ssize_t k;
+        while (n < sizeof(buf) && (k = read(in, buf + n, sizeof(buf) - n)) > 0)
+            n += (size_t)k;
+        close(in);
+    }
+    if (n == sizeof(buf))
+        return -EFBIG;
+    if (n > 0 && buf[n - 1] != '\n')
+        buf[n++] = '\n';
+    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (out < 0)
+        return -errno;
+    size_t len = strlen(line);
+    int rc = write(out, buf, n) == (ssize_t)n && write(out, line, len) == (ssize_t)len ? 0 : -EIO;
+    close(out);
+    return rc;
+}
+
+int dshx__identity_names(const struct dshx__identity *id, char *ret_err, size_t errlen)
+{
+    static const char stage[] = "/tmp";
+    const char *home = getenv("HOME");
+    char pw[512], gr[128];
+    snprintf(pw, sizeof(pw), "%s:x:%u:%u:dsh program:%s:/bin/sh\n", DSHX_PROGRAM_USER,
+             (unsigned)id->uid, (unsigned)id->gid, home && home[0] == '/' ? home : "/");
+    snprintf(gr, sizeof(gr), "%s:x:%u:\n", DSHX_PROGRAM_USER, (unsigned)id->gid);
+    if (mount("dsh-names", stage, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16m,mode=0755") <
+        0) {
+        snprintf(ret_err, errlen, "identity: names: tmpfs on %s: %s", stage, strerror(errno));
+        return -errno;
+    }
+    static const char *const files[][2] = {{"/etc/passwd", "/tmp/passwd"},
+                                           {"/etc/group", "/tmp/group"}};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < 2; i++) {
+        if (access(files[i][0], F_OK) < 0)
+            continue; /* nothing to bind over */
+        rc = copy_with_entry(files[i][0], files[i][1], i == 0 ? pw : gr);
+        if (rc == 0 && mount(files[i][1], files[i][0], NULL, MS_BIND, NULL) < 0)
+            rc = -errno;
+        if (rc == 0 && mount(NULL, files[i][0], NULL,
+                             MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                             NULL) < 0)
+            rc = -errno;
+        if (rc < 0)
+            snprintf(ret_err, errlen, "identity: names: %s: %s", files[i][0], strerror(-rc));
+    }
+    /* The bound files keep the tmpfs alive; the staging mount itself goes. */
+    if (umount2(stage, MNT_DETACH) < 0 && rc == 0) {
+        rc = -errno;
+        snprintf(ret_err, errlen, "identity: names: detach %s: %s", stage, strerror(-rc));
+    }
+    return rc;
 }

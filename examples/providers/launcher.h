@@ -19,10 +19,12 @@ int dshx__landlock_apply(const struct dshx__landlock_plan *plan, char *ret_err, 
 
 int dshx__seccomp_apply(char *ret_err, size_t errlen);
 
+#define DSHX_MAX_ROOTS 256 /* of each kind on the launcher's command line */
+
 /* New mount, network and IPC namespaces; every mount read-only except the rw roots; a private
- * /proc when the launcher runs in a PID namespace of its own. The rw roots and the owned
- * read-only roots are bind-mounted through idmap_fd's mapping when it is >= 0. */
-int dshx__mount_layer_apply(const char *const *rw, const char *const *owned_ro, int idmap_fd,
+ * /proc when the launcher runs in a PID namespace of its own. The rw roots and the owned paths
+ * are bind-mounted through idmap_fd's mapping when it is >= 0 (dshx__bind_roots). */
+int dshx__mount_layer_apply(const char *const *rw, const char *const *owned, int idmap_fd,
                             char *ret_err, size_t errlen);
 
 /* identity.c: the program's dedicated uid/gid (host root only). */
@@ -33,8 +35,15 @@ struct dshx__identity {
 };
 /* A user namespace fd mapping the launcher's own uid/gid to id's, for idmapped mounts. */
 int dshx__idmap_userns(const struct dshx__identity *id, char *ret_err, size_t errlen);
-/* Bind path onto itself, through idmap_fd's mapping when it is >= 0. */
-int dshx__bind_root(const char *path, int idmap_fd, char *ret_err, size_t errlen);
+/* Binds each rw root (and, with idmap_fd >= 0, each owned path) onto itself, parents first,
+ * through idmap_fd's mapping when it is >= 0. */
+int dshx__bind_roots(const char *const *rw, const char *const *owned, int idmap_fd, char *ret_err,
+                     size_t errlen);
+/* The user and group name of the program's ids (os.userInfo(), getpass and git's ident need
+ * one): the host's /etc/passwd and /etc/group plus one line each, bound over the originals in
+ * the launcher's mount namespace, staged on a tmpfs over /tmp that is detached once they are. */
+#define DSHX_PROGRAM_USER "dsh-program"
+int dshx__identity_names(const struct dshx__identity *id, char *ret_err, size_t errlen);
 /* setgroups(none), setresgid, setresuid; needs CAP_SETUID/CAP_SETGID still in effect. */
 int dshx__switch_identity(const struct dshx__identity *id, char *ret_err, size_t errlen);
 

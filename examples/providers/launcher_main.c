@@ -1,11 +1,13 @@
 /* dsh-sandbox-launch: confines itself, then execs the program.
  *
  *   dsh-sandbox-launch --mode read-only|workspace-write --landlock-abi N [--namespaces]
- *                      [--nproc N] [--uid N --gid N] [--ro PATH]... [--ro-owned PATH]...
- *                      [--rw PATH]... -- PROGRAM [ARG]...
+ *                      [--nproc N] [--uid N --gid N] [--ro PATH]... [--rw PATH]...
+ *                      [--owned PATH]... -- PROGRAM [ARG]...
  *
- * Order: close inherited fds but 0..3, rlimits, namespaces + read-only mounts (when asked; with
- * --uid the rw and --ro-owned roots are idmapped so the program acts as the host's user there),
+ * --owned grants nothing: with --uid, PATH (like every rw root) is bind-mounted through the
+ * mapping host uid/gid <-> --uid/--gid, so the program acts as the host's user there.
+ *
+ * Order: close inherited fds but 0..3, rlimits, namespaces + read-only mounts (when asked),
  * no_new_privs + Landlock, drop capabilities and switch to --uid/--gid, seccomp, execve. Any
  * failure exits 125 with one line on stderr: the program never runs less confined than the host
  * reported. */
@@ -20,7 +22,7 @@
 #include <unistd.h>
 
 #define EXIT_SETUP 125
-#define MAX_PATHS 256
+#define MAX_PATHS DSHX_MAX_ROOTS
 
 extern char **environ;
 
@@ -31,7 +33,7 @@ struct args {
     unsigned long long nproc;
     const char *ro[MAX_PATHS + 1];
     const char *rw[MAX_PATHS + 1];
-    const char *owned[MAX_PATHS + 1]; /* also in ro */
+    const char *owned[MAX_PATHS + 1];
     size_t nro, nrw, nowned;
     struct dshx__identity id;
     bool uid_set, gid_set;
@@ -86,9 +88,7 @@ static void parse(int argc, char **argv, struct args *a)
             a->gid_set = true;
         } else if (strcmp(o, "--ro") == 0 && a->nro < MAX_PATHS && val[0] == '/') {
             a->ro[a->nro++] = val;
-        } else if (strcmp(o, "--ro-owned") == 0 && a->nro < MAX_PATHS &&
-                   a->nowned < MAX_PATHS && val[0] == '/') {
-            a->ro[a->nro++] = val;
+        } else if (strcmp(o, "--owned") == 0 && a->nowned < MAX_PATHS && val[0] == '/') {
             a->owned[a->nowned++] = val;
         } else if (strcmp(o, "--rw") == 0 && a->nrw < MAX_PATHS && val[0] == '/') {
             a->rw[a->nrw++] = val;
@@ -131,6 +131,8 @@ int main(int argc, char **argv)
         die(err);
     if (idmap_fd >= 0)
         close(idmap_fd);
+    if (a.id.set && dshx__identity_names(&a.id, err, sizeof(err)) < 0)
+        die(err);
     if (a.namespaces && have_cwd && chdir(cwd) < 0)
         die("chdir back into the working directory");
     struct dshx__landlock_plan plan = {.abi = a.abi, .ro = a.ro, .rw = a.rw};

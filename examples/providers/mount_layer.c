@@ -33,7 +33,7 @@ static bool in_own_pid_ns(void)
     return a <= 0 || b <= 0 || strcmp(self, init) != 0;
 }
 
-int dshx__mount_layer_apply(const char *const *rw, const char *const *owned_ro, int idmap_fd,
+int dshx__mount_layer_apply(const char *const *rw, const char *const *owned, int idmap_fd,
                             char *ret_err, size_t errlen)
 {
     bool private_proc = in_own_pid_ns();
@@ -48,11 +48,7 @@ int dshx__mount_layer_apply(const char *const *rw, const char *const *owned_ro, 
         snprintf(ret_err, errlen, "namespaces: make / private: %s", strerror(e));
         return -e;
     }
-    int rc = 0;
-    for (const char *const *p = rw; rc == 0 && p && *p; p++)
-        rc = dshx__bind_root(*p, idmap_fd, ret_err, errlen);
-    for (const char *const *p = owned_ro; rc == 0 && idmap_fd >= 0 && p && *p; p++)
-        rc = dshx__bind_root(*p, idmap_fd, ret_err, errlen);
+    int rc = dshx__bind_roots(rw, owned, idmap_fd, ret_err, errlen);
     if (rc < 0)
         return rc;
     if (mount_setattr_rec("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) < 0) {

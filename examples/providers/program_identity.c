@@ -5,10 +5,14 @@
  * DSHX_FIXED_ID_BASE + [0, DSHX_FIXED_ID_COUNT), which no distribution or systemd allocates.
  * Each confinement takes the next id of the range, started at a per-process offset, so
  * concurrent runs (of one host or several) get distinct ids: one run's per-uid kernel counts do
- * not starve another's. An id is used only when an unprivileged uid can reach every root (each
- * directory above a root searchable by "other", the program binary and each readable root itself
- * readable by "other") and the host-owned roots sit on a filesystem that supports idmapped
- * mounts; otherwise the program keeps the host's uid and the report says identity: partial. */
+ * not starve another's.
+ *
+ * The launcher idmaps the "owned" paths (host uid <-> program uid): the host user's roots, and
+ * whatever a stranger could not reach: the highest directory above a root that "other" cannot
+ * search (a workspace under /root or a mkdtemp directory), a readable root that "other" cannot
+ * read. There the program passes permission checks as the host's user; Landlock still grants
+ * only the roots. Every owned path must sit on a filesystem with idmapped mounts, else the
+ * program keeps the host's uid and the report says identity: partial. */
 #include "program_identity.h"
 
 #include <limits.h>
@@ -62,29 +66,44 @@ void dshx__id_range_take(struct dshx__id_range *range, uint32_t *ret_uid, uint32
     *ret_gid = range->gid_base + k % range->gid_count;
 }
 
-/* Every directory strictly above path lets "other" search it, except those inside an owned
- * root (the program acts as their owner there). */
-static bool ancestors_searchable(const char *path, const char *const *owned)
+static bool within_any(const char *path, const struct dsh_strv *set)
+{
+    for (size_t i = 0; i < set->n; i++)
+        if (dshx__path_within(path, set->v[i]))
+            return true;
+    return false;
+}
+
+/* Adds to owned what keeps a stranger from path: the highest directory above it that "other"
+ * cannot search, else path itself when "other" lacks the rights in need (a directory is also
+ * listed and entered). Nothing inside an owned path needs checking. */
+static int add_blockers(const char *path, mode_t need, struct dsh_strv *owned)
 {
     char dir[PATH_MAX];
-    if (strlen(path) >= sizeof(dir))
-        return false;
-    strcpy(dir, path);
-    for (char *slash = strrchr(dir, '/'); slash; slash = strrchr(dir, '/')) {
-        if (slash == dir)
-            slash[1] = '\0'; /* "/" itself */
-        else
-            *slash = '\0';
-        bool inside_owned = false;
-        for (const char *const *o = owned; *o && !inside_owned; o++)
-            inside_owned = dshx__path_within(dir, *o);
+    size_t len = strlen(path);
+    if (len >= sizeof(dir))
+        return -1;
+    for (size_t end = 1; end < len; end++) {
+        if (path[end] != '/')
+            continue;
+        memcpy(dir, path, end);
+        dir[end] = '\0';
         struct stat st;
-        if (!inside_owned && (stat(dir, &st) < 0 || !(st.st_mode & S_IXOTH)))
-            return false;
-        if (slash == dir)
-            break;
+        if (within_any(dir, owned))
+            return 0;
+        if (stat(dir, &st) < 0)
+            return -1;
+        if (!(st.st_mode & S_IXOTH))
+            return dsh_strv_push(owned, dir);
     }
-    return true;
+    struct stat st;
+    if (within_any(path, owned))
+        return 0;
+    if (stat(path, &st) < 0)
+        return -1;
+    if (S_ISDIR(st.st_mode))
+        need |= S_IROTH | S_IXOTH;
+    return (st.st_mode & need) == need ? 0 : dsh_strv_push(owned, path);
 }
 
 static bool idmap_capable(const char *path)
@@ -105,32 +124,23 @@ static bool idmap_capable(const char *path)
     return false;
 }
 
-/* "other" may read the root itself (and list and enter it, for a directory). */
-static bool readable_by_other(const char *path, mode_t extra)
+int dshx__identity_plan(const char *program, const char *const *readable, struct dsh_strv *owned,
+                        const char **ret_blocker)
 {
-    struct stat st;
-    if (stat(path, &st) < 0)
-        return false;
-    mode_t need = S_IROTH | extra | (S_ISDIR(st.st_mode) ? S_IXOTH : 0);
-    return (st.st_mode & need) == need;
-}
-
-bool dshx__identity_fits(const char *program, const char *const *readable,
-                         const char *const *owned, const char **ret_blocker)
-{
-    *ret_blocker = program;
-    if (!readable_by_other(program, S_IXOTH) || !ancestors_searchable(program, owned))
-        return false;
-    for (const char *const *r = readable; *r; r++) {
-        *ret_blocker = *r;
-        if (!readable_by_other(*r, 0) || !ancestors_searchable(*r, owned))
-            return false;
-    }
-    for (const char *const *o = owned; *o; o++) {
-        *ret_blocker = *o;
-        if (!ancestors_searchable(*o, owned) || !idmap_capable(*o))
-            return false;
-    }
     *ret_blocker = NULL;
-    return true;
+    size_t host_roots = owned->n;
+    int rc = add_blockers(program, S_IXOTH, owned);
+    for (const char *const *r = readable; rc == 0 && *r; r++)
+        rc = add_blockers(*r, S_IROTH, owned);
+    for (size_t i = 0; rc == 0 && i < host_roots; i++)
+        rc = add_blockers(owned->v[i], 0, owned);
+    if (rc < 0)
+        return -1;
+    for (size_t i = 0; i < owned->n; i++) {
+        if (!idmap_capable(owned->v[i])) {
+            *ret_blocker = owned->v[i];
+            return 0;
+        }
+    }
+    return 1;
 }

@@ -1,8 +1,9 @@
 /* The program's dedicated uid/gid: the range they come from and whether a run can use one (see
- * program_identity.c). Library side; includes only world.h. */
+ * program_identity.c). Library side. */
 #ifndef DSHX_PROGRAM_IDENTITY_H
 #define DSHX_PROGRAM_IDENTITY_H
 
+#include "dsh_strv.h"
 #include "world.h"
 
 #include <stdbool.h>
@@ -18,10 +19,10 @@ struct dshx__id_range {
 void dshx__id_range_load(struct dshx__id_range *ret);
 /* The next uid/gid pair of the range. */
 void dshx__id_range_take(struct dshx__id_range *range, uint32_t *ret_uid, uint32_t *ret_gid);
-/* True when a program running as a dedicated uid can reach the program binary and every root,
- * and the owned roots (which are idmapped) sit on filesystems that support it; otherwise
- * *ret_blocker names the first path that does not fit. */
-bool dshx__identity_fits(const char *program, const char *const *readable,
-                         const char *const *owned, const char **ret_blocker);
+/* owned holds the host user's roots; adds what a dedicated uid could not reach otherwise (see
+ * program_identity.c). 1: a dedicated identity fits; 0: it does not (*ret_blocker names the path
+ * that cannot be idmapped); -1: a path could not be examined or out of memory. */
+int dshx__identity_plan(const char *program, const char *const *readable, struct dsh_strv *owned,
+                        const char **ret_blocker);
 
 #endif /* DSHX_PROGRAM_IDENTITY_H */

@@ -115,41 +115,48 @@ static int push_pair(struct dsh_strv *sv, const char *opt, const char *val)
     return rc < 0 ? rc : dsh_strv_push(sv, val);
 }
 
-/* The program's uid/gid, when it gets a dedicated one. */
+/* The program's uid/gid, when it gets a dedicated one, and the paths the launcher idmaps
+ * besides the writable roots. */
 struct identity {
     bool set;
     uint32_t uid, gid;
+    struct dsh_strv owned; /* the host user's roots first (host_roots of them), then the rest */
+    size_t host_roots;
 };
 
-/* A dedicated identity where the host is root, the mount layer can idmap the host-owned roots,
- * and an unprivileged uid reaches every root (program_identity.c). */
-static struct identity choose_identity(struct dshx__sandbox *sb, const struct policy *p,
-                                       const char *program, const char *tempdir)
+/* A dedicated identity where the host is root and the mount layer can idmap every path the
+ * program needs as the host's user (program_identity.c). */
+static int choose_identity(struct dshx__sandbox *sb, const struct policy *p, const char *program,
+                           const char *tempdir, struct identity *ret_id)
 {
     const struct dshx__config *cfg = sb->cfg;
-    struct identity id = {0};
     if (!cfg->kernel.root || !cfg->kernel.namespaces)
-        return id;
+        return 0;
     struct dsh_strv owned = {0};
     int rc = dsh_strv_push(&owned, p->workspace);
     for (char **r = cfg->extra_writable_roots; rc == 0 && *r; r++)
         rc = dsh_strv_push(&owned, *r);
     if (rc == 0 && tempdir)
         rc = dsh_strv_push(&owned, tempdir);
+    size_t host_roots = owned.n;
     const char *blocker = NULL;
-    if (rc == 0 && owned.v &&
-        dshx__identity_fits(program, (const char *const *)cfg->extra_readable_roots,
-                            (const char *const *)owned.v, &blocker)) {
-        id.set = true;
-        dshx__id_range_take(&sb->ids, &id.uid, &id.gid);
-    } else if (blocker) {
-        dshx__log(cfg, DSH_LOG_WARN,
-                  "the program runs as the host's uid: %s is not reachable by a dedicated uid "
-                  "or cannot be idmapped",
-                  blocker);
+    int fits = rc < 0 ? -1
+                      : dshx__identity_plan(program, (const char *const *)cfg->extra_readable_roots,
+                                            &owned, &blocker);
+    if (fits > 0) {
+        ret_id->set = true;
+        ret_id->owned = owned;
+        ret_id->host_roots = host_roots;
+        dshx__id_range_take(&sb->ids, &ret_id->uid, &ret_id->gid);
+        return 0;
     }
+    if (fits == 0)
+        dshx__log(cfg, DSH_LOG_WARN,
+                  "the program runs as the host's uid: %s is on a filesystem without idmapped "
+                  "mounts",
+                  blocker);
     dsh_strv_clear(&owned);
-    return id;
+    return fits < 0 ? -ENOMEM : 0;
 }
 
 /* The launcher command line: read set, write set, then the program. */
@@ -186,12 +193,14 @@ static int launcher_argv(const struct dshx__config *cfg, const struct policy *p,
         rc = push_pair(&sv, "--ro", program);
     for (char **r = cfg->extra_readable_roots; rc == 0 && *r; r++)
         rc = push_pair(&sv, "--ro", *r);
-    /* The host user's roots: writable, or read-only where the program still acts as their
-     * owner (idmapped with a dedicated identity). */
     if (rc == 0)
-        rc = push_pair(&sv, write ? "--rw" : "--ro-owned", p->workspace);
+        rc = push_pair(&sv, write ? "--rw" : "--ro", p->workspace);
     for (char **r = cfg->extra_writable_roots; rc == 0 && *r; r++) /* read-only: still visible */
-        rc = push_pair(&sv, write ? "--rw" : "--ro-owned", *r);
+        rc = push_pair(&sv, write ? "--rw" : "--ro", *r);
+    /* What the program reaches as the host's user besides the writable roots, which the
+     * launcher idmaps anyway: in read-only the host user's roots too. */
+    for (size_t i = write ? id->host_roots : 0; rc == 0 && id->set && i < id->owned.n; i++)
+        rc = push_pair(&sv, "--owned", id->owned.v[i]);
     if (rc == 0 && tempdir)
         rc = push_pair(&sv, "--rw", tempdir);
     if (rc == 0)
@@ -240,10 +249,10 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
             for (size_t i = 0; rc == 0 && i < 4; i++)
                 rc = dsh_strv_pushf(&env, "%s=%s", names[i], c->tempdir);
         }
-        if (rc == 0) {
-            id = choose_identity(sb, p, program, c->tempdir);
+        if (rc == 0)
+            rc = choose_identity(sb, p, program, c->tempdir, &id);
+        if (rc == 0)
             rc = launcher_argv(cfg, p, abi, &id, program, c->tempdir, argv, &c->argv);
-        }
     }
     if (rc == 0 && !(c->env = dsh_strv_finish(&env)))
         rc = -ENOMEM;
@@ -262,6 +271,7 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
     }
     dsh_strv_clear(&weak);
     dsh_strv_clear(&env);
+    dsh_strv_clear(&id.owned);
     if (rc < 0) {
         confinement_free(c);
         return rc;

@@ -45,7 +45,9 @@ static const char *report_identity(const struct run *r)
 
 Test(identity, the_program_runs_as_a_dedicated_uid)
 {
-    const char *js = "R('ID',()=>process.getuid()+'/'+process.getgid()+'/'+process.getgroups())";
+    const char *js = "R('ID',()=>process.getuid()+'/'+process.getgid()+'/'+process.getgroups());"
+                     "R('NAME',()=>os.userInfo().username+'/'+cp.execFileSync('/usr/bin/id',['-gn'])"
+                     ".toString().trim())";
     struct run a, b, control;
     fx_run(&f, WW, js, NULL, &a);
     fx_run(&f, RO, js, NULL, &b);
@@ -62,6 +64,9 @@ Test(identity, the_program_runs_as_a_dedicated_uid)
     snprintf(only, sizeof(only), "%u", gid_a);
     cr_assert_str_eq(groups, only, "no supplementary group but its own");
     cr_assert(uid_b != 0 && uid_b != uid_a, "each run has an id of its own (%u, %u)", uid_a, uid_b);
+    /* The ids have names (os.userInfo(), id, getpass and git's ident look them up). */
+    cr_assert_str_eq(tag_value(&a, "NAME"), "OK:dsh-program/dsh-program");
+    cr_assert_str_eq(tag_value(&b, "NAME"), "OK:dsh-program/dsh-program");
     cr_assert(strncmp(tag_value(&control, "ID"), "OK:0/0/", 7) == 0,
               "control: unconfined is the host's uid (%s)", tag_value(&control, "ID"));
     run_free(&a);
@@ -166,5 +171,35 @@ Test(identity, read_only_workspace_reads_as_the_hosts_user)
            NULL, &r);
     cr_assert_str_eq(tag_value(&r, "R"), "OK:mine");
     cr_assert(tag_denied(&r, "W"), "W: %s", tag_value(&r, "W"));
+    run_free(&r);
+}
+
+/* Roots behind a directory a stranger cannot enter (the fixture root made 0700, like a workspace
+ * under /root or in a mkdtemp directory) and a readable root that is itself 0700 keep the
+ * dedicated identity: the launcher idmaps the blocking directories, read-only, so there the
+ * program passes permission checks as the host's user, while Landlock still grants only the
+ * roots. */
+Test(identity, roots_behind_private_directories)
+{
+    cr_assert(chmod(f.root, 0700) == 0 && chmod(f.shared, 0700) == 0);
+    fx_snapshot(&f);
+    struct run r;
+    fx_run(&f, WW,
+           "R('W',()=>{fs.writeFileSync(WS+'/made','x');return process.getuid()});"
+           "R('S',()=>fs.readFileSync(SH+'/victim.txt','utf8').trim());"
+           "R('T',()=>fs.writeFileSync(os.tmpdir()+'/t','y'));"
+           "R('O',()=>fs.readFileSync(OUT+'/victim.txt','utf8'))",
+           NULL, &r);
+    cr_assert_str_eq(report_identity(&r), "full");
+    cr_assert(tag_ok(&r, "W") && strcmp(tag_value(&r, "W"), "OK:0") != 0, "W: %s",
+              tag_value(&r, "W"));
+    cr_assert_str_eq(tag_value(&r, "S"), "OK:shared-original");
+    cr_assert(tag_ok(&r, "T"), "T: %s", tag_value(&r, "T"));
+    cr_assert(tag_denied(&r, "O"), "outside the roots stays closed: %s", tag_value(&r, "O"));
+    char path[256];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/made", f.ws);
+    cr_assert(stat(path, &st) == 0 && st.st_uid == getuid(), "made by the host's user");
+    cr_assert(fx_outside_unchanged(&f));
     run_free(&r);
 }
