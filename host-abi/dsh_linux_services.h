@@ -61,6 +61,10 @@ struct dsh_linux_services_options {
      * without stopping it, and terminate() sends SIGTERM and kills only this many ms later, so a
      * result is delivered while its range still runs. */
     uint32_t fault_freeze_skipped_ms;
+    /* Appended in 1.3. Test-only: the cgroup filesystem is this directory instead of /sys/fs/cgroup, and this
+     * process's membership is its file `self-cgroup` instead of /proc/self/cgroup (a fake tree;
+     * an empty directory means: no cgroup can be delegated here). NULL = the host's. */
+    const char *cgroup_root;
 };
 
 /* Probes the kernel and creates the four services. 0, or a negative status with ret_error

@@ -80,6 +80,12 @@ struct dsh_spawn_request {
     const char *const *argv; /* NULL-terminated, transfer none; argv[0] is an absolute path */
     const char *const *env;  /* NULL-terminated NAME=VALUE additions, transfer none */
     const char *cwd;         /* absolute, transfer none */
+    /* ---- appended in 1.3: limits of the whole range (every process and thread of it); 0 = no
+     * limit of that kind (max_processes 0 = the services' own bound). A service that cannot
+     * enforce a limit says so in the confinement's report (capabilities.resources). ---- */
+    uint64_t max_memory_bytes; /* RSS + page cache charged to the range, no swap */
+    uint32_t max_processes;    /* live tasks: processes and their threads */
+    uint32_t max_cpu_percent;  /* CPU time per period, in percent of one CPU (100 = one CPU) */
 };
 
 struct dsh_process {
@@ -92,6 +98,18 @@ struct dsh_process {
     /* Owned by the process handle. Becomes readable when the range is quiescent (no process of
      * it is left), never merely when pipes reach EOF. */
     int quiescence_fd;
+};
+
+/* Appended in 1.3: what a range's resource accounting counted, filled by usage(). The caller sets
+ * struct_size; counters a service does not keep read 0. */
+struct dsh_range_usage {
+    DSH_RECORD_HEADER;
+    uint32_t oom_kills;             /* processes the kernel killed at max_memory_bytes */
+    uint64_t memory_peak_bytes;     /* highest memory charged to the range */
+    uint64_t cpu_usage_usec;        /* CPU time of every process of the range */
+    uint64_t cpu_periods;           /* enforcement periods of max_cpu_percent that elapsed */
+    uint64_t cpu_throttled_periods; /* periods in which the range was stopped at its CPU limit */
+    uint64_t process_limit_hits;    /* forks and clones refused at max_processes */
 };
 
 struct dsh_exit_status {
@@ -120,6 +138,11 @@ struct dsh_subprocess_service {
      * caller waits for quiescence instead). A frozen range runs nothing more: terminate() kills
      * it, release() kills and reaps it. */
     int (*freeze)(void *ctx, struct dsh_process *process);
+    /* Appended in 1.3. Non-blocking: fills *ret_usage (up to its struct_size) with the range's
+     * counters so far; after poll_quiescent() returned 1 they are final (until release()). 0, or
+     * DSH_E_UNSUPPORTED when the range has no resource accounting. An exit by SIGKILL with
+     * oom_kills > 0 is the memory limit's kill. */
+    int (*usage)(void *ctx, struct dsh_process *process, struct dsh_range_usage *ret_usage);
 };
 
 /* ---- sandboxPolicy: standing policy and mode changes ------------------------------------------- */

@@ -1,5 +1,6 @@
 /* The reference Linux services: construction, configuration and the shared helpers. */
 #include "internal.h"
+#include "range_cgroup.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -121,6 +122,12 @@ static int configure(const struct dsh_linux_services_options *o, struct dshx__co
     if (HAS(o, fault_freeze_skipped_ms))
         c->fault_freeze_skipped_ms = o->fault_freeze_skipped_ms;
     c->require_full_enforcement = HAS(o, require_full_enforcement) && o->require_full_enforcement;
+    const char *cgroup_root = HAS(o, cgroup_root) ? o->cgroup_root : NULL;
+    if (cgroup_root ? asprintf(&c->cgroup_proc_file, "%s/self-cgroup", cgroup_root) < 0 ||
+                          !(c->cgroup_mount_root = strdup(cgroup_root))
+                    : !(c->cgroup_proc_file = strdup("/proc/self/cgroup")) ||
+                          !(c->cgroup_mount_root = strdup("/sys/fs/cgroup")))
+        return dshx__fail(ret_error, -ENOMEM, "out of memory");
     c->defer = o->defer;
     c->loop = o->loop;
     c->logger = o->logger;
@@ -176,6 +183,8 @@ static void config_clear(struct dshx__config *c)
     free(c->temp_root);
     free(c->workspace_root);
     free(c->default_mode);
+    free(c->cgroup_proc_file);
+    free(c->cgroup_mount_root);
     dsh_strv_free(c->extra_writable_roots);
     dsh_strv_free(c->extra_readable_roots);
 }
@@ -192,6 +201,10 @@ DSHX_EXPORT int dsh_linux_services_create(const struct dsh_linux_services_option
     int rc = configure(options, &s->cfg, ret_error);
     if (rc == 0)
         rc = dshx__kernel_probe(&s->cfg.kernel);
+    if (rc == 0) {
+        struct dshx__cgroup_roots roots = {s->cfg.cgroup_proc_file, s->cfg.cgroup_mount_root};
+        s->cfg.kernel.cgroup_controllers = dshx__cgroup_controllers_available(&roots);
+    }
     if (rc == 0 && HAS(options, disable_namespaces) && options->disable_namespaces) {
         s->cfg.kernel.pid_ns = false;
         s->cfg.kernel.namespaces = false;
@@ -208,9 +221,12 @@ DSHX_EXPORT int dsh_linux_services_create(const struct dsh_linux_services_option
     }
     const struct dshx__kernel *k = &s->cfg.kernel;
     dshx__log(&s->cfg, DSH_LOG_INFO,
-              "linux services: landlock ABI %d, seccomp %s, pid namespace %s, namespaces %s",
+              "linux services: landlock ABI %d, seccomp %s, pid namespace %s, namespaces %s, "
+              "cgroup controllers memory %s, pids %s, cpu %s",
               k->landlock_abi, k->seccomp ? "yes" : "no", k->pid_ns ? "yes" : "no (subreaper)",
-              k->namespaces ? "yes" : "no");
+              k->namespaces ? "yes" : "no", k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_MEMORY) ? "yes" : "no",
+              k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_PIDS) ? "yes" : "no",
+              k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_CPU) ? "yes" : "no");
     *ret_services = s;
     return 0;
 }

@@ -15,6 +15,7 @@
 #define DSHX_MODE_DANGER "danger-full-access"
 #define DSHX_DEFAULT_SESSION "default"
 #define DSHX_DEFAULT_MAX_PROCESSES 512u
+#define DSHX_DEFAULT_MAX_TEMP_BYTES (256ull << 20) /* a policy without maxTempBytes */
 
 /* The library's public functions (dsh-linux-services.map lists them); everything else is hidden. */
 #define DSHX_EXPORT __attribute__((visibility("default")))
@@ -27,6 +28,7 @@ struct dshx__kernel {
     bool pid_ns;         /* the supervisor can own a PID namespace */
     bool namespaces;     /* the launcher can build mount/net/ipc namespaces with read-only mounts */
     bool pid_max_per_ns; /* kernel >= 6.14: pid_max bounds one PID namespace */
+    unsigned cgroup_controllers; /* bit set (range_cgroup.h controllers) a new range can get */
 };
 
 int dshx__kernel_probe(struct dshx__kernel *ret_kernel);
@@ -39,6 +41,8 @@ struct dshx__config {
     char *temp_root;
     char *workspace_root; /* canonical */
     char *default_mode;
+    char *cgroup_proc_file;  /* /proc/self/cgroup, or the test knob cgroup_root's self-cgroup */
+    char *cgroup_mount_root; /* /sys/fs/cgroup, or the test knob cgroup_root */
     char **extra_writable_roots; /* canonical, NULL-terminated, never NULL */
     char **extra_readable_roots; /* canonical, NULL-terminated, never NULL */
     int max_landlock_abi;
@@ -75,6 +79,8 @@ int dshx__build_env(const char *const *additions, const char *cwd, char ***ret_e
  * an unprivileged uid/gid of its own (program_identity.c). */
 char *dshx__report_json(const char *mode, int landlock_abi, const struct dshx__kernel *kernel,
                         bool dedicated_identity, struct dsh_strv *ret_weak);
+/* Pushes what keeps `resources` from full ("no memory cgroup", ...) onto ret_gaps; 0 or -ENOMEM. */
+int dshx__resource_gaps(const struct dshx__kernel *kernel, struct dsh_strv *ret_gaps);
 
 /* ---- the four services ---- */
 struct dshx__fs;

@@ -2,10 +2,13 @@
  *
  *   dsh-sandbox-launch --mode read-only|workspace-write --landlock-abi N [--namespaces]
  *                      [--nproc N] [--uid N --gid N] [--ro PATH]... [--rw PATH]...
- *                      [--owned PATH]... -- PROGRAM [ARG]...
+ *                      [--owned PATH]... [--tmpfs PATH --tmpfs-size BYTES] -- PROGRAM [ARG]...
  *
  * --owned grants nothing: with --uid, PATH (like every rw root) is bind-mounted through the
  * mapping host uid/gid <-> --uid/--gid, so the program acts as the host's user there.
+ *
+ * --tmpfs makes PATH (also writable) a tmpfs of at most BYTES in the launcher's mount namespace
+ * (needs --namespaces): the run's private temp dir, so filling it never touches the host's disk.
  *
  * Order: close inherited fds but 0..3, rlimits, namespaces + read-only mounts (when asked),
  * no_new_privs + Landlock, drop capabilities and switch to --uid/--gid, seccomp, execve. Any
@@ -37,6 +40,8 @@ struct args {
     size_t nro, nrw, nowned;
     struct dshx__identity id;
     bool uid_set, gid_set;
+    const char *tmpfs;
+    unsigned long long tmpfs_size;
     char **program;
 };
 
@@ -92,6 +97,10 @@ static void parse(int argc, char **argv, struct args *a)
             a->owned[a->nowned++] = val;
         } else if (strcmp(o, "--rw") == 0 && a->nrw < MAX_PATHS && val[0] == '/') {
             a->rw[a->nrw++] = val;
+        } else if (strcmp(o, "--tmpfs") == 0 && !a->tmpfs && a->nrw < MAX_PATHS && val[0] == '/') {
+            a->tmpfs = a->rw[a->nrw++] = val;
+        } else if (strcmp(o, "--tmpfs-size") == 0 && number(val, 1ull << 50, &v) && v >= 4096) {
+            a->tmpfs_size = v;
         } else {
             die("bad option");
         }
@@ -107,6 +116,8 @@ static void parse(int argc, char **argv, struct args *a)
         die("a dedicated identity needs --namespaces and non-zero ids");
     if (strcmp(a->mode, "read-only") == 0 && a->nrw > 0)
         die("read-only mode takes no writable roots");
+    if (a->tmpfs && (!a->tmpfs_size || !a->namespaces))
+        die("--tmpfs needs --tmpfs-size and --namespaces");
     if (i >= argc || argv[i][0] != '/')
         die("missing absolute program path");
     a->program = &argv[i];
@@ -131,6 +142,8 @@ int main(int argc, char **argv)
         die(err);
     if (idmap_fd >= 0)
         close(idmap_fd);
+    if (a.tmpfs && dshx__mount_private_tmpfs(a.tmpfs, a.tmpfs_size, err, sizeof(err)) < 0)
+        die(err);
     if (a.id.set && dshx__identity_names(&a.id, err, sizeof(err)) < 0)
         die(err);
     if (a.namespaces && have_cwd && chdir(cwd) < 0)

@@ -3,8 +3,11 @@
  * for each process to die first. cgroup v2 is preferred (CLONE_INTO_CGROUP puts the supervisor in
  * the group before it runs a single instruction; cgroup.kill kills the group atomically); the v1
  * freezer serves kernels mounted v1-only, where the cloned child joins by writing cgroup.procs.
- * Only core cgroup files are used, so no controller has to be enabled; a later change that adds
- * memory/pids/cpu limits writes them into the same directory before the clone. */
+ * Freezing uses only core files, so no controller has to be enabled for it. The limits use the
+ * memory, pids and cpu controllers: from the same cgroup2 group where the host's cgroup delegates
+ * them, else from groups of the same name in the v1 hierarchies (a hybrid host has a controller-
+ * less cgroup2 mount next to v1 controllers), which the child joins like the v1 freezer. All of
+ * it is written before the range's first instruction runs. */
 #include "range_cgroup.h"
 #include "proc_write.h"
 
@@ -19,17 +22,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct dshx__range_cgroup {
-    enum dshx_cgroup_kind kind;
-    int dir_fd;
+/* One cgroup directory of the range. */
+struct group {
+    int dir_fd;  /* -1: not made */
     int join_fd; /* v1: cgroup.procs, opened for the child's write; -1 for v2 */
     char path[PATH_MAX];
 };
 
-/* Reads a small cgroup file of cg into buf (NUL-terminated); 0 or -errno. */
-static int read_file(const struct dshx__range_cgroup *cg, const char *name, char *buf, size_t size)
+struct dshx__range_cgroup {
+    enum dshx_cgroup_kind kind;
+    struct group main; /* cgroup2, or the v1 freezer */
+    struct group v1[DSHX_CGROUP_CTL_COUNT];  /* groups made in v1 controller hierarchies */
+    const struct group *ctl[DSHX_CGROUP_CTL_COUNT]; /* where each controller is; NULL = absent */
+};
+
+static const struct {
+    const char *name, *v2_file;
+} controllers[] = {
+#define DSHX_CGROUP_CONTROLLER_ROW(id, text, v2) {text, v2},
+    DSHX_CGROUP_CONTROLLER_TABLE(DSHX_CGROUP_CONTROLLER_ROW)
+#undef DSHX_CGROUP_CONTROLLER_ROW
+};
+
+/* Reads a small cgroup file of g into buf (NUL-terminated); 0 or -errno. */
+static int read_group_file(const struct group *g, const char *name, char *buf, size_t size)
 {
-    int fd = openat(cg->dir_fd, name, O_RDONLY | O_CLOEXEC);
+    int fd = openat(g->dir_fd, name, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     ssize_t n = read(fd, buf, size - 1);
@@ -41,12 +59,57 @@ static int read_file(const struct dshx__range_cgroup *cg, const char *name, char
     return 0;
 }
 
-static int write_file(const struct dshx__range_cgroup *cg, const char *name, const char *text)
+static int write_group_file(const struct group *g, const char *name, const char *text)
 {
     char path[PATH_MAX + 32];
-    if (snprintf(path, sizeof(path), "%s/%s", cg->path, name) >= (int)sizeof(path))
+    if (snprintf(path, sizeof(path), "%s/%s", g->path, name) >= (int)sizeof(path))
         return -ENAMETOOLONG;
     return dshx__proc_write(path, text);
+}
+
+static int read_file(const struct dshx__range_cgroup *cg, const char *name, char *buf, size_t size)
+{
+    return read_group_file(&cg->main, name, buf, size);
+}
+
+static int write_file(const struct dshx__range_cgroup *cg, const char *name, const char *text)
+{
+    return write_group_file(&cg->main, name, text);
+}
+
+/* mkdir parent/name (never adopting an existing one) and open it; with join, its cgroup.procs. */
+static int group_make(struct group *g, const char *parent, const char *name, bool join)
+{
+    g->dir_fd = g->join_fd = -1;
+    int rc = 0;
+    if (snprintf(g->path, sizeof(g->path), "%s/%s", parent, name) >= (int)sizeof(g->path))
+        rc = -ENAMETOOLONG;
+    else if (mkdir(g->path, 0700) < 0) /* EEXIST included: never adopt a group we did not make */
+        rc = -errno;
+    else if ((g->dir_fd = open(g->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        rc = -errno;
+    else if (join && (g->join_fd = openat(g->dir_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC)) < 0)
+        rc = -errno;
+    if (rc < 0 && g->dir_fd >= 0) {
+        close(g->dir_fd);
+        rmdir(g->path);
+        g->dir_fd = -1;
+    }
+    return rc;
+}
+
+/* rmdir and close; 0 or -errno (the group stays open on failure). */
+static int group_remove(struct group *g)
+{
+    if (g->dir_fd < 0)
+        return 0;
+    if (rmdir(g->path) < 0)
+        return -errno;
+    close(g->dir_fd);
+    if (g->join_fd >= 0)
+        close(g->join_fd);
+    g->dir_fd = g->join_fd = -1;
+    return 0;
 }
 
 int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, const char *name,
@@ -58,22 +121,10 @@ int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, co
     if (!cg)
         return -ENOMEM;
     cg->kind = kind;
-    cg->dir_fd = cg->join_fd = -1;
-    int rc = 0;
-    if (snprintf(cg->path, sizeof(cg->path), "%s/%s", parent, name) >= (int)sizeof(cg->path))
-        rc = -ENAMETOOLONG;
-    else if (mkdir(cg->path, 0700) < 0) /* EEXIST included: never adopt a group we did not make */
-        rc = -errno;
-    else if ((cg->dir_fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-        rc = -errno;
-    else if (kind == DSHX_CGROUP_V1_FREEZER &&
-             (cg->join_fd = openat(cg->dir_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC)) < 0)
-        rc = -errno;
+    for (size_t i = 0; i < DSHX_CGROUP_CTL_COUNT; i++)
+        cg->v1[i].dir_fd = cg->v1[i].join_fd = -1;
+    int rc = group_make(&cg->main, parent, name, kind == DSHX_CGROUP_V1_FREEZER);
     if (rc < 0) {
-        if (cg->dir_fd >= 0) {
-            close(cg->dir_fd);
-            rmdir(cg->path);
-        }
         free(cg);
         return rc;
     }
@@ -81,22 +132,208 @@ int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, co
     return 0;
 }
 
+/* Whether this process is in a v1 hierarchy of controller c (its membership names it) whose
+ * group can take a child: the parent directory into buf. */
+static bool v1_parent(enum dshx_cgroup_controller c, const struct dshx__cgroup_roots *roots, char *buf,
+                      size_t size)
+{
+    return dshx__cgroup_v1_dir_in(controllers[c].name, roots->proc_cgroup, roots->mount_root, buf, size) == 0 &&
+           access(buf, W_OK) == 0;
+}
+
+/* Whether cgroup2 children of this process's group get controller c (its cgroup.subtree_control
+ * names it and the group is writable). cpuacct's counters are cgroup2 core (cpu.stat). */
+static bool v2_delegates(enum dshx_cgroup_controller c, const struct dshx__cgroup_roots *roots)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32], text[512];
+    if (dshx__cgroup_dir_in(DSHX_CGROUP_V2, roots->proc_cgroup, roots->mount_root, dir, sizeof(dir)) < 0 ||
+        access(dir, W_OK) != 0)
+        return false;
+    if (c == DSHX_CGROUP_CTL_CPUACCT)
+        return true;
+    snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    for (char *save = NULL, *w = strtok_r(text, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
+        if (!strcmp(w, controllers[c].name))
+            return true;
+    return false;
+}
+
+unsigned dshx__cgroup_controllers_available(const struct dshx__cgroup_roots *roots)
+{
+    unsigned set = 0;
+    char parent[PATH_MAX];
+    for (int c = 0; c < DSHX_CGROUP_CTL_COUNT; c++)
+        if (v2_delegates((enum dshx_cgroup_controller)c, roots) ||
+            v1_parent((enum dshx_cgroup_controller)c, roots, parent, sizeof(parent)))
+            set |= 1u << c;
+    return set;
+}
+
+unsigned dshx__range_cgroup_add_controllers(struct dshx__range_cgroup *cg,
+                                            const struct dshx__cgroup_roots *roots, const char *name)
+{
+    unsigned set = 0;
+    struct stat made[DSHX_CGROUP_CTL_COUNT];
+    for (int c = 0; c < DSHX_CGROUP_CTL_COUNT; c++) {
+        char parent[PATH_MAX], file[PATH_MAX + 64];
+        snprintf(file, sizeof(file), "%s/%s", cg->main.path, controllers[c].v2_file);
+        if (cg->kind == DSHX_CGROUP_V2 && access(file, F_OK) == 0) {
+            cg->ctl[c] = &cg->main;
+        } else if (v1_parent((enum dshx_cgroup_controller)c, roots, parent, sizeof(parent))) {
+            /* Co-mounted controllers (cpu,cpuacct) share one hierarchy and so one group. */
+            struct stat st;
+            if (stat(parent, &st) < 0)
+                continue;
+            for (int o = 0; o < c && !cg->ctl[c]; o++)
+                if (cg->v1[o].dir_fd >= 0 && made[o].st_dev == st.st_dev && made[o].st_ino == st.st_ino)
+                    cg->ctl[c] = &cg->v1[o];
+            if (!cg->ctl[c] && group_make(&cg->v1[c], parent, name, true) == 0) {
+                made[c] = st;
+                cg->ctl[c] = &cg->v1[c];
+            }
+        }
+        if (cg->ctl[c])
+            set |= 1u << c;
+    }
+    return set;
+}
+
+static int write_u64(const struct group *g, const char *file, uint64_t value)
+{
+    char text[32];
+    snprintf(text, sizeof(text), "%llu", (unsigned long long)value);
+    return write_group_file(g, file, text);
+}
+
+/* memory: the limit, and no swap beyond it (the swap file exists only with swap accounting). */
+static int set_memory(const struct dshx__range_cgroup *cg, const struct group *g, uint64_t bytes)
+{
+    if (g == &cg->main) {
+        int rc = write_u64(g, "memory.max", bytes);
+        if (rc == 0 && faccessat(g->dir_fd, "memory.swap.max", F_OK, 0) == 0)
+            rc = write_u64(g, "memory.swap.max", 0);
+        /* An OOM kill takes the whole range, not one process of it. */
+        if (rc == 0 && faccessat(g->dir_fd, "memory.oom.group", F_OK, 0) == 0)
+            rc = write_u64(g, "memory.oom.group", 1);
+        return rc;
+    }
+    int rc = write_u64(g, "memory.limit_in_bytes", bytes);
+    if (rc == 0 && faccessat(g->dir_fd, "memory.memsw.limit_in_bytes", F_OK, 0) == 0)
+        rc = write_u64(g, "memory.memsw.limit_in_bytes", bytes);
+    return rc;
+}
+
+static int set_cpu(const struct dshx__range_cgroup *cg, const struct group *g, uint32_t percent)
+{
+    uint64_t quota = (uint64_t)percent * DSHX_CPU_PERIOD_US / 100;
+    if (g == &cg->main) {
+        char text[64];
+        snprintf(text, sizeof(text), "%llu %u", (unsigned long long)quota, DSHX_CPU_PERIOD_US);
+        return write_group_file(g, "cpu.max", text);
+    }
+    int rc = write_u64(g, "cpu.cfs_period_us", DSHX_CPU_PERIOD_US);
+    return rc < 0 ? rc : write_u64(g, "cpu.cfs_quota_us", quota);
+}
+
+int dshx__range_cgroup_set_limits(struct dshx__range_cgroup *cg, const struct dshx__range_limits *l,
+                                  const char **ret_what)
+{
+    const struct group *mem = cg->ctl[DSHX_CGROUP_CTL_MEMORY], *pids = cg->ctl[DSHX_CGROUP_CTL_PIDS],
+                       *cpu = cg->ctl[DSHX_CGROUP_CTL_CPU];
+    int rc = 0;
+    if (l->memory_bytes) {
+        *ret_what = "memory";
+        if ((rc = mem ? set_memory(cg, mem, l->memory_bytes) : -ENOTSUP) < 0)
+            return rc;
+    }
+    if (l->processes) {
+        *ret_what = "processes";
+        if ((rc = pids ? write_u64(pids, "pids.max", l->processes) : -ENOTSUP) < 0)
+            return rc;
+    }
+    if (l->cpu_percent) {
+        *ret_what = "cpu";
+        if ((rc = cpu ? set_cpu(cg, cpu, l->cpu_percent) : -ENOTSUP) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The value after `key ` on a line of a flat-keyed file; false when absent. */
+static bool keyed_value(const char *text, const char *key, uint64_t *ret_value)
+{
+    size_t n = strlen(key);
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (!strncmp(line, key, n) && line[n] == ' ') {
+            *ret_value = strtoull(line + n + 1, NULL, 10);
+            return true;
+        }
+    return false;
+}
+
+/* A counter of g: a number file (key NULL) or one key of a flat-keyed file; 0 when absent. */
+static uint64_t counter(const struct group *g, const char *file, const char *key)
+{
+    char text[2048];
+    uint64_t v = 0;
+    if (!g || read_group_file(g, file, text, sizeof(text)) < 0)
+        return 0;
+    if (!key)
+        return strtoull(text, NULL, 10);
+    return keyed_value(text, key, &v) ? v : 0;
+}
+
+void dshx__range_cgroup_usage(const struct dshx__range_cgroup *cg, struct dshx__range_usage *u)
+{
+    const struct group *mem = cg->ctl[DSHX_CGROUP_CTL_MEMORY], *pids = cg->ctl[DSHX_CGROUP_CTL_PIDS],
+                       *cpu = cg->ctl[DSHX_CGROUP_CTL_CPU], *acct = cg->ctl[DSHX_CGROUP_CTL_CPUACCT];
+    bool v2_mem = mem == &cg->main;
+    *u = (struct dshx__range_usage){
+        .oom_kills = counter(mem, v2_mem ? "memory.events" : "memory.oom_control", "oom_kill"),
+        .memory_peak_bytes = counter(mem, v2_mem ? "memory.peak" : "memory.max_usage_in_bytes", NULL),
+        .cpu_periods = counter(cpu, "cpu.stat", "nr_periods"),
+        .cpu_throttled_periods = counter(cpu, "cpu.stat", "nr_throttled"),
+        .process_limit_hits = counter(pids, "pids.events", "max"),
+    };
+    if (acct == &cg->main) /* cgroup2 core */
+        u->cpu_usage_usec = counter(acct, "cpu.stat", "usage_usec");
+    else
+        u->cpu_usage_usec = counter(acct, "cpuacct.usage", NULL) / 1000; /* ns */
+}
+
 bool dshx__range_cgroup_usable(const struct dshx__range_cgroup *cg)
 {
     if (cg->kind == DSHX_CGROUP_V1_FREEZER)
-        return faccessat(cg->dir_fd, "freezer.state", W_OK, 0) == 0;
-    return faccessat(cg->dir_fd, "cgroup.freeze", W_OK, 0) == 0 &&
-           faccessat(cg->dir_fd, "cgroup.kill", W_OK, 0) == 0;
+        return faccessat(cg->main.dir_fd, "freezer.state", W_OK, 0) == 0;
+    return faccessat(cg->main.dir_fd, "cgroup.freeze", W_OK, 0) == 0 &&
+           faccessat(cg->main.dir_fd, "cgroup.kill", W_OK, 0) == 0;
 }
 
 int dshx__range_cgroup_clone_fd(const struct dshx__range_cgroup *cg)
 {
-    return cg->kind == DSHX_CGROUP_V2 ? cg->dir_fd : -1;
+    return cg->kind == DSHX_CGROUP_V2 ? cg->main.dir_fd : -1;
 }
 
 int dshx__range_cgroup_join_fd(const struct dshx__range_cgroup *cg)
 {
-    return cg->join_fd;
+    return cg->main.join_fd;
+}
+
+size_t dshx__range_cgroup_join_fds(const struct dshx__range_cgroup *cg, int *fds, size_t max)
+{
+    size_t n = 0;
+    if (cg->main.join_fd >= 0 && n < max)
+        fds[n++] = cg->main.join_fd;
+    for (size_t i = 0; i < DSHX_CGROUP_CTL_COUNT; i++)
+        if (cg->v1[i].join_fd >= 0 && n < max)
+            fds[n++] = cg->v1[i].join_fd;
+    return n;
 }
 
 int dshx__range_cgroup_freeze(struct dshx__range_cgroup *cg)
@@ -108,11 +345,8 @@ int dshx__range_cgroup_freeze(struct dshx__range_cgroup *cg)
 /* Whether `key` is followed by " 1" on a line of a flat-keyed file (cgroup.events). */
 static bool keyed_one(const char *text, const char *key)
 {
-    size_t n = strlen(key);
-    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-        if (!strncmp(line, key, n) && line[n] == ' ')
-            return line[n + 1] == '1';
-    return false;
+    uint64_t v;
+    return keyed_value(text, key, &v) && v == 1;
 }
 
 int dshx__range_cgroup_frozen(const struct dshx__range_cgroup *cg)
@@ -140,7 +374,7 @@ int dshx__range_cgroup_empty(const struct dshx__range_cgroup *cg)
  * meanwhile), then thaw so the pending SIGKILLs take effect. */
 static int kill_v1(struct dshx__range_cgroup *cg)
 {
-    int fd = openat(cg->dir_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+    int fd = openat(cg->main.dir_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     FILE *procs = fdopen(fd, "r");
@@ -170,11 +404,14 @@ int dshx__range_cgroup_kill(struct dshx__range_cgroup *cg)
 
 int dshx__range_cgroup_remove(struct dshx__range_cgroup *cg)
 {
-    if (rmdir(cg->path) < 0)
-        return -errno;
-    close(cg->dir_fd);
-    if (cg->join_fd >= 0)
-        close(cg->join_fd);
+    for (size_t i = 0; i < DSHX_CGROUP_CTL_COUNT; i++) {
+        int rc = group_remove(&cg->v1[i]);
+        if (rc < 0)
+            return rc;
+    }
+    int rc = group_remove(&cg->main);
+    if (rc < 0)
+        return rc;
     free(cg);
     return 0;
 }
@@ -207,34 +444,63 @@ int dshx__cgroup_own_dir(enum dshx_cgroup_kind kind, char *buf, size_t size)
     return dshx__cgroup_dir_in(kind, "/proc/self/cgroup", "/sys/fs/cgroup", buf, size);
 }
 
-int dshx__cgroup_dir_in(enum dshx_cgroup_kind kind, const char *proc_cgroup, const char *mount_root,
-                        char *buf, size_t size)
+/* Whether the comma-separated list names controller. */
+static bool lists(const char *list, const char *controller)
+{
+    size_t n = strlen(controller);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, controller, n) && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* This process's path in the hierarchy of controller (NULL: the cgroup2 line "0::") into own. */
+static int own_path(const char *proc_cgroup, const char *controller, char *own, size_t size)
 {
     FILE *f = fopen(proc_cgroup, "re");
     if (!f)
         return -errno;
-    char line[PATH_MAX + 64], *own = NULL;
-    /* v2 is "0::<path>"; the v1 freezer's line names its controller. */
-    while (!own && fgets(line, sizeof(line), f)) {
+    char line[PATH_MAX + 64];
+    int rc = -ENOENT;
+    while (rc == -ENOENT && fgets(line, sizeof(line), f)) {
         line[strcspn(line, "\n")] = '\0';
         char *colon = strchr(line, ':'), *path = colon ? strchr(colon + 1, ':') : NULL;
         if (!path)
             continue;
         *path++ = '\0';
-        bool v2_line = !strcmp(colon + 1, "");
-        if (kind == DSHX_CGROUP_V2 ? v2_line : !strcmp(colon + 1, "freezer"))
-            own = path;
+        if (controller ? lists(colon + 1, controller) : !strcmp(colon + 1, ""))
+            rc = snprintf(own, size, "%s", path) >= (int)size ? -ENAMETOOLONG : 0;
     }
     fclose(f);
-    if (!own)
-        return -ENOENT;
+    return rc;
+}
+
+int dshx__cgroup_v1_dir_in(const char *controller, const char *proc_cgroup, const char *mount_root,
+                           char *buf, size_t size)
+{
+    char own[PATH_MAX];
+    int rc = own_path(proc_cgroup, controller, own, sizeof(own));
+    if (rc < 0)
+        return rc;
+    /* /sys/fs/cgroup/<controller> is the mount, or a symlink to a co-mounted "cpu,cpuacct". */
+    if (snprintf(buf, size, "%s/%s%s", mount_root, controller, strcmp(own, "/") ? own : "") >= (int)size)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+int dshx__cgroup_dir_in(enum dshx_cgroup_kind kind, const char *proc_cgroup, const char *mount_root,
+                        char *buf, size_t size)
+{
+    if (kind == DSHX_CGROUP_V1_FREEZER)
+        return dshx__cgroup_v1_dir_in("freezer", proc_cgroup, mount_root, buf, size);
+    char own[PATH_MAX];
+    int rc = own_path(proc_cgroup, NULL, own, sizeof(own));
+    if (rc < 0)
+        return rc;
     /* The v2 hierarchy is the mount root itself (unified) or, on hybrid systems, its unified/. */
-    const char *sub = "/freezer";
-    if (kind == DSHX_CGROUP_V2) {
-        char probe[PATH_MAX];
-        snprintf(probe, sizeof(probe), "%s/cgroup.controllers", mount_root);
-        sub = access(probe, F_OK) == 0 ? "" : "/unified";
-    }
+    char probe[PATH_MAX];
+    snprintf(probe, sizeof(probe), "%s/cgroup.controllers", mount_root);
+    const char *sub = access(probe, F_OK) == 0 ? "" : "/unified";
     if (snprintf(buf, size, "%s%s%s", mount_root, sub, strcmp(own, "/") ? own : "") >= (int)size)
         return -ENAMETOOLONG;
     return 0;

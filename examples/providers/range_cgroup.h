@@ -1,10 +1,12 @@
 /* One cgroup per managed process range: created before the spawn, joined at clone, frozen to stop
- * the whole range at once, killed, removed (range_cgroup.c). */
+ * the whole range at once, limited (memory, processes, cpu), accounted, killed, removed
+ * (range_cgroup.c). */
 #ifndef DSHX_RANGE_CGROUP_H
 #define DSHX_RANGE_CGROUP_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Which hierarchy holds a range's cgroup. */
 #define DSHX_CGROUP_KIND_TABLE(X)                                                              \
@@ -17,6 +19,47 @@ enum dshx_cgroup_kind {
 #undef DSHX_CGROUP_KIND_ENUM
 };
 
+/* The controllers a range's limits and accounting use: name (also of its v1 hierarchy), and the
+ * cgroup2 file a group has when its parent delegates the controller. */
+#define DSHX_CGROUP_CONTROLLER_TABLE(X)                                                        \
+    X(MEMORY, "memory", "memory.max")                                                          \
+    X(PIDS, "pids", "pids.max")                                                                \
+    X(CPU, "cpu", "cpu.max")                                                                   \
+    X(CPUACCT, "cpuacct", "cpu.stat")
+
+enum dshx_cgroup_controller {
+#define DSHX_CGROUP_CONTROLLER_ENUM(name, text, v2_file) DSHX_CGROUP_CTL_##name,
+    DSHX_CGROUP_CONTROLLER_TABLE(DSHX_CGROUP_CONTROLLER_ENUM)
+#undef DSHX_CGROUP_CONTROLLER_ENUM
+    DSHX_CGROUP_CTL_COUNT
+};
+
+/* Where the cgroup filesystem is: the host's (/proc/self/cgroup, /sys/fs/cgroup), or a fake tree
+ * of the tests (the services' test knob cgroup_root). */
+struct dshx__cgroup_roots {
+    const char *proc_cgroup; /* this process's membership, "<id>:<controllers>:<path>" lines */
+    const char *mount_root;  /* where the hierarchies are mounted */
+};
+
+/* A range's limits; 0 = no limit of that kind. */
+struct dshx__range_limits {
+    uint64_t memory_bytes; /* RSS + page cache (tmpfs included), no swap */
+    uint32_t processes;    /* tasks: processes and their threads */
+    uint32_t cpu_percent;  /* of one CPU per period (100 = one CPU) */
+};
+
+#define DSHX_CPU_PERIOD_US 100000u
+
+/* What the range's controllers counted (0 where a controller is not in use). */
+struct dshx__range_usage {
+    uint64_t oom_kills;
+    uint64_t memory_peak_bytes;
+    uint64_t cpu_usage_usec;
+    uint64_t cpu_periods;
+    uint64_t cpu_throttled_periods;
+    uint64_t process_limit_hits;
+};
+
 struct dshx__range_cgroup;
 
 /* Creates `<parent>/<name>` in a hierarchy of `kind` (parent: an existing cgroup directory, e.g.
@@ -24,6 +67,25 @@ struct dshx__range_cgroup;
  * of the same directory, written before the range is cloned into it. Returns 0 or -errno. */
 int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, const char *name,
                               struct dshx__range_cgroup **ret);
+
+/* Adds the controllers to the range: each comes from the group itself where it is cgroup2 and its
+ * parent delegates the controller, else from a `<name>` group made in that controller's v1
+ * hierarchy (joined like the v1 freezer, see join_fds). A controller neither offers stays absent.
+ * Returns the bit set (1 << controller) of the controllers now in use. */
+unsigned dshx__range_cgroup_add_controllers(struct dshx__range_cgroup *cg,
+                                            const struct dshx__cgroup_roots *roots, const char *name);
+
+/* The bit set of controllers the host could give a new range (what add_controllers would find),
+ * for the enforcement report. */
+unsigned dshx__cgroup_controllers_available(const struct dshx__cgroup_roots *roots);
+
+/* Writes the limits before the range runs. 0, or -errno with *ret_what naming the limit that
+ * could not be set ("memory", "processes", "cpu"); -ENOTSUP when its controller is absent. */
+int dshx__range_cgroup_set_limits(struct dshx__range_cgroup *cg, const struct dshx__range_limits *limits,
+                                  const char **ret_what);
+
+/* Reads the counters of every controller in use. */
+void dshx__range_cgroup_usage(const struct dshx__range_cgroup *cg, struct dshx__range_usage *ret_usage);
 
 /* Whether the group has the files freeze and kill need (cgroup2 before Linux 5.14 lacks
  * cgroup.kill; a v1 hierarchy without the freezer lacks freezer.state). */
@@ -35,6 +97,10 @@ int dshx__range_cgroup_clone_fd(const struct dshx__range_cgroup *cg);
 /* v1 only: an open fd of `cgroup.procs` a cloned child writes "0" into before it execs (the
  * write moves the writer; it is one syscall on memory prepared before clone). -1 for v2. */
 int dshx__range_cgroup_join_fd(const struct dshx__range_cgroup *cg);
+
+/* Every such fd of the range (the v1 freezer's and each v1 controller group's) into fds (room
+ * for max); returns how many. */
+size_t dshx__range_cgroup_join_fds(const struct dshx__range_cgroup *cg, int *fds, size_t max);
 
 /* Asks the kernel to freeze every process of the range (and any it starts later). */
 int dshx__range_cgroup_freeze(struct dshx__range_cgroup *cg);
@@ -51,7 +117,7 @@ int dshx__range_cgroup_empty(const struct dshx__range_cgroup *cg);
  * supervisor as without a cgroup. */
 int dshx__range_cgroup_kill(struct dshx__range_cgroup *cg);
 
-/* Removes the directory (fails with -EBUSY while a process remains) and frees cg on success. */
+/* Removes the directories (fails with -EBUSY while a process remains) and frees cg on success. */
 int dshx__range_cgroup_remove(struct dshx__range_cgroup *cg);
 
 /* Removes the empty `<prefix><pid>-*` groups under parent whose pid is no longer alive: what a
@@ -64,5 +130,10 @@ int dshx__cgroup_own_dir(enum dshx_cgroup_kind kind, char *buf, size_t size);
 /* The same from a /proc/<pid>/cgroup file and a cgroup mount root (tests use fake ones). */
 int dshx__cgroup_dir_in(enum dshx_cgroup_kind kind, const char *proc_cgroup, const char *mount_root,
                         char *buf, size_t size);
+
+/* The directory holding this process in the v1 hierarchy of `controller` ("memory", "freezer";
+ * a co-mounted "cpu,cpuacct" hierarchy matches either name): 0 or -errno. */
+int dshx__cgroup_v1_dir_in(const char *controller, const char *proc_cgroup, const char *mount_root,
+                           char *buf, size_t size);
 
 #endif

@@ -37,7 +37,8 @@ struct plan {
     int src[5];  /* become fds 0..4 of the supervisor */
     int sync_fd; /* read end the child waits on until its user namespace maps exist; -1 = none */
     int sync_w;  /* the child's copy of the write end: closed so a dead host reads as EOF */
-    int join_fd; /* v1 freezer cgroup.procs the child writes "0" into first; -1 = none */
+    int join_fd[1 + DSHX_CGROUP_CTL_COUNT]; /* v1 cgroup.procs files the child writes "0" into first */
+    size_t n_join;
     const char *path;
     char **argv;
     char **envp;
@@ -45,9 +46,10 @@ struct plan {
 
 static _Noreturn void child_main(const struct plan *p)
 {
-    /* Into the range's cgroup before anything else runs (cgroup2 needs no step: clone3 did it). */
-    if (p->join_fd >= 0 && write(p->join_fd, "0", 1) != 1)
-        _exit(127);
+    /* Into the range's cgroups before anything else runs (cgroup2 needs no step: clone3 did it). */
+    for (size_t i = 0; i < p->n_join; i++)
+        if (write(p->join_fd[i], "0", 1) != 1)
+            _exit(127);
     int hi[5];
     /* Move every source out of 0..4 first so no dup2 clobbers a later source. */
     for (int i = 0; i < 5; i++)
@@ -144,8 +146,10 @@ static int supervisor_argv(const struct dshx__config *cfg, const struct dsh_spaw
         rc = dsh_strv_push(&sv, "--pid-ns");
     if (rc == 0 && pid_ns && cfg->kernel.pid_max_per_ns) {
         /* The kernel refuses pid_max below 301; the bound is approximate anyway (pids below 300
-         * are not reused after a wrap). */
-        unsigned max = cfg->max_processes < 301 ? 301 : cfg->max_processes;
+         * are not reused after a wrap). The cgroup's pids.max, where there is one, is exact. */
+        unsigned bound = DSH_HAS(req, max_processes) && req->max_processes ? req->max_processes
+                                                                            : cfg->max_processes;
+        unsigned max = bound < 301 ? 301 : bound;
         rc = dsh_strv_push(&sv, "--pid-max");
         if (rc == 0)
             rc = dsh_strv_pushf(&sv, "%u", max);
@@ -178,17 +182,18 @@ static pid_t clone_range(bool pid_ns, bool user_ns, int cgroup_fd, int *ret_pidf
  * neither can be created (unprivileged, no freezer): the range then has none, and freeze()
  * reports unsupported. Names are unique per host process (dsh-range-<pid>-<n>); the first spawn
  * sweeps away empty groups of hosts that died without releasing their ranges. */
-static struct dshx__range_cgroup *create_range_cgroup(void)
+static struct dshx__range_cgroup *create_range_cgroup(const struct dshx__cgroup_roots *roots, char *name,
+                                                      size_t name_size)
 {
     static unsigned long serial;
-    char parent[PATH_MAX], name[64];
-    snprintf(name, sizeof(name), "dsh-range-%ld-%lu", (long)getpid(),
+    char parent[PATH_MAX];
+    snprintf(name, name_size, "dsh-range-%ld-%lu", (long)getpid(),
              __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
     static const enum dshx_cgroup_kind kinds[] = {DSHX_CGROUP_V2, DSHX_CGROUP_V1_FREEZER};
     static bool swept[2];
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
         struct dshx__range_cgroup *cg;
-        if (dshx__cgroup_own_dir(kinds[i], parent, sizeof(parent)) < 0)
+        if (dshx__cgroup_dir_in(kinds[i], roots->proc_cgroup, roots->mount_root, parent, sizeof(parent)) < 0)
             continue;
         if (!__atomic_exchange_n(&swept[i], true, __ATOMIC_RELAXED))
             (void)dshx__range_cgroup_sweep(parent, "dsh-range-");
@@ -199,6 +204,70 @@ static struct dshx__range_cgroup *create_range_cgroup(void)
         }
     }
     return NULL;
+}
+
+/* The v1 controller hierarchies keep groups of dead hosts too: swept once per controller. */
+static void sweep_v1_controllers(const struct dshx__cgroup_roots *roots)
+{
+    static const char *const names[] = {
+#define DSHX_CGROUP_CONTROLLER_NAME(id, text, v2) text,
+        DSHX_CGROUP_CONTROLLER_TABLE(DSHX_CGROUP_CONTROLLER_NAME)
+#undef DSHX_CGROUP_CONTROLLER_NAME
+    };
+    static bool swept;
+    if (__atomic_exchange_n(&swept, true, __ATOMIC_RELAXED))
+        return;
+    char parent[PATH_MAX];
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (dshx__cgroup_v1_dir_in(names[i], roots->proc_cgroup, roots->mount_root, parent, sizeof(parent)) == 0)
+            (void)dshx__range_cgroup_sweep(parent, "dsh-range-");
+}
+
+/* The request's limits, less those the report already declared unenforced (their controller is
+ * not available here). */
+static struct dshx__range_limits enforceable_limits(const struct dshx__config *cfg,
+                                                    const struct dsh_spawn_request *request)
+{
+    unsigned have = cfg->kernel.cgroup_controllers;
+    struct dshx__range_limits l = {.processes = cfg->max_processes};
+    if (DSH_HAS(request, max_cpu_percent)) {
+        l.memory_bytes = request->max_memory_bytes;
+        if (request->max_processes)
+            l.processes = request->max_processes;
+        l.cpu_percent = request->max_cpu_percent;
+    }
+    if (!(have & (1u << DSHX_CGROUP_CTL_MEMORY)))
+        l.memory_bytes = 0;
+    if (!(have & (1u << DSHX_CGROUP_CTL_PIDS)))
+        l.processes = 0;
+    if (!(have & (1u << DSHX_CGROUP_CTL_CPU)))
+        l.cpu_percent = 0;
+    return l;
+}
+
+/* The range's cgroups with its limits written, before anything of it runs. A limit the report
+ * promised that cannot be set fails the spawn: the range never runs less limited than reported. */
+static int prepare_cgroup(const struct dshx__config *cfg, const struct dsh_spawn_request *request,
+                          struct dshx__range_cgroup **ret_cgroup, struct dsh_error *ret_error)
+{
+    struct dshx__cgroup_roots roots = {cfg->cgroup_proc_file, cfg->cgroup_mount_root};
+    struct dshx__range_limits limits = enforceable_limits(cfg, request);
+    bool limited = limits.memory_bytes || limits.processes || limits.cpu_percent;
+    char name[64];
+    struct dshx__range_cgroup *cg = create_range_cgroup(&roots, name, sizeof(name));
+    *ret_cgroup = cg;
+    if (!cg)
+        return limited ? dshx__fail(ret_error, DSH_E_SPAWN_FAILED,
+                                    "the range's limits need a cgroup, and none could be created")
+                       : 0;
+    sweep_v1_controllers(&roots);
+    (void)dshx__range_cgroup_add_controllers(cg, &roots, name);
+    const char *what = "";
+    int rc = dshx__range_cgroup_set_limits(cg, &limits, &what);
+    if (rc < 0)
+        return dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "the range's %s limit could not be set: %s", what,
+                          strerror(-rc));
+    return 0;
 }
 
 static int set_nonblock(int fd)
@@ -262,16 +331,18 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dsh_spawn_req
         rc = dshx__fail(ret_error, rc, "cannot create the range's channels: %s", strerror(-rc));
         goto out;
     }
-    cgroup = create_range_cgroup();
+    if ((rc = prepare_cgroup(cfg, request, &cgroup, ret_error)) < 0)
+        goto out;
     struct plan plan = {
         .src = {fd[DEVNULL], fd[OUT_W], fd[ERR_W], fd[CTL_CHILD], fd[CMD_CHILD]},
         .sync_fd = fd[SYNC_R],
         .sync_w = fd[SYNC_W],
-        .join_fd = cgroup ? dshx__range_cgroup_join_fd(cgroup) : -1,
         .path = cfg->supervisor_path,
         .argv = argv,
         .envp = env,
     };
+    if (cgroup)
+        plan.n_join = dshx__range_cgroup_join_fds(cgroup, plan.join_fd, sizeof(plan.join_fd) / sizeof(plan.join_fd[0]));
     pid_t pid = clone_range(pid_ns, user_ns, cgroup ? dshx__range_cgroup_clone_fd(cgroup) : -1, &pidfd);
     if (pid < 0) {
         rc = -errno;

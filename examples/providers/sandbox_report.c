@@ -2,6 +2,7 @@
  * Landlock ABI actually used. A capability is "full" only when every layer designated for it is
  * in force; the overall enforcement is "full" only when every capability is. */
 #include "internal.h"
+#include "range_cgroup.h"
 
 #include <json-c/json.h>
 #include <stdlib.h>
@@ -17,12 +18,42 @@ static const char *level(bool full, bool any)
     return full ? "full" : any ? "partial" : "none";
 }
 
+/* What a range's limits need: a cgroup controller for each kind, and a mount namespace for the
+ * size-limited tmpfs TMPDIR. */
+static const struct {
+    unsigned controller;
+    const char *missing;
+} limit_needs[] = {
+    {1u << DSHX_CGROUP_CTL_MEMORY, "no memory cgroup"},
+    {1u << DSHX_CGROUP_CTL_PIDS, "no pids cgroup"},
+    {1u << DSHX_CGROUP_CTL_CPU, "no cpu cgroup"},
+    {0, "no mount namespace for the tmpfs TMPDIR"},
+};
+
+int dshx__resource_gaps(const struct dshx__kernel *k, struct dsh_strv *ret_gaps)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof(limit_needs) / sizeof(limit_needs[0]); i++) {
+        bool have = limit_needs[i].controller ? (k->cgroup_controllers & limit_needs[i].controller) != 0
+                                              : k->namespaces;
+        if (!have)
+            rc = dsh_strv_push(ret_gaps, limit_needs[i].missing);
+    }
+    return rc;
+}
+
 char *dshx__report_json(const char *mode, int abi, const struct dshx__kernel *k,
                         bool dedicated_identity, struct dsh_strv *ret_weak)
 {
     bool restricted = strcmp(mode, DSHX_MODE_DANGER) != 0;
     bool ns = k->namespaces, sc = k->seccomp;
-    bool bounded = k->pid_ns && (k->root ? k->pid_max_per_ns : true);
+    struct dsh_strv gaps = {0};
+    if (dshx__resource_gaps(k, &gaps) < 0) {
+        dsh_strv_clear(&gaps);
+        return NULL;
+    }
+    bool limited = gaps.n == 0;
+    dsh_strv_clear(&gaps);
     struct capability caps[] = {
         /* Landlock paths; truncate(2)/O_TRUNC are controlled only from ABI 3. */
         {"files", level(abi >= 3, abi >= 1)},
@@ -46,9 +77,9 @@ char *dshx__report_json(const char *mode, int abi, const struct dshx__kernel *k,
         /* A PID namespace owns every descendant; the subreaper fallback can lose a range whose
          * supervisor gets killed. */
         {"processLifetime", level(k->pid_ns, true)},
-        /* rlimits always; a process-count bound needs pid_max per namespace (root) or
-         * RLIMIT_NPROC in a user namespace of our own. */
-        {"resources", level(bounded, true)},
+        /* rlimits always; memory, process and cpu limits of the whole range need its cgroups,
+         * the TMPDIR size a tmpfs in the launcher's mount namespace. */
+        {"resources", level(limited, true)},
     };
     size_t n = sizeof(caps) / sizeof(caps[0]);
     bool all_full = true;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -56,7 +57,29 @@ static void confinement_free(struct confinement *c)
 struct policy {
     const char *mode;
     char workspace[PATH_MAX];
+    uint64_t max_temp_bytes;      /* size of the tmpfs TMPDIR (1.3 "maxTempBytes") */
+    bool require_resource_limits; /* 1.3 "requireResourceLimits" */
 };
+
+/* The 1.3 limit fields of a policy: absent = the default / false; a wrong type is refused. */
+static int parse_limits(json_object *root, struct policy *p, struct dsh_error *ret_error)
+{
+    json_object *v;
+    p->max_temp_bytes = DSHX_DEFAULT_MAX_TEMP_BYTES;
+    if (json_object_object_get_ex(root, "maxTempBytes", &v)) {
+        int64_t n = json_object_get_int64(v);
+        if (!json_object_is_type(v, json_type_int) || n < 4096)
+            return dshx__fail(ret_error, DSH_E_REQUEST_INVALID,
+                              "policy maxTempBytes must be an integer of at least 4096");
+        p->max_temp_bytes = (uint64_t)n;
+    }
+    if (json_object_object_get_ex(root, "requireResourceLimits", &v)) {
+        if (!json_object_is_type(v, json_type_boolean))
+            return dshx__fail(ret_error, DSH_E_REQUEST_INVALID, "policy requireResourceLimits must be a boolean");
+        p->require_resource_limits = json_object_get_boolean(v);
+    }
+    return 0;
+}
 
 static int parse_policy(const char *text, size_t len, struct policy *ret_policy,
                         struct dsh_error *ret_error)
@@ -94,6 +117,8 @@ static int parse_policy(const char *text, size_t len, struct policy *ret_policy,
         else if (strcmp(ret_policy->mode, DSHX_MODE_DANGER) != 0 &&
                  strcmp(ret_policy->workspace, "/") == 0)
             rc = dshx__fail(ret_error, DSH_E_REQUEST_INVALID, "a confined workspace may not be /");
+        else
+            rc = parse_limits(root, ret_policy, ret_error);
     }
     json_object_put(root);
     return rc;
@@ -201,8 +226,17 @@ static int launcher_argv(const struct dshx__config *cfg, const struct policy *p,
      * launcher idmaps anyway: in read-only the host user's roots too. */
     for (size_t i = write ? id->host_roots : 0; rc == 0 && id->set && i < id->owned.n; i++)
         rc = push_pair(&sv, "--owned", id->owned.v[i]);
-    if (rc == 0 && tempdir)
+    /* The private temp dir is a tmpfs of its own size inside the launcher's mount namespace, so
+     * filling it never touches the host's filesystem; without namespaces it stays on disk. */
+    if (rc == 0 && tempdir && cfg->kernel.namespaces) {
+        rc = push_pair(&sv, "--tmpfs", tempdir);
+        if (rc == 0)
+            rc = dsh_strv_push(&sv, "--tmpfs-size");
+        if (rc == 0)
+            rc = dsh_strv_pushf(&sv, "%llu", (unsigned long long)p->max_temp_bytes);
+    } else if (rc == 0 && tempdir) {
         rc = push_pair(&sv, "--rw", tempdir);
+    }
     if (rc == 0)
         rc = dsh_strv_push(&sv, "--");
     for (size_t i = 0; rc == 0 && argv[i]; i++)
@@ -270,6 +304,19 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
         rc = DSH_E_SANDBOX_UNAVAILABLE;
     }
     dsh_strv_clear(&weak);
+    /* requireResourceLimits: a machine that cannot hold the range to its limits fails closed. */
+    struct dsh_strv gaps = {0};
+    if (rc == 0 && c->restricted && p->require_resource_limits &&
+        (rc = dshx__resource_gaps(&cfg->kernel, &gaps)) == 0 && gaps.n) {
+        char *list = dsh_strv_join(gaps.v, ", ");
+        dshx__log(cfg, DSH_LOG_ERROR,
+                  "sandbox unavailable for %s: resource limits are required (requireResourceLimits), "
+                  "but this machine enforces resources: partial (%s)",
+                  p->mode, list ? list : "less");
+        free(list);
+        rc = DSH_E_SANDBOX_UNAVAILABLE;
+    }
+    dsh_strv_clear(&gaps);
     dsh_strv_clear(&env);
     dsh_strv_clear(&id.owned);
     if (rc < 0) {
@@ -307,7 +354,7 @@ static int confine(void *ctx, const char *const *argv, const char *policy_json, 
     struct dshx__sandbox *sb = ctx;
     if (!argv || !argv[0] || argv[0][0] != '/' || !policy_json || !on_confined || !ret_op)
         return DSH_E_REQUEST_INVALID;
-    struct policy p;
+    struct policy p = {0};
     int rc = parse_policy(policy_json, policy_len, &p, NULL);
     if (rc < 0)
         return rc;

@@ -5,6 +5,7 @@
 #include "supervisor_protocol.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -164,6 +165,32 @@ static int freeze(void *ctx, struct dsh_process *process)
     return dshx__range_cgroup_frozen(r->cgroup);
 }
 
+static int usage(void *ctx, struct dsh_process *process, struct dsh_range_usage *ret_usage)
+{
+    (void)ctx;
+    if (!process || !ret_usage || ret_usage->struct_size < sizeof(ret_usage->struct_size))
+        return DSH_E_REQUEST_INVALID;
+    struct dshx__range *r = range_of(process);
+    if (!r->cgroup)
+        return DSH_E_UNSUPPORTED;
+    struct dshx__range_usage u;
+    dshx__range_cgroup_usage(r->cgroup, &u);
+    struct dsh_range_usage full = {
+        .struct_size = sizeof(full),
+        .oom_kills = u.oom_kills > UINT32_MAX ? UINT32_MAX : (uint32_t)u.oom_kills,
+        .memory_peak_bytes = u.memory_peak_bytes,
+        .cpu_usage_usec = u.cpu_usage_usec,
+        .cpu_periods = u.cpu_periods,
+        .cpu_throttled_periods = u.cpu_throttled_periods,
+        .process_limit_hits = u.process_limit_hits,
+    };
+    /* A caller compiled against an older record gets the part it knows. */
+    uint32_t size = ret_usage->struct_size < sizeof(full) ? ret_usage->struct_size : (uint32_t)sizeof(full);
+    memcpy(ret_usage, &full, size);
+    ret_usage->struct_size = size;
+    return 0;
+}
+
 /* Kills what is left in the range's cgroup (a subreaper range can leave descendants; a frozen
  * one is all still there) and removes the group once it is empty. */
 static void remove_cgroup(const struct dshx__config *cfg, struct dshx__range *r)
@@ -228,6 +255,7 @@ int dshx__subprocess_create(const struct dshx__config *cfg, struct dsh_subproces
         .poll_quiescent = poll_quiescent,
         .release = release,
         .freeze = freeze,
+        .usage = usage,
     };
     *ret_subprocess = sp;
     return 0;

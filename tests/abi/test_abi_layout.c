@@ -96,10 +96,20 @@ Test(abi, sandbox_service)
 
 Test(abi, subprocess_service)
 {
-    SIZE(dsh_spawn_request, 32);
+    SIZE(dsh_spawn_request, 48);
     OFF(dsh_spawn_request, argv, 8);
     OFF(dsh_spawn_request, env, 16);
     OFF(dsh_spawn_request, cwd, 24);
+    OFF(dsh_spawn_request, max_memory_bytes, 32); /* 1.3 */
+    OFF(dsh_spawn_request, max_processes, 40);    /* 1.3 */
+    OFF(dsh_spawn_request, max_cpu_percent, 44);  /* 1.3 */
+    SIZE(dsh_range_usage, 48);                    /* 1.3 */
+    OFF(dsh_range_usage, oom_kills, 4);
+    OFF(dsh_range_usage, memory_peak_bytes, 8);
+    OFF(dsh_range_usage, cpu_usage_usec, 16);
+    OFF(dsh_range_usage, cpu_periods, 24);
+    OFF(dsh_range_usage, cpu_throttled_periods, 32);
+    OFF(dsh_range_usage, process_limit_hits, 40);
     SIZE(dsh_process, 24);
     OFF(dsh_process, pid, 4);
     OFF(dsh_process, control_fd, 8);
@@ -109,12 +119,13 @@ Test(abi, subprocess_service)
     SIZE(dsh_exit_status, 12);
     OFF(dsh_exit_status, code, 4);
     OFF(dsh_exit_status, signal, 8);
-    SIZE(dsh_subprocess_service, 56);
+    SIZE(dsh_subprocess_service, 64);
     OFF(dsh_subprocess_service, spawn, 16);
     OFF(dsh_subprocess_service, terminate, 24);
     OFF(dsh_subprocess_service, poll_quiescent, 32);
     OFF(dsh_subprocess_service, release, 40);
     OFF(dsh_subprocess_service, freeze, 48); /* 1.2 */
+    OFF(dsh_subprocess_service, usage, 56);  /* 1.3 */
 }
 
 Test(abi, policy_and_logger)
@@ -161,7 +172,7 @@ Test(abi, strerror_covers_errno_and_ok)
 /* libdsh-linux-services.so.1: its options struct grows only by appending. */
 Test(abi, linux_services_options)
 {
-    SIZE(dsh_linux_services_options, 120);
+    SIZE(dsh_linux_services_options, 128);
     OFF(dsh_linux_services_options, struct_size, 0);
     OFF(dsh_linux_services_options, launcher_path, 8);
     OFF(dsh_linux_services_options, extra_writable_roots, 16);
@@ -180,6 +191,7 @@ Test(abi, linux_services_options)
     OFF(dsh_linux_services_options, fail_quiescence_observations, 104);
     OFF(dsh_linux_services_options, require_full_enforcement, 108);
     OFF(dsh_linux_services_options, fault_freeze_skipped_ms, 112);
+    OFF(dsh_linux_services_options, cgroup_root, 120); /* 1.3 */
 }
 
 /* Every versioned struct starts with the same header: struct_size at offset 0, and for tables and
@@ -204,6 +216,7 @@ Test(abi, every_struct_starts_with_the_header)
     OFF(dsh_run_callbacks, struct_size, 0);
     OFF(dsh_confinement, struct_size, 0);
     OFF(dsh_spawn_request, struct_size, 0);
+    OFF(dsh_range_usage, struct_size, 0);
     OFF(dsh_process, struct_size, 0);
     cr_expect_eq(sizeof(((struct dsh_process *)0)->struct_size), 4);
 }
