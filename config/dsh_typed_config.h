@@ -50,6 +50,12 @@ struct ptc_config {
     int64_t grace_ms;
     int64_t prewarm_processes; /* 0: no pool (the Python runtime has none) */
     int64_t prewarm_idle_ms;
+    /* Limits of the whole process range (0 where the row has no such field). */
+    int64_t max_memory_mb;
+    int64_t max_processes;
+    int64_t max_cpu_percent;
+    int64_t max_temp_bytes;
+    bool require_resource_limits;
     struct ptc_launch launch;
 };
 

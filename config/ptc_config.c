@@ -84,6 +84,10 @@ static int fill(struct dsh_row *row, struct ptc_config *cfg)
         {"graceMs", offsetof(struct ptc_config, grace_ms)},
         {"prewarmProcesses", offsetof(struct ptc_config, prewarm_processes)},
         {"prewarmIdleMs", offsetof(struct ptc_config, prewarm_idle_ms)},
+        {"maxMemoryMb", offsetof(struct ptc_config, max_memory_mb)},
+        {"maxProcesses", offsetof(struct ptc_config, max_processes)},
+        {"maxCpuPercent", offsetof(struct ptc_config, max_cpu_percent)},
+        {"maxTempBytes", offsetof(struct ptc_config, max_temp_bytes)},
     };
     int mode;
     int err = get_enum(row, "executionMode", mode_names, N_ELEMENTS(mode_names), &mode);
@@ -96,6 +100,10 @@ static int fill(struct dsh_row *row, struct ptc_config *cfg)
         return err;
     err = dsh_config_get_bool(row->provider, &row->doc, row->root, "replScoped",
                               &cfg->repl_scoped);
+    if (err < 0)
+        return err;
+    err = dsh_config_get_bool(row->provider, &row->doc, row->root, "requireResourceLimits",
+                              &cfg->require_resource_limits);
     if (err < 0)
         return err;
     err = ptc_config_fill_ints(row, ints, N_ELEMENTS(ints), cfg);

@@ -247,6 +247,11 @@ static void on_quiescent(struct ptc_watch *watch, uint32_t events)
         env->cleanup_failed = true;
     else
         env->quiescent = true;
+    /* ABI 1.3: the range's counters tell a kill by its memory limit from any other SIGKILL. */
+    struct dsh_range_usage usage = {.struct_size = sizeof usage};
+    if (rc > 0 && DSH_HAS(sp, usage) && sp->usage && sp->usage(sp->ctx, env->process, &usage) == 0 &&
+        DSH_HAS(&usage, oom_kills))
+        env->memory_limit_kills = usage.oom_kills;
     /* Bytes the child sent before it ended are still in the socket: read them first. */
     if (env->control_watch.armed && env->state != PTC_ENV_CLOSING)
         on_control(&env->control_watch, EPOLLIN);

@@ -53,6 +53,7 @@ struct ptc_env {
     bool quiescent, drained, cleanup_failed, control_lost;
     int control_error; /* the negative errno that ended the control channel; 0 for end of file */
     struct dsh_exit_status exit_status;
+    uint32_t memory_limit_kills; /* processes of the range the kernel killed at maxMemoryMb */
     char *launch_error; /* why no launch argv could be built (nothing was confined) */
     char stderr_tail[PTC_STDERR_TAIL];
     size_t stderr_tail_len;

@@ -26,11 +26,15 @@ static void start_process(struct ptc_env *env)
     memcpy(envp, env->confinement->env, n_conf * sizeof *envp);
     memcpy(envp + n_conf, env->launch_env, n_launch * sizeof *envp);
     /* The process starts in the workspace root; each run frame carries its own cwd. */
+    const struct ptc_config *config = &env->host->config;
     struct dsh_spawn_request request = {
         .struct_size = sizeof request,
         .argv = env->confinement->argv,
         .env = envp,
         .cwd = env->identity.workspace_root,
+        .max_memory_bytes = (uint64_t)config->max_memory_mb << 20,
+        .max_processes = (uint32_t)config->max_processes,
+        .max_cpu_percent = (uint32_t)config->max_cpu_percent,
     };
     struct dsh_error err = {0};
     const struct dsh_subprocess_service *sp = env->host->services.subprocess;

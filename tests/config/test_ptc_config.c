@@ -70,6 +70,10 @@ Test(ptc_config, defaults_come_from_the_catalog)
         {"graceMs", cfg.grace_ms},
         {"prewarmProcesses", cfg.prewarm_processes},
         {"prewarmIdleMs", cfg.prewarm_idle_ms},
+        {"maxMemoryMb", cfg.max_memory_mb},
+        {"maxProcesses", cfg.max_processes},
+        {"maxCpuPercent", cfg.max_cpu_percent},
+        {"maxTempBytes", cfg.max_temp_bytes},
     };
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         const struct dsh_catalog_field *f = dsh_catalog_field_find(p, ints[i].key);

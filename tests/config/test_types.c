@@ -11,6 +11,7 @@ static const char *const timers[] = {"timeoutMs", "maxTimeoutMs", "stopGraceMs",
 static const char *const integers[] = {
     "timeoutMs",       "maxTimeoutMs",    "maxOutputBytes", "maxOldGenerationSizeMb",
     "maxMessageBytes", "maxPendingCalls", "stopGraceMs",    "graceMs",
+    "maxMemoryMb",     "maxProcesses",    "maxTempBytes", /* maxCpuPercent takes 0: below */
 };
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -255,4 +256,16 @@ Test(types, runtime_limits_keep_runs_possible)
     expect_error(PTC, "maxMessageBytes: 4095\n", "maxMessageBytes", 1, 18, "below the minimum 4096");
     expect_error(PTC, "maxPendingCalls: 9007199254740992\n", "maxPendingCalls", 1, 18,
                  "exceeds the maximum 2147483647");
+}
+
+/* The range limits keep a Node process possible (a dozen tasks, tens of MiB) and stay within
+ * what the kernel files take. */
+Test(types, range_limits_have_bounds)
+{
+    expect_error(PTC, "maxMemoryMb: 31\n", "maxMemoryMb", 1, 14, "below the minimum 32");
+    expect_error(PTC, "maxProcesses: 31\n", "maxProcesses", 1, 15, "below the minimum 32");
+    expect_error(PTC, "maxCpuPercent: -1\n", "maxCpuPercent", 1, 16, "below the minimum 0");
+    expect_error(PTC, "maxCpuPercent: 102401\n", "maxCpuPercent", 1, 16, "exceeds the maximum 102400");
+    expect_error(PTC, "maxTempBytes: 1048575\n", "maxTempBytes", 1, 15, "below the minimum 1048576");
+    expect_error(PTC, "requireResourceLimits: 1\n", "requireResourceLimits", 1, 24, "expected a boolean");
 }
