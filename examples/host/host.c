@@ -65,6 +65,7 @@ struct svc_values {
     int64_t confine_delay_ms; /* test-only fault injection */
     int64_t fail_quiescence;  /* test-only fault injection */
     int64_t freeze_skipped_ms; /* test-only fault injection */
+    char *cgroup_root;        /* test-only: a fake cgroup filesystem */
     bool require_full;
     char *mode;
     char *workspace_root;
@@ -76,6 +77,7 @@ struct svc_values {
 static void svc_values_free(struct svc_values *v)
 {
     dsh_strv_free(v->extra_roots);
+    free(v->cgroup_root);
     free(v->mode);
     free(v->workspace_root);
     dsh_strv_free(v->readable);
@@ -188,6 +190,8 @@ static int read_service_rows(const struct dshh_profile *profile, const struct ds
         if (rc == 0)
             rc = dsh_config_get_int(p, row_doc(row), row->config, "faultFreezeSkippedMs",
                                     &v->freeze_skipped_ms);
+        if (rc == 0 && dsh_config_is_set(p, row_doc(row), row->config, "cgroupRoot"))
+            rc = dsh_config_get_str(p, row_doc(row), row->config, "cgroupRoot", &v->cgroup_root);
     }
     if (rc == 0 && (rc = enabled_row(profile, DSHH_NAME_POLICY, &row)) == 0 && row) {
         const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_POLICY);
@@ -234,6 +238,7 @@ static int mount_services(struct dshh_host *host, const struct dshh_profile *pro
         .fail_quiescence_observations = (uint32_t)v.fail_quiescence,
         .require_full_enforcement = v.require_full,
         .fault_freeze_skipped_ms = (uint32_t)v.freeze_skipped_ms,
+        .cgroup_root = v.cgroup_root,
     };
     struct dsh_error err = {0};
     int rc = dsh_linux_services_create(&o, &host->services_impl, &err);
