@@ -209,6 +209,7 @@ void fx_setup(struct fx *f, const struct fx_options *o)
         .temp_root = f->tmproot,
         .max_processes = o ? o->max_processes : 0,
         .disable_namespaces = o ? o->no_namespaces : false,
+        .cgroup_root = o ? o->cgroup_root : NULL,
     };
     struct dsh_error err = {0};
     int rc = dsh_linux_services_create(&opt, &f->svc, &err);
@@ -282,10 +283,11 @@ static char **env_with_fixture(struct fx *f, const char *const *conf_env, const 
 }
 
 static int live_start_argv(struct fx *f, const char *mode, const char *const *argv,
-                           const char *const *env, struct live *l)
+                           const char *const *env, const struct range_limits *limits, struct live *l)
 {
     memset(l, 0, sizeof(*l));
     l->f = f;
+    const struct range_limits none = {0}, *lim = limits ? limits : &none;
     const struct dsh_sandbox_service *sb = dsh_linux_sandbox(f->svc);
     char policy[1024];
     snprintf(policy, sizeof(policy),
@@ -305,6 +307,9 @@ static int live_start_argv(struct fx *f, const char *mode, const char *const *ar
         .argv = c.conf->argv,
         .env = (const char *const *)full_env,
         .cwd = f->ws,
+        .max_memory_bytes = lim->memory_bytes,
+        .max_processes = lim->processes,
+        .max_cpu_percent = lim->cpu_percent,
     };
     const struct dsh_subprocess_service *sp = dsh_linux_subprocess(f->svc);
     struct dsh_error err = {0};
@@ -316,15 +321,27 @@ static int live_start_argv(struct fx *f, const char *mode, const char *const *ar
     return 0;
 }
 
-int live_start(struct fx *f, const char *mode, const char *js, const char *const *env,
-               struct live *l)
+static int live_start_js(struct fx *f, const char *mode, const char *js, const char *const *env,
+                         const struct range_limits *limits, struct live *l)
 {
     char *program = NULL;
     cr_assert(asprintf(&program, "%s%s", prelude, js) > 0);
     const char *argv[] = {DSH_TEST_NODE, "-e", program, NULL};
-    int rc = live_start_argv(f, mode, argv, env, l);
+    int rc = live_start_argv(f, mode, argv, env, limits, l);
     free(program);
     return rc;
+}
+
+int live_start(struct fx *f, const char *mode, const char *js, const char *const *env,
+               struct live *l)
+{
+    return live_start_js(f, mode, js, env, NULL, l);
+}
+
+int live_start_limited(struct fx *f, const char *mode, const char *js, const struct range_limits *limits,
+                       struct live *l)
+{
+    return live_start_js(f, mode, js, NULL, limits, l);
 }
 
 /* Reads what is there; returns false once the writer side is gone (EOF). */
@@ -393,6 +410,8 @@ void live_end(struct live *l, struct run *ret)
         }
         ret->quiescent = l->quiescent;
         ret->st = l->st;
+        ret->usage.struct_size = sizeof(ret->usage);
+        ret->usage_status = sp->usage(sp->ctx, l->proc, &ret->usage);
         close(l->proc->stdout_fd);
         close(l->proc->stderr_fd);
         close(l->proc->control_fd);
@@ -413,7 +432,7 @@ void fx_run_argv(struct fx *f, const char *mode, const char *const *argv, const 
                  int timeout_ms, struct run *ret)
 {
     struct live l;
-    int rc = live_start_argv(f, mode, argv, env, &l);
+    int rc = live_start_argv(f, mode, argv, env, NULL, &l);
     if (rc < 0) {
         memset(ret, 0, sizeof(*ret));
         ret->confine_status = rc;
@@ -423,6 +442,16 @@ void fx_run_argv(struct fx *f, const char *mode, const char *const *argv, const 
         return;
     }
     (void)live_pump(&l, timeout_ms);
+    live_end(&l, ret);
+}
+
+void fx_run_limited(struct fx *f, const char *mode, const char *js, const struct range_limits *limits,
+                    struct run *ret)
+{
+    struct live l;
+    int rc = live_start_limited(f, mode, js, limits, &l);
+    cr_assert_eq(rc, 0, "confine: %d", rc);
+    (void)live_pump(&l, RUN_TIMEOUT_MS);
     live_end(&l, ret);
 }
 

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define RO "read-only"
@@ -32,10 +33,20 @@ struct fx_options {
     int max_landlock_abi;
     uint32_t max_processes;
     bool no_namespaces; /* the services' test knob: subreaper fallback, no mount layer */
+    const char *cgroup_root; /* the services' test knob: a fake cgroup filesystem */
+};
+
+/* Limits of one range (the spawn request's 1.3 fields); 0 = none. */
+struct range_limits {
+    uint64_t memory_bytes;
+    uint32_t processes;
+    uint32_t cpu_percent;
 };
 
 struct run {
     int confine_status; /* < 0: confine failed; nothing ran */
+    int usage_status;   /* usage() before release: 0, or why not */
+    struct dsh_range_usage usage;
     char *report;
     int quiescent; /* poll_quiescent's final answer */
     struct dsh_exit_status st;
@@ -65,10 +76,16 @@ void fx_run(struct fx *f, const char *mode, const char *js, const char *const *e
 void fx_run_argv(struct fx *f, const char *mode, const char *const *argv, const char *const *env,
                  int timeout_ms, struct run *ret);
 void run_free(struct run *r);
+/* fx_run with the range's limits set in the spawn request. */
+void fx_run_limited(struct fx *f, const char *mode, const char *js, const struct range_limits *limits,
+                    struct run *ret);
 
 /* Step by step, for tests that act while the range runs. */
 int live_start(struct fx *f, const char *mode, const char *js, const char *const *env,
                struct live *l);
+/* live_start with the range's limits set in the spawn request (limits may be NULL). */
+int live_start_limited(struct fx *f, const char *mode, const char *js, const struct range_limits *limits,
+                       struct live *l);
 bool live_pump(struct live *l, int ms);         /* waits up to ms; true once quiescent */
 void live_end(struct live *l, struct run *ret); /* terminate(0) if needed, release all */
 

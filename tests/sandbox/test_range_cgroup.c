@@ -216,3 +216,153 @@ Test(range_cgroup, fake_cgroupfs_sweep_removes_empty_groups_of_dead_hosts_only)
     }
     cr_assert_eq(rmdir(root), 0);
 }
+
+/* A fake cgroup2 tree whose host group delegates (or not) the limit controllers: root/self-cgroup
+ * stands for /proc/self/cgroup, root/host for the host's group. */
+static void fake_v2_host(char *root, const char *subtree_control)
+{
+    char path[4200];
+    cr_assert(mkdtemp(root));
+    snprintf(path, sizeof(path), "%s/self-cgroup", root);
+    write_text(path, "0::/host\n");
+    snprintf(path, sizeof(path), "%s/cgroup.controllers", root);
+    write_text(path, "cpu memory pids\n");
+    snprintf(path, sizeof(path), "%s/host", root);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/host/cgroup.subtree_control", root);
+    write_text(path, subtree_control);
+}
+
+static void fake_file(const char *dir, const char *name, const char *text)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    write_text(path, text);
+}
+
+static void expect_text(const char *dir, const char *name, const char *want)
+{
+    char path[4200], buf[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    read_text(path, buf, sizeof(buf));
+    cr_assert_str_eq(buf, want, "%s", name);
+}
+
+/* A fake group's files are plain files: emptied, the directory can be removed like a real one. */
+static void remove_fake_group(struct dshx__range_cgroup *cg, const char *group)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof(cmd), "find '%s' -type f -delete", group);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(dshx__range_cgroup_remove(cg), 0);
+}
+
+static void remove_fake(const char *root)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* The files a kernel shows in a new group whose parent delegates memory, pids and cpu. */
+static const char *const V2_LIMIT_FILES[] = {"memory.max", "memory.swap.max", "memory.oom.group", "pids.max",
+                                             "cpu.max", "cpu.stat", "cgroup.freeze", "cgroup.kill", NULL};
+
+Test(range_cgroup, fake_cgroupfs_v2_limits_are_written_to_the_range_group)
+{
+    char root[] = "/tmp/fake-cgroupfs-XXXXXX", host[512], group[1024];
+    fake_v2_host(root, "cpu memory pids\n");
+    struct dshx__cgroup_roots roots = {NULL, root};
+    char proc[4200];
+    snprintf(proc, sizeof(proc), "%s/self-cgroup", root);
+    roots.proc_cgroup = proc;
+    unsigned all = (1u << DSHX_CGROUP_CTL_COUNT) - 1;
+    cr_assert_eq(dshx__cgroup_controllers_available(&roots), all, "every controller delegated");
+
+    snprintf(host, sizeof(host), "%s/host", root);
+    struct dshx__range_cgroup *cg;
+    cr_assert_eq(dshx__range_cgroup_create(DSHX_CGROUP_V2, host, "r1", &cg), 0);
+    snprintf(group, sizeof(group), "%s/r1", host);
+    for (const char *const *f = V2_LIMIT_FILES; *f; f++)
+        fake_file(group, *f, "");
+    cr_assert_eq(dshx__range_cgroup_add_controllers(cg, &roots, "r1"), all, "all from the cgroup2 group itself");
+    int join[8];
+    cr_assert_eq(dshx__range_cgroup_join_fds(cg, join, 8), 0, "cgroup2: clone3 joins, no v1 group to write");
+
+    const char *what = NULL;
+    struct dshx__range_limits limits = {.memory_bytes = 256ull << 20, .processes = 64, .cpu_percent = 20};
+    cr_assert_eq(dshx__range_cgroup_set_limits(cg, &limits, &what), 0);
+    expect_text(group, "memory.max", "268435456");
+    expect_text(group, "memory.swap.max", "0");
+    expect_text(group, "memory.oom.group", "1");
+    expect_text(group, "pids.max", "64");
+    expect_text(group, "cpu.max", "20000 100000");
+
+    /* After the end: what the kernel counted, as it words it. */
+    fake_file(group, "memory.events", "low 0\nhigh 0\nmax 17\noom 2\noom_kill 1\noom_group_kill 1\n");
+    fake_file(group, "memory.peak", "268435456\n");
+    fake_file(group, "cpu.stat", "usage_usec 123456\nuser_usec 120000\nsystem_usec 3456\n"
+                                 "nr_periods 40\nnr_throttled 31\nthrottled_usec 2000000\n");
+    fake_file(group, "pids.events", "max 9\n");
+    struct dshx__range_usage u;
+    dshx__range_cgroup_usage(cg, &u);
+    cr_assert_eq(u.oom_kills, 1);
+    cr_assert_eq(u.memory_peak_bytes, 268435456);
+    cr_assert_eq(u.cpu_usage_usec, 123456);
+    cr_assert_eq(u.cpu_periods, 40);
+    cr_assert_eq(u.cpu_throttled_periods, 31);
+    cr_assert_eq(u.process_limit_hits, 9);
+
+    cr_assert_eq(dshx__range_cgroup_kill(cg), 0);
+    expect_text(group, "cgroup.kill", "1");
+    remove_fake_group(cg, group);
+    remove_fake(root);
+}
+
+Test(range_cgroup, fake_cgroupfs_v2_without_delegation_has_no_limits)
+{
+    char root[] = "/tmp/fake-cgroupfs-XXXXXX", host[512], group[1024], proc[4200];
+    fake_v2_host(root, "\n");
+    snprintf(proc, sizeof(proc), "%s/self-cgroup", root);
+    struct dshx__cgroup_roots roots = {proc, root};
+    /* cpu.stat's usage is cgroup2 core: the accounting stays; no limit controller does. */
+    cr_assert_eq(dshx__cgroup_controllers_available(&roots), 1u << DSHX_CGROUP_CTL_CPUACCT);
+    snprintf(host, sizeof(host), "%s/host", root);
+    struct dshx__range_cgroup *cg;
+    cr_assert_eq(dshx__range_cgroup_create(DSHX_CGROUP_V2, host, "r1", &cg), 0);
+    snprintf(group, sizeof(group), "%s/r1", host);
+    fake_file(group, "cpu.stat", "usage_usec 5\n");
+    cr_assert_eq(dshx__range_cgroup_add_controllers(cg, &roots, "r1"), 1u << DSHX_CGROUP_CTL_CPUACCT);
+    const char *what = NULL;
+    cr_assert_eq(dshx__range_cgroup_set_limits(cg, &(struct dshx__range_limits){.memory_bytes = 1 << 20}, &what),
+                 -ENOTSUP);
+    cr_assert_str_eq(what, "memory");
+    cr_assert_eq(dshx__range_cgroup_set_limits(cg, &(struct dshx__range_limits){.processes = 9}, &what), -ENOTSUP);
+    cr_assert_str_eq(what, "processes");
+    cr_assert_eq(dshx__range_cgroup_set_limits(cg, &(struct dshx__range_limits){0}, &what), 0, "no limit asked");
+    struct dshx__range_usage u;
+    dshx__range_cgroup_usage(cg, &u);
+    cr_assert_eq(u.cpu_usage_usec, 5);
+    cr_assert_eq(u.oom_kills, 0);
+    remove_fake_group(cg, group);
+    remove_fake(root);
+}
+
+Test(range_cgroup, v1_membership_lines_name_co_mounted_controllers)
+{
+    char root[] = "/tmp/fake-cgroupfs-XXXXXX", proc[4200], dir[4200];
+    cr_assert(mkdtemp(root));
+    snprintf(proc, sizeof(proc), "%s/self-cgroup", root);
+    write_text(proc, "4:memory:/jobs/m\n2:cpu,cpuacct:/c\n8:pids:/\n0::/\n");
+    cr_assert_eq(dshx__cgroup_v1_dir_in("memory", proc, root, dir, sizeof(dir)), 0);
+    cr_assert_str_eq(dir + strlen(root), "/memory/jobs/m");
+    cr_assert_eq(dshx__cgroup_v1_dir_in("cpuacct", proc, root, dir, sizeof(dir)), 0);
+    cr_assert_str_eq(dir + strlen(root), "/cpuacct/c", "the second name of a co-mounted hierarchy");
+    cr_assert_eq(dshx__cgroup_v1_dir_in("cpu", proc, root, dir, sizeof(dir)), 0);
+    cr_assert_str_eq(dir + strlen(root), "/cpu/c");
+    cr_assert_eq(dshx__cgroup_v1_dir_in("pids", proc, root, dir, sizeof(dir)), 0);
+    cr_assert_str_eq(dir + strlen(root), "/pids", "the root group adds no path");
+    cr_assert_eq(dshx__cgroup_v1_dir_in("cpuset", proc, root, dir, sizeof(dir)), -ENOENT);
+    cr_assert_eq(dshx__cgroup_v1_dir_in("cpu,", proc, root, dir, sizeof(dir)), -ENOENT, "whole names only");
+    remove_fake(root);
+}
