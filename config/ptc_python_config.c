@@ -19,8 +19,15 @@ static int fill(struct dsh_row *row, struct ptc_config *cfg)
         {"maxMessageBytes", offsetof(struct ptc_config, max_message_bytes)},
         {"maxPendingCalls", offsetof(struct ptc_config, max_pending_calls)},
         {"graceMs", offsetof(struct ptc_config, grace_ms)},
+        {"maxMemoryMb", offsetof(struct ptc_config, max_memory_mb)},
+        {"maxProcesses", offsetof(struct ptc_config, max_processes)},
+        {"maxCpuPercent", offsetof(struct ptc_config, max_cpu_percent)},
+        {"maxTempBytes", offsetof(struct ptc_config, max_temp_bytes)},
     };
     int err = ptc_config_fill_ints(row, ints, sizeof ints / sizeof ints[0], cfg);
+    if (err == 0)
+        err = dsh_config_get_bool(row->provider, &row->doc, row->root, "requireResourceLimits",
+                                  &cfg->require_resource_limits);
     if (err < 0)
         return err;
     cfg->execution_mode = PTC_EXECUTION_PER_CALL;

@@ -59,7 +59,7 @@ Test(catalog, providers_and_fields)
     cr_assert_null(dsh_catalog_field_find(p, "timeoutMs.x"));
     /* The Python row has no per-call knobs: no maxTimeoutMs, executionMode or launch. */
     const struct dsh_catalog_provider *py = dsh_catalog_find(cat, PTC_PYTHON_PROVIDER_NAME);
-    cr_assert_eq(py->n_fields, 7);
+    cr_assert_eq(py->n_fields, 12);
     cr_assert_null(dsh_catalog_field_find(py, "maxTimeoutMs"));
     cr_assert_null(dsh_catalog_field_find(py, "executionMode"));
 
