@@ -168,6 +168,14 @@ unsigned dshx__cgroup_controllers_available(const struct dshx__cgroup_roots *roo
 {
     unsigned set = 0;
     char parent[PATH_MAX];
+    /* The controllers hang off the range's own group: without a writable cgroup2 or v1 freezer
+     * hierarchy to make it in, there is none. */
+    bool v2 = dshx__cgroup_dir_in(DSHX_CGROUP_V2, roots->proc_cgroup, roots->mount_root, parent,
+                                  sizeof(parent)) == 0 && access(parent, W_OK) == 0;
+    bool freezer = dshx__cgroup_dir_in(DSHX_CGROUP_V1_FREEZER, roots->proc_cgroup, roots->mount_root,
+                                       parent, sizeof(parent)) == 0 && access(parent, W_OK) == 0;
+    if (!v2 && !freezer)
+        return 0;
     for (int c = 0; c < DSHX_CGROUP_CTL_COUNT; c++)
         if (v2_delegates((enum dshx_cgroup_controller)c, roots) ||
             v1_parent((enum dshx_cgroup_controller)c, roots, parent, sizeof(parent)))

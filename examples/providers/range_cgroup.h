@@ -75,8 +75,8 @@ int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, co
 unsigned dshx__range_cgroup_add_controllers(struct dshx__range_cgroup *cg,
                                             const struct dshx__cgroup_roots *roots, const char *name);
 
-/* The bit set of controllers the host could give a new range (what add_controllers would find),
- * for the enforcement report. */
+/* The bit set of controllers the host could give a new range (what add_controllers would find;
+ * none where no range group can be made), for the enforcement report. */
 unsigned dshx__cgroup_controllers_available(const struct dshx__cgroup_roots *roots);
 
 /* Writes the limits before the range runs. 0, or -errno with *ret_what naming the limit that

@@ -262,10 +262,11 @@ Test(limits, cgroup2_files_of_the_range_hold_its_limits)
 
 /* Where no cgroup can be delegated (an empty fake cgroup filesystem), the report says partial,
  * and it is honest: the same 384 MiB then pass a 256 MiB request. */
-Test(limits, without_cgroups_the_report_is_partial_and_the_limit_absent, .init = NULL)
+Test(limits, without_cgroups_the_report_is_partial_and_the_limit_absent)
 {
     char root[] = "/tmp/dsh-no-cgroups-XXXXXX";
     cr_assert(mkdtemp(root));
+    fx_teardown(&f); /* the suite's fixture, replaced by one whose services see no cgroup */
     fx_setup(&f, &(struct fx_options){.cgroup_root = root});
     struct run r;
     fx_run_limited(&f, RO, allocate(6), &(struct range_limits){.memory_bytes = 256 * MIB}, &r);
