@@ -249,6 +249,18 @@ static int launcher_argv(const struct dshx__config *cfg, const struct policy *p,
     return 0;
 }
 
+/* Says on the logger what a required level lacks here ("... but this machine enforces <before>
+ * <shortfall, joined> <after>") and fails closed. */
+static int refuse(const struct dshx__config *cfg, const char *mode, const char *requirement, const char *before,
+                  const struct dsh_strv *shortfall, const char *after)
+{
+    char *list = dsh_strv_join(shortfall->v, ", ");
+    dshx__log(cfg, DSH_LOG_ERROR, "sandbox unavailable for %s: %s, but this machine enforces %s%s%s", mode,
+              requirement, before, list ? list : "less", after);
+    free(list);
+    return DSH_E_SANDBOX_UNAVAILABLE;
+}
+
 /* Builds the confinement. Negative: sandbox-unavailable or a system error, reported through
  * on_confined; the message goes to the logger. */
 static int build(struct dshx__sandbox *sb, const char *const *argv, const struct policy *p,
@@ -294,28 +306,15 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
     if (rc == 0 && !(c->report = dshx__report_json(p->mode, abi, &cfg->kernel, id.set, &weak)))
         rc = -ENOMEM;
     /* require_full_enforcement: a partially enforcing machine fails closed instead of running. */
-    if (rc == 0 && c->restricted && weak.n && cfg->require_full_enforcement) {
-        char *list = dsh_strv_join(weak.v, ", ");
-        dshx__log(cfg, DSH_LOG_ERROR,
-                  "sandbox unavailable for %s: full enforcement is required, but this machine "
-                  "enforces %s",
-                  p->mode, list ? list : "less");
-        free(list);
-        rc = DSH_E_SANDBOX_UNAVAILABLE;
-    }
+    if (rc == 0 && c->restricted && weak.n && cfg->require_full_enforcement)
+        rc = refuse(cfg, p->mode, "full enforcement is required", "", &weak, "");
     dsh_strv_clear(&weak);
     /* requireResourceLimits: a machine that cannot hold the range to its limits fails closed. */
     struct dsh_strv gaps = {0};
     if (rc == 0 && c->restricted && p->require_resource_limits &&
-        (rc = dshx__resource_gaps(&cfg->kernel, &gaps)) == 0 && gaps.n) {
-        char *list = dsh_strv_join(gaps.v, ", ");
-        dshx__log(cfg, DSH_LOG_ERROR,
-                  "sandbox unavailable for %s: resource limits are required (requireResourceLimits), "
-                  "but this machine enforces resources: partial (%s)",
-                  p->mode, list ? list : "less");
-        free(list);
-        rc = DSH_E_SANDBOX_UNAVAILABLE;
-    }
+        (rc = dshx__resource_gaps(&cfg->kernel, &gaps)) == 0 && gaps.n)
+        rc = refuse(cfg, p->mode, "resource limits are required (requireResourceLimits)",
+                    "resources: partial (", &gaps, ")");
     dsh_strv_clear(&gaps);
     dsh_strv_clear(&env);
     dsh_strv_clear(&id.owned);
