@@ -1,8 +1,9 @@
 // Resource limits of a whole process range through the real dsh: memory (the kernel kills the
 // range, the run ends as worker-exit naming maxMemoryMb), the tmpfs TMPDIR of maxTempBytes
-// (ENOSPC inside, the host's disk untouched) and requireResourceLimits on a host that can
-// delegate no cgroup. Each hostile case has a control with the limit raised (bounded so it
-// cannot hurt the machine) that shows the case would catch a missing limit.
+// (ENOSPC inside, the host's disk untouched), maxProcesses (EAGAIN beyond it) and
+// requireResourceLimits on a host that can delegate no cgroup. Each hostile case has a control
+// with the limit raised (bounded so it cannot hurt the machine) that shows the case would catch a
+// missing limit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statfsSync } from 'node:fs';
@@ -42,13 +43,17 @@ test('384 MiB pass a raised maxMemoryMb and are killed at 256: the limit is what
   assert.match(limited.result.error.message, /^the program exceeded its memory limit \(maxMemoryMb: 256\)/);
 });
 
-// Writes MiB blocks into TMPDIR until `mib` or the first error; returns [code, MiB written].
+// Writes MiB blocks into TMPDIR until `mib` or the first error; returns [code, MiB written,
+// TMPDIR's filesystem type (hex), its size].
 const fillTemp = (mib) => `
   const fs = await import('node:fs'); const os = await import('node:os');
   const block = Buffer.alloc(1 << 20, 7); const fd = fs.openSync(os.tmpdir() + '/fill', 'w');
+  const { type, bsize, blocks } = fs.statfsSync(os.tmpdir()); const where = [type.toString(16), bsize * blocks];
   let n = 0;
-  try { for (; n < ${mib}; n++) fs.writeSync(fd, block); } catch (e) { return [e.code, n]; }
-  return ['done', n];`;
+  try { for (; n < ${mib}; n++) fs.writeSync(fd, block); } catch (e) { return [e.code, n, ...where]; }
+  return ['done', n, ...where];`;
+
+const TMPFS_MAGIC = '1021994';
 
 const freeBytes = (dir) => {
   const s = statfsSync(dir);
@@ -59,12 +64,13 @@ test('2 GiB into TMPDIR under maxTempBytes 64 MiB fail with ENOSPC; the host fil
   const hostTmp = tempDir('dsh-limits-');
   const before = freeBytes(hostTmp);
   const { result } = await runProgram(fillTemp(2048), { runtime: { maxTempBytes: 64 << 20 } });
-  assert.deepEqual(result.value, ['ENOSPC', 64], JSON.stringify(result));
+  // TMPDIR is a tmpfs of its own, of exactly the limit, not a directory of the host's disk.
+  assert.deepEqual(result.value, ['ENOSPC', 64, TMPFS_MAGIC, 64 << 20], JSON.stringify(result));
   // Other users of the disk move it too: the bound is the limit, not zero.
   assert.ok(before - freeBytes(hostTmp) <= 64 << 20, `free space fell by ${before - freeBytes(hostTmp)} bytes`);
   // Control: a raised limit lets the same program pass 64 MiB (bounded at 128 MiB).
   const control = await runProgram(fillTemp(128), { runtime: { maxTempBytes: 256 << 20 } });
-  assert.deepEqual(control.result.value, ['done', 128], JSON.stringify(control.result));
+  assert.deepEqual(control.result.value, ['done', 128, TMPFS_MAGIC, 256 << 20], JSON.stringify(control.result));
 });
 
 test('requireResourceLimits fails closed where no cgroup can be delegated', async () => {
@@ -83,4 +89,24 @@ test('requireResourceLimits fails closed where no cgroup can be delegated', asyn
   const full = await runProgram('return 1', { runtime: { requireResourceLimits: true } });
   assert.equal(full.result.ok, true, JSON.stringify(full.result));
   assert.equal(full.result.sandbox.capabilities.resources, 'full');
+});
+
+// Starts 100 `sleep` children; returns [started, failed, error codes], then ends them.
+const SPAWN_100 = `
+  const cp = await import('node:child_process');
+  const kids = [], codes = new Set(); let ok = 0, err = 0;
+  await Promise.all(Array.from({ length: 100 }, () => new Promise((done) => {
+    const k = cp.spawn('/bin/sleep', ['30'], { stdio: 'ignore' }); kids.push(k);
+    k.on('spawn', () => { ok++; done(); }); k.on('error', (e) => { err++; codes.add(e.code); done(); });
+  })));
+  kids.forEach((k) => k.kill('SIGKILL'));
+  return [ok, err, [...codes]];`;
+
+test('maxProcesses 64 refuses forks beyond it with EAGAIN; a raised bound starts all 100', async () => {
+  const { result } = await runProgram(SPAWN_100, { mode: 'read-only', runtime: { maxProcesses: 64 } });
+  const [ok, err, codes] = result.value;
+  assert.ok(ok < 64 && err === 100 - ok, JSON.stringify(result.value));
+  assert.deepEqual(codes, ['EAGAIN']);
+  const control = await runProgram(SPAWN_100, { mode: 'read-only', runtime: { maxProcesses: 512 } });
+  assert.deepEqual(control.result.value, [100, 0, []], JSON.stringify(control.result));
 });
