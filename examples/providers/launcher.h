@@ -47,9 +47,10 @@ int dshx__identity_names(const struct dshx__identity *id, char *ret_err, size_t 
 /* setgroups(none), setresgid, setresuid; needs CAP_SETUID/CAP_SETGID still in effect. */
 int dshx__switch_identity(const struct dshx__identity *id, char *ret_err, size_t errlen);
 
-/* After the mount layer: a fresh tmpfs of at most size bytes over path (owned by the launcher's
- * uid, mode 0700), writable in the otherwise read-only namespace. */
-int dshx__mount_private_tmpfs(const char *path, uint64_t size, char *ret_err, size_t errlen);
+/* After the mount layer: a fresh tmpfs of at most size bytes over path, mode 0700 and owned by
+ * owner:group (the ids the program will run as), writable in the otherwise read-only namespace. */
+int dshx__mount_private_tmpfs(const char *path, uint64_t size, uid_t owner, gid_t group, char *ret_err,
+                              size_t errlen);
 
 int dshx__close_inherited_fds(void);                                 /* all but 0..3 */
 int dshx__set_rlimits(uint64_t nproc, char *ret_err, size_t errlen); /* nproc 0 = leave alone */

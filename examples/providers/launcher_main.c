@@ -142,7 +142,9 @@ int main(int argc, char **argv)
         die(err);
     if (idmap_fd >= 0)
         close(idmap_fd);
-    if (a.tmpfs && dshx__mount_private_tmpfs(a.tmpfs, a.tmpfs_size, err, sizeof(err)) < 0)
+    /* The temp dir belongs to the ids the program runs as. */
+    if (a.tmpfs && dshx__mount_private_tmpfs(a.tmpfs, a.tmpfs_size, a.id.set ? a.id.uid : geteuid(),
+                                             a.id.set ? a.id.gid : getegid(), err, sizeof(err)) < 0)
         die(err);
     if (a.id.set && dshx__identity_names(&a.id, err, sizeof(err)) < 0)
         die(err);

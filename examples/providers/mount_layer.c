@@ -70,11 +70,12 @@ int dshx__mount_layer_apply(const char *const *rw, const char *const *owned, int
     return 0;
 }
 
-int dshx__mount_private_tmpfs(const char *path, uint64_t size, char *ret_err, size_t errlen)
+int dshx__mount_private_tmpfs(const char *path, uint64_t size, uid_t owner, gid_t group, char *ret_err,
+                              size_t errlen)
 {
     char options[128];
     snprintf(options, sizeof(options), "size=%llu,mode=0700,uid=%u,gid=%u", (unsigned long long)size,
-             (unsigned)geteuid(), (unsigned)getegid());
+             (unsigned)owner, (unsigned)group);
     if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, options) < 0) {
         int e = errno;
         snprintf(ret_err, errlen, "namespaces: tmpfs on %s: %s", path, strerror(e));
