@@ -5,9 +5,9 @@
 #include "supervisor_protocol.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>

@@ -26,23 +26,6 @@ static char *dup_string(json_object *obj, const char *key)
     return strdup(json_object_get_string(v));
 }
 
-/* The policy text confine() gets: the resolved policy plus the row's limits the sandbox service
- * applies (ABI 1.3: the TMPDIR size, whether resource limits are required). NULL: out of memory. */
-static char *confine_policy(json_object *policy, const struct ptc_config *config)
-{
-    json_object *copy = NULL;
-    if (json_object_deep_copy(policy, &copy, NULL) < 0)
-        return NULL;
-    if (config->max_temp_bytes)
-        json_object_object_add(copy, "maxTempBytes", json_object_new_int64(config->max_temp_bytes));
-    if (config->require_resource_limits)
-        json_object_object_add(copy, "requireResourceLimits", json_object_new_boolean(true));
-    const char *text = json_object_to_json_string_ext(copy, JSON_C_TO_STRING_PLAIN);
-    char *out = text ? strdup(text) : NULL;
-    json_object_put(copy);
-    return out;
-}
-
 /* V8's one-line verdict when the heap limit is hit (it follows with a long GC and native-stack
  * dump), or NULL. */
 static const char *heap_verdict(const struct ptc_env *env, int *ret_len)
@@ -182,7 +165,7 @@ struct ptc_env *ptc__env_new(struct ptc_envs *set, json_object *policy, const ch
     env->retain = retain;
     env->control.fd = -1;
     env->out.watch.fd = env->err.watch.fd = -1;
-    env->policy_json = confine_policy(policy, &host->config);
+    env->policy_json = strdup(json_object_to_json_string_ext(policy, JSON_C_TO_STRING_PLAIN));
     env->identity.mode = dup_string(policy, "mode");
     env->identity.workspace_root = dup_string(policy, "workspaceRoot");
     env->identity.session_id = dup_string(policy, "sessionId");

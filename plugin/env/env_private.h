@@ -29,7 +29,7 @@ struct ptc_env {
     struct ptc_envs *set;
     struct ptc_host *host;
     struct ptc_env_identity identity; /* strings owned here */
-    char *policy_json;  /* the policy it was confined with */
+    char *policy_json;  /* the resolved policy (confine() got it with the row's limits added) */
     const char *format; /* program format sent in each run frame */
     bool retain;        /* the child keeps its context between runs */
     enum ptc_env_state state;

@@ -91,6 +91,24 @@ static void on_confined(void *userdata, int status, struct dsh_confinement *conf
         ptc__env_fail(env, PTC_FAILURE_WORKER_EXIT, "out of memory");
 }
 
+/* The policy text confine() gets: the resolved policy (env->policy_json keeps it as it is, to
+ * match environments by) plus the row's limits the sandbox service applies (ABI 1.3: the TMPDIR
+ * size, whether resource limits are required). NULL: out of memory. */
+static char *confine_policy(json_object *policy, const struct ptc_config *config)
+{
+    json_object *copy = NULL;
+    if (json_object_deep_copy(policy, &copy, NULL) < 0)
+        return NULL;
+    if (config->max_temp_bytes)
+        json_object_object_add(copy, "maxTempBytes", json_object_new_int64(config->max_temp_bytes));
+    if (config->require_resource_limits)
+        json_object_object_add(copy, "requireResourceLimits", json_object_new_boolean(true));
+    const char *text = json_object_to_json_string_ext(copy, JSON_C_TO_STRING_PLAIN);
+    char *out = text ? strdup(text) : NULL;
+    json_object_put(copy);
+    return out;
+}
+
 struct ptc_env *ptc__env_create(struct ptc_envs *set, json_object *policy, const char *owner, const char *format,
                                 bool retain)
 {
@@ -107,9 +125,12 @@ struct ptc_env *ptc__env_create(struct ptc_envs *set, json_object *policy, const
         return env;
     }
     const struct dsh_sandbox_service *sb = host->services.sandbox;
+    char *policy_text = confine_policy(policy, &host->config);
     env->confine_pending = true;
-    int rc = sb->confine(sb->ctx, (const char *const *)argv, env->policy_json, strlen(env->policy_json),
-                         on_confined, env, &env->confine_op);
+    int rc = policy_text ? sb->confine(sb->ctx, (const char *const *)argv, policy_text, strlen(policy_text),
+                                       on_confined, env, &env->confine_op)
+                         : -ENOMEM;
+    free(policy_text);
     dsh_strv_free(argv);
     if (rc < 0) {
         env->confine_pending = false;
