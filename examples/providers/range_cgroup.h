@@ -63,8 +63,8 @@ struct dshx__range_usage {
 struct dshx__range_cgroup;
 
 /* Creates `<parent>/<name>` in a hierarchy of `kind` (parent: an existing cgroup directory, e.g.
- * the host's own cgroup). Resource limits of a later change belong here as well: they are files
- * of the same directory, written before the range is cloned into it. Returns 0 or -errno. */
+ * the host's own cgroup); add_controllers and set_limits follow before the range is cloned into
+ * it. Returns 0 or -errno. */
 int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, const char *name,
                               struct dshx__range_cgroup **ret);
 

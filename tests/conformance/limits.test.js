@@ -41,6 +41,10 @@ test('384 MiB pass a raised maxMemoryMb and are killed at 256: the limit is what
   const limited = await runProgram(allocate(6), { mode: 'read-only', runtime: { maxMemoryMb: 256 } });
   assert.equal(limited.result.error.kind, 'worker-exit', JSON.stringify(limited.result));
   assert.match(limited.result.error.message, /^the program exceeded its memory limit \(maxMemoryMb: 256\)/);
+  // The cgroup limits hold in danger-full-access too: only the launcher's confinement is off there.
+  const danger = await runProgram(allocate(6), { mode: 'danger-full-access', runtime: { maxMemoryMb: 256 } });
+  assert.equal(danger.result.error.kind, 'worker-exit', JSON.stringify(danger.result));
+  assert.match(danger.result.error.message, /^the program exceeded its memory limit \(maxMemoryMb: 256\)/);
 });
 
 // Writes MiB blocks into TMPDIR until `mib` or the first error; returns [code, MiB written,
