@@ -60,6 +60,8 @@ Test(limits, four_gib_of_buffers_are_killed_at_256_mib_and_counted_as_oom)
     cr_assert_not(r.timed_out, "the kernel ended it, not the test's deadline");
     cr_assert_eq(r.st.signal, SIGKILL, "exited %d code %d signal %d", r.st.exited, r.st.code, r.st.signal);
     cr_assert_eq(r.usage_status, 0);
+    cr_log_info("256 MiB: %u OOM kill(s), peak %llu bytes, host RSS %ld -> %ld KiB", r.usage.oom_kills,
+                (unsigned long long)r.usage.memory_peak_bytes, before, self_rss_kib());
     cr_assert_geq(r.usage.oom_kills, 1, "memory.events / memory.oom_control counted the kill");
     cr_assert_leq(r.usage.memory_peak_bytes, 256 * MIB, "peak %llu", (unsigned long long)r.usage.memory_peak_bytes);
     cr_assert_lt(self_rss_kib() - before, 32 * 1024, "the host did not take the allocation");
