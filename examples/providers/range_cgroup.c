@@ -447,6 +447,14 @@ int dshx__range_cgroup_sweep(const char *parent, const char *prefix)
     return removed;
 }
 
+void dshx__cgroup_sweep_controllers(const struct dshx__cgroup_roots *roots, const char *prefix)
+{
+    char parent[PATH_MAX];
+    for (int c = 0; c < DSHX_CGROUP_CTL_COUNT; c++)
+        if (v1_parent((enum dshx_cgroup_controller)c, roots, parent, sizeof(parent)))
+            (void)dshx__range_cgroup_sweep(parent, prefix);
+}
+
 int dshx__cgroup_own_dir(enum dshx_cgroup_kind kind, char *buf, size_t size)
 {
     return dshx__cgroup_dir_in(kind, "/proc/self/cgroup", "/sys/fs/cgroup", buf, size);

@@ -124,6 +124,9 @@ int dshx__range_cgroup_remove(struct dshx__range_cgroup *cg);
  * host that died without releasing its ranges left behind. Returns how many it removed. */
 int dshx__range_cgroup_sweep(const char *parent, const char *prefix);
 
+/* The same sweep in this process's group of each v1 controller hierarchy (memory, pids, ...). */
+void dshx__cgroup_sweep_controllers(const struct dshx__cgroup_roots *roots, const char *prefix);
+
 /* The directory of the hierarchy of `kind` holding this process, written to buf (0 or -errno). */
 int dshx__cgroup_own_dir(enum dshx_cgroup_kind kind, char *buf, size_t size);
 

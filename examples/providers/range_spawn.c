@@ -206,23 +206,6 @@ static struct dshx__range_cgroup *create_range_cgroup(const struct dshx__cgroup_
     return NULL;
 }
 
-/* The v1 controller hierarchies keep groups of dead hosts too: swept once per controller. */
-static void sweep_v1_controllers(const struct dshx__cgroup_roots *roots)
-{
-    static const char *const names[] = {
-#define DSHX_CGROUP_CONTROLLER_NAME(id, text, v2) text,
-        DSHX_CGROUP_CONTROLLER_TABLE(DSHX_CGROUP_CONTROLLER_NAME)
-#undef DSHX_CGROUP_CONTROLLER_NAME
-    };
-    static bool swept;
-    if (__atomic_exchange_n(&swept, true, __ATOMIC_RELAXED))
-        return;
-    char parent[PATH_MAX];
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (dshx__cgroup_v1_dir_in(names[i], roots->proc_cgroup, roots->mount_root, parent, sizeof(parent)) == 0)
-            (void)dshx__range_cgroup_sweep(parent, "dsh-range-");
-}
-
 /* The request's limits, less those the report already declared unenforced (their controller is
  * not available here). */
 static struct dshx__range_limits enforceable_limits(const struct dshx__config *cfg,
@@ -260,7 +243,9 @@ static int prepare_cgroup(const struct dshx__config *cfg, const struct dsh_spawn
         return limited ? dshx__fail(ret_error, DSH_E_SPAWN_FAILED,
                                     "the range's limits need a cgroup, and none could be created")
                        : 0;
-    sweep_v1_controllers(&roots);
+    static bool swept;
+    if (!__atomic_exchange_n(&swept, true, __ATOMIC_RELAXED))
+        dshx__cgroup_sweep_controllers(&roots, "dsh-range-");
     (void)dshx__range_cgroup_add_controllers(cg, &roots, name);
     const char *what = "";
     int rc = dshx__range_cgroup_set_limits(cg, &limits, &what);

@@ -366,3 +366,34 @@ Test(range_cgroup, v1_membership_lines_name_co_mounted_controllers)
     cr_assert_eq(dshx__cgroup_v1_dir_in("cpu,", proc, root, dir, sizeof(dir)), -ENOENT, "whole names only");
     remove_fake(root);
 }
+
+/* A host that died left groups in the v1 controller hierarchies too: each is swept in this
+ * process's own group of that hierarchy, and only there. */
+Test(range_cgroup, fake_cgroupfs_v1_controller_groups_of_dead_hosts_are_swept)
+{
+    char root[] = "/tmp/fake-cgroupfs-XXXXXX", proc[4200], path[4200];
+    cr_assert(mkdtemp(root));
+    snprintf(proc, sizeof(proc), "%s/self-cgroup", root);
+    write_text(proc, "4:memory:/m\n8:pids:/\n0::/\n");
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    const char *dirs[] = {"memory", "memory/m", "pids", "cpu"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+        cr_assert_eq(mkdir(path, 0700), 0, "%s", path);
+    }
+    const char *groups[] = {"memory/m", "pids", "memory", "cpu"}; /* the last two: not ours */
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s/dsh-range-%d-1", root, groups[i], (int)dead);
+        cr_assert_eq(mkdir(path, 0700), 0, "%s", path);
+    }
+    struct dshx__cgroup_roots roots = {proc, root};
+    dshx__cgroup_sweep_controllers(&roots, "dsh-range-");
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s/dsh-range-%d-1", root, groups[i], (int)dead);
+        cr_assert_eq(access(path, F_OK) == 0, i >= 2, "%s", path);
+    }
+    remove_fake(root);
+}
