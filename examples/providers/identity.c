@@ -47,8 +47,8 @@ int dshx__idmap_userns(const struct dshx__identity *id, char *ret_err, size_t er
         snprintf(ret_err, errlen, "identity: socketpair: %s", strerror(errno));
         return -errno;
     }
-    pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | SIGCHLD), NULL, NULL,
-                               NULL, NULL);
+    pid_t pid =
+        (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | SIGCHLD), NULL, NULL, NULL, NULL);
     if (pid == 0) {
         char self[32], c;
         close(sp[0]);
@@ -103,11 +103,11 @@ static int dshx__bind_root(const char *path, int idmap_fd, char *ret_err, size_t
     if (fd < 0)
         rc = -errno;
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)idmap_fd};
-    if (rc == 0 && (step = "idmap", syscall(__NR_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE,
-                                            &attr, sizeof(attr)) < 0))
+    if (rc == 0 && (step = "idmap", syscall(__NR_mount_setattr, fd, "",
+                                            AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0))
         rc = -errno;
-    if (rc == 0 && (step = "move_mount", syscall(__NR_move_mount, fd, "", AT_FDCWD, path,
-                                                 MOVE_MOUNT_F_EMPTY_PATH) < 0))
+    if (rc == 0 && (step = "move_mount",
+                    syscall(__NR_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0))
         rc = -errno;
     if (fd >= 0)
         close(fd);
@@ -208,9 +208,9 @@ int dshx__identity_names(const struct dshx__identity *id, char *ret_err, size_t 
         rc = copy_with_entry(files[i][0], files[i][1], i == 0 ? pw : gr);
         if (rc == 0 && mount(files[i][1], files[i][0], NULL, MS_BIND, NULL) < 0)
             rc = -errno;
-        if (rc == 0 && mount(NULL, files[i][0], NULL,
-                             MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                             NULL) < 0)
+        if (rc == 0 &&
+            mount(NULL, files[i][0], NULL,
+                  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
             rc = -errno;
         if (rc < 0)
             snprintf(ret_err, errlen, "identity: names: %s: %s", files[i][0], strerror(-rc));

@@ -27,6 +27,10 @@ int dshx__seccomp_apply(char *ret_err, size_t errlen);
 int dshx__mount_layer_apply(const char *const *rw, const char *const *owned, int idmap_fd,
                             char *ret_err, size_t errlen);
 
+/* After the mount layer: an empty read-only tmpfs over each directory under a few fixed parents
+ * that holds no path of the NULL-terminated list of NULL-terminated path lists (mount_hide.c). */
+int dshx__hide_unrelated(const char *const *const *visible, char *ret_err, size_t errlen);
+
 /* identity.c: the program's dedicated uid/gid (host root only). */
 struct dshx__identity {
     bool set; /* false: the program keeps the launcher's ids */

@@ -16,6 +16,7 @@
  * reported. */
 #include "landlock_defs.h"
 #include "launcher.h"
+#include "world.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -25,7 +26,7 @@
 #include <unistd.h>
 
 #define EXIT_SETUP 125
-#define MAX_PATHS DSHX_MAX_ROOTS
+#define MAX_PATHS  DSHX_MAX_ROOTS
 
 extern char **environ;
 
@@ -147,6 +148,15 @@ int main(int argc, char **argv)
                                              a.id.set ? a.id.gid : getegid(), err, sizeof(err)) < 0)
         die(err);
     if (a.id.set && dshx__identity_names(&a.id, err, sizeof(err)) < 0)
+        die(err);
+    const char *const *visible[] = {a.ro,
+                                    a.rw,
+                                    a.owned,
+                                    dshx__world_system_roots,
+                                    dshx__world_devices_rw,
+                                    dshx__world_devices_ro,
+                                    NULL};
+    if (a.namespaces && dshx__hide_unrelated(visible, err, sizeof(err)) < 0)
         die(err);
     if (a.namespaces && have_cwd && chdir(cwd) < 0)
         die("chdir back into the working directory");

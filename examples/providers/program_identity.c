@@ -23,7 +23,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#define DSHX_FIXED_ID_BASE 1879048192u /* 0x70000000 */
+#define DSHX_FIXED_ID_BASE  1879048192u /* 0x70000000 */
 #define DSHX_FIXED_ID_COUNT 65536u
 
 /* "root:START:COUNT" (or "0:...") from a subordinate-id file; false when there is none. */

@@ -283,7 +283,7 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
                access(cfg->launcher_path, X_OK) < 0) {
         dshx__log(cfg, DSH_LOG_ERROR, "sandbox unavailable for %s: %s", p->mode,
                   abi < 1                ? "Landlock is missing"
-                  : !cfg->kernel.seccomp ? "seccomp is missing"
+                  : !cfg->kernel.seccomp ? "seccomp (with a reviewed syscall table) is missing"
                                          : "dsh-sandbox-launch is not executable");
         rc = DSH_E_SANDBOX_UNAVAILABLE;
     } else if (!realpath(argv[0], program)) {

@@ -101,7 +101,7 @@ Test(fs_read, world_stays_readable)
  * addresses), firmware and ACPI tables stay closed... */
 Test(fs_read, sys_network_interfaces)
 {
-    hostile_case(&f, RO, "N", "R('N',()=>fs.readdirSync('/sys/class/net').length)", NULL, NULL);
+    hostile_case(&f, RO, "N", "R('N',()=>fs.readdirSync('/sys/class').length)", NULL, NULL);
 }
 
 Test(fs_read, sys_firmware_tables)
@@ -121,6 +121,28 @@ Test(fs_read, cpu_and_memory_views_still_work)
     char confined[128];
     snprintf(confined, sizeof(confined), "%s", tag_value(&r, "C"));
     cr_assert_str_eq(confined, tag_value(&control, "C"));
+    run_free(&r);
+    run_free(&control);
+}
+
+/* stat() is not a Landlock right: the mount layer covers the directories that lead to nothing
+ * visible, so their contents do not exist for the program. What remains: entries next to a root
+ * (the fixture's secret/ beside the workspace). */
+Test(fs_read, stat_outside_the_roots)
+{
+    const char *js = "const st=(p)=>{try{fs.lstatSync(p);return 'OK'}catch(e){return e.code}};"
+                     "console.log('V:'+st('/var/log'));console.log('N:'+st('/sys/class/net/lo'));"
+                     "console.log('C:'+st('/sys/devices/system/cpu/online'));"
+                     "console.log('S:'+st(SEC+'/.ssh/id_rsa'))";
+    struct run r, control;
+    fx_run(&f, RO, js, NULL, &r);
+    fx_run(&f, DANGER, js, NULL, &control);
+    cr_assert_str_eq(tag_value(&r, "V"), "ENOENT");
+    cr_assert_str_eq(tag_value(&r, "N"), "ENOENT");
+    cr_assert_str_eq(tag_value(&r, "C"), "OK", "the CPU view stays");
+    cr_assert_str_eq(tag_value(&r, "S"), "OK", "beside a root, stat still answers (documented)");
+    cr_assert_str_eq(tag_value(&control, "V"), "OK", "control");
+    cr_assert_str_eq(tag_value(&control, "N"), "OK", "control");
     run_free(&r);
     run_free(&control);
 }

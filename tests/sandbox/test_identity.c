@@ -45,9 +45,10 @@ static const char *report_identity(const struct run *r)
 
 Test(identity, the_program_runs_as_a_dedicated_uid)
 {
-    const char *js = "R('ID',()=>process.getuid()+'/'+process.getgid()+'/'+process.getgroups());"
-                     "R('NAME',()=>os.userInfo().username+'/'+cp.execFileSync('/usr/bin/id',['-gn'])"
-                     ".toString().trim())";
+    const char *js =
+        "R('ID',()=>process.getuid()+'/'+process.getgid()+'/'+process.getgroups());"
+        "R('NAME',()=>os.userInfo().username+'/'+cp.execFileSync('/usr/bin/id',['-gn'])"
+        ".toString().trim())";
     struct run a, b, control;
     fx_run(&f, WW, js, NULL, &a);
     fx_run(&f, RO, js, NULL, &b);

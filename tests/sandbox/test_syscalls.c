@@ -185,17 +185,21 @@ Test(syscalls, deny_rules_keep_their_errnos_over_the_default)
 Test(syscalls, children_work_under_the_filter)
 {
     struct run r;
-    fx_run(&f, WW,
-           "const x=(f,a,o)=>cp.execFileSync(f,a,Object.assign({encoding:'utf8'},o)).trim();"
-           "fs.writeFileSync(WS+'/hello.c','#include <stdio.h>\\nint main(void){puts(\"hi\");}\\n');"
-           "R('SH',()=>x('/bin/sh',['-c','echo $((6*7)) | cat; ls /usr >/dev/null && echo ok']));"
-           "R('CC',()=>{x('/usr/bin/gcc',['-O1','-o',WS+'/hello',WS+'/hello.c']);return x(WS+'/hello')});"
-           "R('GIT',()=>{const g=(...a)=>x('/usr/bin/git',['-C',WS+'/r',...a]);"
-           "x('/usr/bin/git',['init','-q',WS+'/r']);fs.writeFileSync(WS+'/r/f','1');g('add','f');"
-           "g('-c','user.name=t','-c','user.email=t@t','commit','-qm','one');return g('log','--format=%s')});"
-           "R('NODE',()=>x(process.execPath,['-e','console.log(require(\"os\").cpus().length>0)']));"
-           "R('PY',()=>x('/usr/bin/python3',['-c','import subprocess,os;print(subprocess.run([\"true\"]).returncode,os.cpu_count()>0)']))",
-           NULL, &r);
+    fx_run(
+        &f, WW,
+        "const x=(f,a,o)=>cp.execFileSync(f,a,Object.assign({encoding:'utf8'},o)).trim();"
+        "fs.writeFileSync(WS+'/hello.c','#include <stdio.h>\\nint main(void){puts(\"hi\");}\\n');"
+        "R('SH',()=>x('/bin/sh',['-c','echo $((6*7)) | cat; ls /usr >/dev/null && echo ok']));"
+        "R('CC',()=>{x('/usr/bin/gcc',['-O1','-o',WS+'/hello',WS+'/hello.c']);return "
+        "x(WS+'/hello')});"
+        "R('GIT',()=>{const g=(...a)=>x('/usr/bin/git',['-C',WS+'/r',...a]);"
+        "x('/usr/bin/git',['init','-q',WS+'/r']);fs.writeFileSync(WS+'/r/f','1');g('add','f');"
+        "g('-c','user.name=t','-c','user.email=t@t','commit','-qm','one');return "
+        "g('log','--format=%s')});"
+        "R('NODE',()=>x(process.execPath,['-e','console.log(require(\"os\").cpus().length>0)']));"
+        "R('PY',()=>x('/usr/bin/python3',['-c','import "
+        "subprocess,os;print(subprocess.run([\"true\"]).returncode,os.cpu_count()>0)']))",
+        NULL, &r);
     cr_assert_str_eq(tag_value(&r, "SH"), "OK:42 ok");
     cr_assert_str_eq(tag_value(&r, "CC"), "OK:hi");
     cr_assert_str_eq(tag_value(&r, "GIT"), "OK:one");

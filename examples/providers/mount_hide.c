@@ -1,0 +1,66 @@
+/* Hiding what Landlock cannot: stat(), readlink() and path lookup answer for any path Landlock
+ * does not open, so in the launcher's mount namespace an empty read-only tmpfs covers every
+ * directory under a few fixed parents ("/", "/dev", "/sys" and the levels of /sys above the CPU
+ * and cgroup views) that holds no visible path and lies in none. Behind it /root/.ssh, the home
+ * directories, /var/log or /sys/class/net/eth0 answer ENOENT. The parents are fixed so the cost
+ * stays a few dozen mounts: other entries of a directory above a root (/tmp next to the temp
+ * root, a home directory next to the workspace) and /etc's files stay stat-able. */
+#include "launcher.h"
+#include "world.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+static bool related(const char *dir, const char *const *const *sets)
+{
+    for (const char *const *const *set = sets; *set; set++)
+        for (const char *const *p = *set; *p; p++)
+            if (dshx__path_within(*p, dir) || dshx__path_within(dir, *p))
+                return true;
+    return false;
+}
+
+int dshx__hide_unrelated(const char *const *const *visible, char *ret_err, size_t errlen)
+{
+    static const char *const parents[] = {"/",       "/dev",         "/sys",
+                                          "/sys/fs", "/sys/devices", "/sys/devices/system"};
+    for (size_t i = 0; i < sizeof(parents) / sizeof(parents[0]); i++) {
+        /* Only a parent that leads to something visible: the others are hidden whole, or are
+         * visible themselves. */
+        if (!related(parents[i], visible))
+            continue;
+        DIR *d = opendir(parents[i]);
+        if (!d)
+            continue;
+        struct dirent *e;
+        int rc = 0;
+        while (rc == 0 && (e = readdir(d))) {
+            struct stat st;
+            bool dir = e->d_type == DT_DIR ||
+                       (e->d_type == DT_UNKNOWN &&
+                        fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                        S_ISDIR(st.st_mode));
+            if (!dir || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue; /* symlinks and files stay: only directories can be covered */
+            char path[512];
+            int n = snprintf(path, sizeof(path), "%s/%s", strcmp(parents[i], "/") ? parents[i] : "",
+                             e->d_name);
+            if (n < 0 || (size_t)n >= sizeof(path) || related(path, visible))
+                continue;
+            if (mount("dsh-hidden", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                      "size=4k,mode=0555") < 0) {
+                rc = -errno;
+                snprintf(ret_err, errlen, "namespaces: hide %s: %s", path, strerror(errno));
+            }
+        }
+        closedir(d);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
