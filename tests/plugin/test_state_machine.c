@@ -591,6 +591,31 @@ Test(pool, a_prewarmed_process_serves_one_program, .fini = teardown, .timeout = 
     cr_expect(child(2)->terminated);
 }
 
+/* A run under another policy (an approved one-time mode) does not take the pooled process and
+ * leaves no process of its policy behind: only a session's standing policy is pooled. */
+Test(pool, another_policy_starts_cold_and_is_not_pooled, .fini = teardown, .timeout = 30)
+{
+    load(PREWARM(1));
+    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "1");
+    expect_result(id, OK_TEMPORARY("1"));
+    warm(1);
+    id = start_ok("{\"program\":\"return 2\",\"mode\":\"read-only\"}");
+    UNTIL(fx.f.spawns == 3);
+    cr_expect_eq(ptc__pool_size(&fx.inst->pool), 1, "the pooled process stays for its own policy");
+    cr_expect_str_eq(ptc__env_identity(run_of(id)->env)->mode, "read-only");
+    hello(child(2));
+    send_result(child(2), expect_frame(child(2), "run"), "2");
+    UNTIL(result_of(id));
+    for (int i = 0; i < 5; i++)
+        pump();
+    cr_expect_eq(fx.f.spawns, 3, "no refill for a policy that is not the session's standing one");
+    cr_expect_eq(ptc__pool_size(&fx.inst->pool), 1);
+    serve_one(1, "3");
+}
+
 /* prewarmProcesses bounds the pool: two at most, refilled one for one. */
 Test(pool, never_more_than_configured, .fini = teardown, .timeout = 30)
 {
