@@ -368,6 +368,29 @@ Test(run, temporary_frozen_then_delivered, .fini = teardown, .timeout = 30)
     UNTIL(!ptc__envs_closing(&fx.inst->envs));
 }
 
+/* A frame the child sends after its result, while the range is being frozen, is still trailing:
+ * the result becomes a protocol failure. */
+Test(run, temporary_frame_after_the_result_while_freezing_is_trailing, .fini = teardown, .timeout = 30)
+{
+    load("");
+    fx.f.can_freeze = true;
+    fx.f.freeze_polls_pending = 40;
+    dsh_run_id id = start_ok("{\"program\":\"return 42\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    long long wire = expect_frame(child(0), "run");
+    send_result(child(0), wire, "42");
+    UNTIL(fx.f.freezes >= 1);
+    char line[128];
+    snprintf(line, sizeof line, "{\"type\":\"text\",\"run\":%lld,\"text\":\"late\"}", wire);
+    fault_child_send(child(0), line);
+    UNTIL(result_of(id));
+    cr_expect(child(0)->frozen);
+    cr_expect_str_eq(result_of(id), "{\"ok\":false,\"error\":{\"kind\":\"protocol\",\"message\":\"control frame after the "
+                                    "result\"},\"output\":[],\"sandbox\":{\"mode\":\"workspace-write\",\"denied\":false,"
+                                    "\"enforcement\":\"none\",\"capabilities\":{}}}");
+}
+
 /* A range that is still not frozen after graceMs of polls is killed, and the result then waits
  * for quiescence as without a freezer. */
 Test(run, temporary_freeze_that_never_completes_falls_back, .fini = teardown, .timeout = 30)
