@@ -1,17 +1,21 @@
 // Per-call latency: host-side round trip of a trivial program under workspace-write (full
 // enforcement) through `dsh headless --serve`, against bare `node -e 0` of the same Node binary,
 // interleaved in the same run (machines are noisy).
-// Usage: node tests/bench/per-call-latency.mjs [runs] [--prewarm N]
+// Usage: node tests/bench/per-call-latency.mjs [runs] [--prewarm N] [--vs DSH]
 //   --prewarm N sets the runtime's prewarmProcesses (a pool of started, warmed fresh processes).
+//   --vs DSH interleaves the same cold run through another dsh build instead of bare Node (an A/B
+//   of two builds: the ratio and the median per-pair difference).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Serve, ROOT } from '../conformance/harness.js';
-import { bareNode, pairs, report } from './lib.mjs';
+import { bareNode, median, pairs, report } from './lib.mjs';
 
 const args = process.argv.slice(2);
 const prewarmAt = args.indexOf('--prewarm');
 const prewarm = prewarmAt >= 0 ? Number(args.splice(prewarmAt, 2)[1]) : 0;
+const vsAt = args.indexOf('--vs');
+const vs = vsAt >= 0 ? args.splice(vsAt, 2)[1] : null;
 const runs = Number(args[0] ?? 40);
 
 if (prewarm && !/key: prewarmProcesses\b/.test(readFileSync(join(ROOT, 'catalog.yaml'), 'utf8'))) {
@@ -35,6 +39,32 @@ async function trivialRun() {
   const ms = performance.now() - t0;
   if (!result.ok) throw new Error(JSON.stringify(result));
   return { ms };
+}
+
+if (vs) {
+  // The program returns its own clock (the machine's wall clock, as the benchmark's): the time from
+  // its return to the result at the client is what delivery costs, the kill and reap included when
+  // the result waits for them.
+  const program = 'return performance.timeOrigin + performance.now()';
+  const other = new Serve({ mode: 'workspace-write', bin: vs });
+  const delivery = { subject: [], baseline: [] };
+  let vsId = 0;
+  const timedDelivery = (server, into) => async () => {
+    const t0 = performance.now();
+    const result = await server.run(`v${vsId++}`, program);
+    const at = performance.timeOrigin + performance.now();
+    if (!result.ok) throw new Error(JSON.stringify(result));
+    into.push(at - result.value);
+    return { ms: performance.now() - t0 };
+  };
+  console.log(`cold-per-call-vs: trivial program under workspace-write, this build vs ${vs}`);
+  const figures = await pairs(runs, timedDelivery(serve, delivery.subject), timedDelivery(other, delivery.baseline));
+  await Promise.all([serve.close(), other.close()]);
+  const measured = (xs) => xs.slice(-runs); // the warm-up pairs come first
+  console.log(`  program's return to result at the client: this build median ${median(measured(delivery.subject)).toFixed(2)} ms, ` +
+    `the other ${median(measured(delivery.baseline)).toFixed(2)} ms`);
+  report('cold-per-call-vs', 'this build', 'the other build', figures);
+  process.exit(0);
 }
 
 const name = prewarm ? 'prewarmed-per-call' : 'cold-per-call';

@@ -87,12 +87,12 @@ export function text(result) {
   return result.output.filter((e) => e.type === 'text').map((e) => e.text).join('');
 }
 
-/** A `dsh headless --serve` session speaking JSON lines. */
+/** A `dsh headless --serve` session speaking JSON lines (opts.bin: another dsh build). */
 export class Serve {
   constructor(opts = {}) {
     this.ws = opts.ws ?? tempDir('dsh-ws-');
     const patch = patchFile({ ws: this.ws, mode: opts.mode, runtime: opts.runtime, sandbox: opts.sandbox, rows: opts.rows, provider: opts.provider });
-    this.child = spawn(DSH, ['headless', '--patch', patch, '--serve', ...(opts.args ?? [])], {
+    this.child = spawn(opts.bin ?? DSH, ['headless', '--patch', patch, '--serve', ...(opts.args ?? [])], {
       cwd: this.ws,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
