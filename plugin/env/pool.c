@@ -53,7 +53,10 @@ static void discard(struct ptc_pool_slot *slot)
 
 static void on_idle(struct ptc_timer *timer)
 {
-    discard(ptc__container_of(timer, struct ptc_pool_slot, idle));
+    struct ptc_pool_slot *slot = ptc__container_of(timer, struct ptc_pool_slot, idle);
+    ptc__log(slot->pool->envs->host, DSH_LOG_DEBUG, "a prewarmed process nobody took is ended (prewarmIdleMs: %llu)",
+             (unsigned long long)slot->pool->idle_ms);
+    discard(slot);
 }
 
 /* The environment ended on its own (a failed start or warm-up, an early exit); it has already
