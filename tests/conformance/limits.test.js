@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statfsSync } from 'node:fs';
 import { runProgram, tempDir, Serve } from './harness.js';
+import { runPython } from './python-harness.js';
 
 // Allocates `chunks` Buffers of 64 MiB, each filled so its pages are really used.
 const allocate = (chunks) =>
@@ -113,4 +114,13 @@ test('maxProcesses 64 refuses forks beyond it with EAGAIN; a raised bound starts
   assert.deepEqual(codes, ['EAGAIN']);
   const control = await runProgram(SPAWN_100, { mode: 'read-only', runtime: { maxProcesses: 512 } });
   assert.deepEqual(control.result.value, [100, 0, []], JSON.stringify(control.result));
+});
+
+test('the Python runtime gets the same memory limit: 384 MiB of bytes pass 1024 and are killed at 256', async () => {
+  const program = 'kept = [b"x" * (64 << 20) for _ in range(6)]\nreturn len(kept) * 64';
+  const control = await runPython(program, { mode: 'read-only', runtime: { maxMemoryMb: 1024 } });
+  assert.equal(control.result.value, 384, JSON.stringify(control.result));
+  const { result } = await runPython(program, { mode: 'read-only', runtime: { maxMemoryMb: 256 } });
+  assert.equal(result.error.kind, 'worker-exit', JSON.stringify(result));
+  assert.match(result.error.message, /^the program exceeded its memory limit \(maxMemoryMb: 256\)/);
 });

@@ -164,6 +164,13 @@ static int poll_quiescent(void *ctx, struct dsh_process *process, struct dsh_exi
     return 1;
 }
 
+static int usage(void *ctx, struct dsh_process *process, struct dsh_range_usage *ret_usage)
+{
+    (void)process;
+    *ret_usage = (struct dsh_range_usage){.struct_size = sizeof *ret_usage, .oom_kills = FAULT(ctx)->oom_kills};
+    return 0;
+}
+
 static int freeze(void *ctx, struct dsh_process *process)
 {
     struct fault_services *f = FAULT(ctx);
@@ -235,7 +242,7 @@ void fault_services_init(struct fault_services *f, const char *workspace_root)
                                               .release_confinement = release_confinement};
     f->subprocess = (struct dsh_subprocess_service){SERVICE_HEADER(f->subprocess), .ctx = f, .spawn = spawn,
                                                     .terminate = terminate, .poll_quiescent = poll_quiescent,
-                                                    .release = release, .freeze = freeze};
+                                                    .release = release, .freeze = freeze, .usage = usage};
     f->policy = (struct dsh_sandbox_policy_service){SERVICE_HEADER(f->policy), .ctx = f, .resolve = policy_resolve,
                                                     .subscribe = subscribe, .unsubscribe = unsubscribe};
     f->bundle = (struct dsh_services){SERVICE_HEADER(f->bundle), .fs = &f->fs, .subprocess = &f->subprocess,

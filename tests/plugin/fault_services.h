@@ -38,6 +38,7 @@ struct fault_services {
     bool lose_range;           /* poll_quiescent() reports DSH_E_CLEANUP_FAILED */
     bool can_freeze;           /* freeze() works (otherwise DSH_E_UNSUPPORTED, as without a cgroup) */
     int freeze_polls_pending;  /* freeze() reports "still freezing" this many times first */
+    uint32_t oom_kills;        /* usage() (ABI 1.3) counts this many kills at the memory limit */
 
     /* what the plugin did */
     int confines, spawns, terminates, releases, freezes;

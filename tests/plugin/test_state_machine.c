@@ -780,6 +780,31 @@ Test(faults, spawn_failure_is_worker_exit, .fini = teardown, .timeout = 30)
     expect_failure("\"kind\":\"worker-exit\",\"message\":\"the process could not be started: injected spawn failure\"");
 }
 
+/* A range that ends killed while usage() (ABI 1.3) counts an OOM kill was killed at its memory
+ * limit: worker-exit naming maxMemoryMb. Control: the same end without the count keeps the
+ * general description. */
+Test(faults, a_kill_at_the_memory_limit_names_max_memory_mb, .fini = teardown, .timeout = 30)
+{
+    load("maxMemoryMb: 300\n");
+    for (int i = 0; i < 2; i++) {
+        dsh_run_id id = start_ok("{\"program\":\"1\"}");
+        UNTIL(fx.f.spawns == i + 1);
+        hello(child(i));
+        (void)expect_frame(child(i), "run");
+        fx.f.oom_kills = i == 0 ? 1 : 0;
+        child(i)->terminated = true; /* the kernel's SIGKILL, as poll_quiescent reports it */
+        fault_end_range(&fx.f, child(i));
+        UNTIL(result_of(id) != NULL);
+        if (i == 0)
+            cr_expect(strstr(result_of(id), "\"kind\":\"worker-exit\",\"message\":\"the program exceeded its "
+                                             "memory limit (maxMemoryMb: 300); the kernel killed it (signal KILL)\""),
+                      "%s", result_of(id));
+        else
+            cr_expect(strstr(result_of(id), "(signal KILL)") && !strstr(result_of(id), "maxMemoryMb"), "%s",
+                      result_of(id));
+    }
+}
+
 /* A run cancelled while its confinement is pending never starts the program: the pending
  * confine() is abandoned. */
 Test(faults, cancel_while_confining_abandons_the_confinement, .fini = teardown, .timeout = 30)
