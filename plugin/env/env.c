@@ -396,7 +396,7 @@ static bool freeze_for_delivery(struct ptc_env *env)
         sp->struct_size < offsetof(struct dsh_subprocess_service, freeze) + sizeof sp->freeze || !sp->freeze)
         return false;
     int rc = sp->freeze(sp->ctx, env->process);
-    if (rc < 0) /* unsupported here: today's quiescence wait */
+    if (rc < 0) /* unsupported here: the result waits for quiescence */
         return false;
     env->freezing = true;
     if (rc == 1 && ptc__defer(&env->host->loop, deliver_frozen, env) == 0)

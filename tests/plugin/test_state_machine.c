@@ -415,7 +415,7 @@ Test(run, temporary_freeze_that_never_completes_falls_back, .fini = teardown, .t
     cr_expect_eq(fx.f.freezes, freezes, "polling stopped");
 }
 
-/* A freezer that says unsupported leaves today's path: the result waits for quiescence. */
+/* A freezer that says unsupported leaves the quiescence wait: the result waits until the range is gone. */
 Test(run, temporary_unfreezable_waits_for_quiescence, .fini = teardown, .timeout = 30)
 {
     load("");
