@@ -44,7 +44,26 @@ async function connect(patches = [bindingsPatch]) {
   transport.stderr?.on("data", (d) => (stderr += d));
   const client = new Client({ name: "dsh-mcp-test", version: "1.0.0" });
   await client.connect(transport);
-  return { client, transport, stderr: () => stderr };
+  // Progress as it arrives on the wire, in order. The SDK runs notification handlers a microtask
+  // later but drops a call's progress handler as soon as its response is read, so the progress
+  // dsh writes just before a response can miss `onprogress` when both arrive in one read.
+  const progress = [];
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if (message.method === "notifications/progress") progress.push(message.params);
+    else if (message.id !== undefined && message.result !== undefined) progress.push({ response: message.id });
+    deliver(message, extra);
+  };
+  return { client, transport, stderr: () => stderr, progress };
+}
+
+// The progress messages of the first call that sent progress after index `from`, as written
+// before its response (its token is its request id).
+function progressOf(session, from) {
+  const token = session.progress.slice(from).find((p) => p.progressToken !== undefined)?.progressToken;
+  const end = session.progress.findIndex((p) => p.response === token);
+  assert.ok(end >= 0, "the response was read");
+  return session.progress.slice(0, end).filter((p) => p.progressToken === token).map((p) => p.message);
 }
 
 const run = (client, program, options = {}, extra = {}) =>
@@ -105,6 +124,7 @@ test("timeoutMs: a short deadline times out; one above the descriptor's maximum 
 test("progress: the first line arrives before the second is written (file barrier)", async () => {
   const gate = join(cwd, "gate-progress");
   const seen = [];
+  const from = session.progress.length;
   let firstArrived;
   const first = new Promise((r) => (firstArrived = r));
   const call = run(
@@ -125,19 +145,20 @@ test("progress: the first line arrives before the second is written (file barrie
   assert.deepEqual(seen, [{ message: "first line\n", gateOpen: false }], "only the first line so far");
   writeFileSync(gate, "");
   const result = await call;
-  assert.deepEqual(seen.map((s) => s.message), ["first line\n", "second line\n"]);
+  assert.deepEqual(progressOf(session, from), ["first line\n", "second line\n"]);
   assert.equal(text(result), "first line\nsecond line\n");
 });
 
 test("images: image content with the file's bytes (base64) and a progress message", async () => {
   const png = pngBytes(4, 3);
   writeFileSync(join(cwd, "chart.png"), png);
-  const messages = [];
+  const from = session.progress.length;
   const result = await run(
     session.client,
     "inspect('chart:'); inspect(Image.get(await tools.registerImage({ path: 'chart.png', attachmentId: 'c1' })))",
-    { onprogress: (p) => messages.push(p.message) },
+    { onprogress: () => {} },
   );
+  const messages = progressOf(session, from);
   assert.equal(result.isError, false, text(result));
   const images = result.content.filter((c) => c.type === "image");
   assert.deepEqual(images, [{ type: "image", data: png.toString("base64"), mimeType: "image/png" }]);
