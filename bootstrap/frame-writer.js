@@ -6,6 +6,8 @@
 import fs from 'node:fs';
 
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+// The largest encoding buffer kept between frames; a larger frame gets one of its own.
+const SCRATCH_MAX_BYTES = 4 * 1024 * 1024;
 
 export class FrameTooLargeError extends RangeError {
   constructor(bytes, maxBytes) {
@@ -29,6 +31,7 @@ export class FrameWriter {
   #maxBytes;
   #onLost;
   #lost = false;
+  #scratch = Buffer.alloc(0);
 
   constructor(fd, maxBytes, onLost) {
     this.#fd = fd;
@@ -56,11 +59,11 @@ export class FrameWriter {
   // frame exceeds the limit. Lone surrogates become U+FFFD: the host needs valid UTF-8.
   sendText(run, text) {
     if (text.length === 0) return;
-    const wellFormed = text.toWellFormed();
+    const wellFormed = text.isWellFormed() ? text : text.toWellFormed();
     const prefix = `{"type":"text","run":${run},"text":`;
-    const whole = `${prefix}${JSON.stringify(wellFormed)}}`;
-    if (Buffer.byteLength(whole) <= this.#maxBytes) {
-      this.sendJson(whole);
+    const frame = this.#encode(prefix, JSON.stringify(wellFormed));
+    if (frame.length - 1 <= this.#maxBytes) {
+      this.#writeAll(frame);
       return;
     }
     const budget = this.#maxBytes - (Buffer.byteLength(prefix) + 2 /* quotes */ + 1 /* } */);
@@ -77,9 +80,26 @@ export class FrameWriter {
         used += cost;
         end += pair;
       }
-      this.sendJson(`${prefix}${JSON.stringify(wellFormed.slice(start, end))}}`);
+      this.#writeAll(this.#encode(prefix, JSON.stringify(wellFormed.slice(start, end))));
       start = end;
     }
+  }
+
+  // `${prefix}${body}}\n` as UTF-8, encoded once into a reused buffer (output is the child's
+  // largest traffic: no joined string, no second pass to count bytes, no fresh pages per frame).
+  // Valid until the next call.
+  #encode(prefix, body) {
+    const most = prefix.length + body.length * 3 + 2; // a UTF-16 unit is at most 3 UTF-8 bytes
+    let buffer = this.#scratch;
+    if (buffer.length < most) {
+      buffer = Buffer.allocUnsafeSlow(most);
+      if (most <= SCRATCH_MAX_BYTES) this.#scratch = buffer;
+    }
+    let n = buffer.write(prefix, 0, 'latin1');
+    n += buffer.write(body, n, 'utf8');
+    buffer[n++] = 0x7d; // }
+    buffer[n++] = 0x0a;
+    return buffer.subarray(0, n);
   }
 
   #writeAll(bytes) {

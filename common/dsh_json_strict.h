@@ -30,4 +30,20 @@ json_object *dsh_json_parse_strict(const char *text, size_t len);
  * through json_object_to_json_string_ext, so the value passes on unchanged. */
 json_object *dsh_json_parse_strict_value(const char *text, size_t len);
 
+/* Decodes the strict JSON string body starting at p (just after its opening quote) into out and
+ * returns the position just past its closing quote, with *ret_len the decoded bytes; NULL when the
+ * body is not strict (a raw control character, a bad escape, a lone surrogate, invalid UTF-8, no
+ * closing quote before end). out may be p itself: decoding never writes ahead of what it read. */
+const char *dsh_json_decode_string(const char *p, const char *end, char *out, size_t *ret_len);
+
+/* The JSON string body the project prints for UTF-8 text (json-c's escapes with '/' left as is,
+ * so the bytes equal json_object_to_json_string_ext with DSH_JSON_PRINT_FLAGS, quotes aside):
+ * its length, and the body written to out (room for dsh_json_escaped_length bytes). */
+size_t dsh_json_escaped_length(const char *text, size_t len);
+size_t dsh_json_escape(char *out, const char *text, size_t len);
+/* The same in place: buf holds len bytes of text (escaped_len: their dsh_json_escaped_length) and
+ * room for shift + escaped_len bytes; the escaped body is written at buf + shift. Returns
+ * shift + escaped_len. */
+size_t dsh_json_escape_backward(char *buf, size_t len, size_t escaped_len, size_t shift);
+
 #endif

@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 struct parser {
     const char *p, *end;
@@ -96,68 +99,221 @@ static size_t utf8_length(const unsigned char *s, const unsigned char *end)
     return n;
 }
 
+/* Bytes in [p, end) before the first one a JSON string cannot copy as it is: a quote, a
+ * backslash, a control character or a byte of a multi-byte sequence. Sixteen (SSE2) or eight
+ * at a time: whole output texts pass through here. */
+static size_t plain_prefix(const unsigned char *p, const unsigned char *end)
+{
+    const unsigned char *s = p;
+#ifdef __SSE2__
+    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    while (end - s >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+        /* Signed: bytes from 0x80 compare below 0x20 too. */
+        __m128i special = _mm_or_si128(_mm_cmplt_epi8(v, space),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+        unsigned mask = (unsigned)_mm_movemask_epi8(special);
+        if (mask)
+            return (size_t)(s - p) + (size_t)__builtin_ctz(mask);
+        s += 16;
+    }
+#else
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
+    while (end - s >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        uint64_t quote = w ^ (ones * '"'), backslash = w ^ (ones * '\\');
+        uint64_t special = ((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) |
+                           ((backslash - ones) & ~backslash) | w;
+        if (special & highs)
+            break;
+        s += 8;
+    }
+#endif
+    while (s < end && *s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\')
+        s++;
+    return (size_t)(s - p);
+}
+
+const char *dsh_json_decode_string(const char *p, const char *end, char *out, size_t *ret_len)
+{
+    size_t len = 0;
+    while (p < end) {
+        size_t plain = plain_prefix((const unsigned char *)p, (const unsigned char *)end);
+        if (plain) {
+            if (out + len != p)
+                memmove(out + len, p, plain);
+            len += plain;
+            p += plain;
+            continue;
+        }
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') {
+            *ret_len = len;
+            return p + 1;
+        }
+        if (c < 0x20)
+            return NULL;
+        if (c != '\\') {
+            size_t n = utf8_length((const unsigned char *)p, (const unsigned char *)end);
+            if (n == 0)
+                return NULL;
+            memmove(out + len, p, n);
+            len += n;
+            p += n;
+            continue;
+        }
+        if (end - p < 2)
+            return NULL;
+        char e = p[1];
+        p += 2;
+        const char *simple = strchr("\"\\/bfnrt", e);
+        if (e != '\0' && simple) {
+            out[len++] = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
+            continue;
+        }
+        if (e != 'u' || end - p < 4)
+            return NULL;
+        int unit = hex4(p);
+        p += 4;
+        if (unit < 0)
+            return NULL;
+        uint32_t cp = (uint32_t)unit;
+        if (cp >= 0xDC00 && cp <= 0xDFFF)
+            return NULL; /* a lone low surrogate has no UTF-8 form */
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (end - p < 6 || p[0] != '\\' || p[1] != 'u')
+                return NULL;
+            int low = hex4(p + 2);
+            if (low < 0xDC00 || low > 0xDFFF)
+                return NULL;
+            p += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)low - 0xDC00);
+        }
+        /* An escape takes at least as many bytes as the UTF-8 it stands for (6 for up to 3,
+         * 12 for 4), so decoding in place never overtakes the input. */
+        len += put_utf8(out + len, cp);
+    }
+    return NULL;
+}
+
+/* What byte c becomes inside a JSON string as the project prints it (json-c's escapes with '/'
+ * left as is): its escape's length and, when out is not NULL, the escape itself. */
+static size_t escape_byte(unsigned char c, char *out)
+{
+    static const char named[] = "btn\0fr";
+    char name = c == '"' || c == '\\' ? (char)c : c >= 0x08 && c <= 0x0d ? named[c - 0x08] : '\0';
+    if (c >= 0x20 && c != '"' && c != '\\') {
+        if (out)
+            out[0] = (char)c;
+        return 1;
+    }
+    if (name) {
+        if (out) {
+            out[0] = '\\';
+            out[1] = name;
+        }
+        return 2;
+    }
+    if (out) {
+        static const char hex[] = "0123456789abcdef";
+        memcpy(out, "\\u00", 4);
+        out[4] = hex[c >> 4];
+        out[5] = hex[c & 0xf];
+    }
+    return 6;
+}
+
+size_t dsh_json_escaped_length(const char *text, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)text, *end = p + len;
+    size_t n = 0;
+    while (p < end) {
+        size_t plain = plain_prefix(p, end);
+        n += plain;
+        p += plain;
+        /* Bytes of multi-byte sequences stop plain_prefix but stay as they are. */
+        for (; p < end && (*p >= 0x80 || *p < 0x20 || *p == '"' || *p == '\\'); p++)
+            n += *p >= 0x80 ? 1 : escape_byte(*p, NULL);
+    }
+    return n;
+}
+
+size_t dsh_json_escape(char *out, const char *text, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)text, *end = p + len;
+    size_t n = 0;
+    while (p < end) {
+        size_t plain = plain_prefix(p, end);
+        memcpy(out + n, p, plain);
+        n += plain;
+        p += plain;
+        for (; p < end && (*p >= 0x80 || *p < 0x20 || *p == '"' || *p == '\\'); p++) {
+            if (*p >= 0x80)
+                out[n++] = (char)*p;
+            else
+                n += escape_byte(*p, out + n);
+        }
+    }
+    return n;
+}
+
+size_t dsh_json_escape_backward(char *buf, size_t len, size_t escaped_len, size_t shift)
+{
+    /* Every byte lands at or after where it was read (shift >= 0, escapes only grow), so no
+     * byte is overwritten before it is read. Plain runs move with one memmove each. */
+    size_t w = shift + escaped_len, r = len;
+    if (escaped_len == len) {
+        memmove(buf + shift, buf, len);
+        return w;
+    }
+    size_t total = w;
+    while (r > 0) {
+        size_t run = 0;
+        while (run < r) {
+            unsigned char c = (unsigned char)buf[r - run - 1];
+            if (c < 0x20 || c == '"' || c == '\\')
+                break;
+            run++;
+        }
+        if (run) {
+            w -= run;
+            r -= run;
+            if (w != r)
+                memmove(buf + w, buf + r, run);
+            continue;
+        }
+        char escaped[6];
+        size_t n = escape_byte((unsigned char)buf[--r], escaped);
+        w -= n;
+        memcpy(buf + w, escaped, n);
+    }
+    return total;
+}
+
 static json_object *parse_string(struct parser *ps)
 {
     ps->p++; /* the opening quote */
     /* The decoded text is never longer than its source up to the closing quote. */
     const char *close = ps->p;
-    while (close < ps->end && *close != '"')
-        close += *close == '\\' && close + 1 < ps->end ? 2 : 1;
+    while (close < ps->end && *close != '"') {
+        close += plain_prefix((const unsigned char *)close, (const unsigned char *)ps->end);
+        if (close < ps->end && *close != '"')
+            close += *close == '\\' && close + 1 < ps->end ? 2 : 1;
+    }
     char *buf = malloc((size_t)(close - ps->p) + 1);
     size_t len = 0;
     if (!buf)
         return fail(ps);
-    while (ps->p < ps->end && *ps->p != '"') {
-        unsigned char c = (unsigned char)*ps->p;
-        if (c < 0x20)
-            goto bad;
-        if (c != '\\') {
-            size_t n = utf8_length((const unsigned char *)ps->p, (const unsigned char *)ps->end);
-            if (n == 0)
-                goto bad;
-            memcpy(buf + len, ps->p, n);
-            len += n;
-            ps->p += n;
-            continue;
-        }
-        if (ps->end - ps->p < 2)
-            goto bad;
-        char e = ps->p[1];
-        ps->p += 2;
-        const char *simple = strchr("\"\\/bfnrt", e);
-        if (e != '\0' && simple) {
-            buf[len++] = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
-            continue;
-        }
-        if (e != 'u' || ps->end - ps->p < 4)
-            goto bad;
-        int unit = hex4(ps->p);
-        ps->p += 4;
-        if (unit < 0)
-            goto bad;
-        uint32_t cp = (uint32_t)unit;
-        if (cp >= 0xDC00 && cp <= 0xDFFF)
-            goto bad; /* a lone low surrogate has no UTF-8 form */
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (ps->end - ps->p < 6 || ps->p[0] != '\\' || ps->p[1] != 'u')
-                goto bad;
-            int low = hex4(ps->p + 2);
-            if (low < 0xDC00 || low > 0xDFFF)
-                goto bad;
-            ps->p += 6;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)low - 0xDC00);
-        }
-        len += put_utf8(buf + len, cp);
+    const char *after = dsh_json_decode_string(ps->p, ps->end, buf, &len);
+    if (!after) {
+        free(buf);
+        return fail(ps);
     }
-    if (ps->p >= ps->end)
-        goto bad;
-    ps->p++; /* the closing quote */
+    ps->p = after;
     json_object *s = json_object_new_string_len(buf, (int)len);
     free(buf);
     return s ? s : fail(ps);
-bad:
-    free(buf);
-    return fail(ps);
 }
 
 static json_object *parse_number(struct parser *ps)

@@ -9,6 +9,9 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* EXDEV is how Landlock refuses a link or rename that would move a file across its rules. */
 const char *const dshx__denial_signatures[] = {
@@ -27,9 +30,15 @@ const char *const dshx__denial_signatures[] = {
 /* Upper bounds for the signatures above (checked while building: a longer list fails closed). */
 enum { MAX_STATES = 192, MAX_CLASSES = 48 };
 
+/* At most this many distinct first bytes (letters folded to lower case) are skipped sixteen at a
+ * time; with more the skip goes byte by byte. */
+enum { MAX_VECTOR_STARTS = 8 };
+
 static struct {
     uint8_t class_of[256];           /* byte -> class; 0 = no signature contains it */
     bool starts[256];                /* bytes that leave the root: the first of a signature */
+    unsigned char start_folded[MAX_VECTOR_STARTS]; /* each start byte | 0x20, once */
+    unsigned n_start_folded;         /* MAX_VECTOR_STARTS + 1: too many for the vector skip */
     uint8_t next[MAX_STATES][MAX_CLASSES];
     bool accepting[MAX_STATES];
     bool usable;                     /* false if the tables did not fit: every scan then matches */
@@ -90,9 +99,41 @@ static void build_dfa(void)
             }
         }
     }
-    for (unsigned c = 0; c < 256; c++)
+    for (unsigned c = 0; c < 256; c++) {
         dfa.starts[c] = dfa.next[0][dfa.class_of[c]] != 0;
+        unsigned char folded = (unsigned char)(c | 0x20);
+        bool known = false;
+        for (unsigned k = 0; k < dfa.n_start_folded && k < MAX_VECTOR_STARTS; k++)
+            known = known || dfa.start_folded[k] == folded;
+        if (dfa.starts[c] && !known && dfa.n_start_folded++ < MAX_VECTOR_STARTS)
+            dfa.start_folded[dfa.n_start_folded - 1] = folded;
+    }
     dfa.usable = true;
+}
+
+/* The first position from i whose byte may start a signature (or len). Sixteen bytes at a time
+ * where SSE2 is there: a byte is a candidate when byte | 0x20 is some start byte | 0x20, which
+ * every start byte is (the others are false candidates the automaton steps over). */
+static size_t skip_to_start(const unsigned char *p, size_t i, size_t len)
+{
+#ifdef __SSE2__
+    if (dfa.n_start_folded <= MAX_VECTOR_STARTS) {
+        const __m128i case_bit = _mm_set1_epi8(0x20);
+        while (len - i >= 16) {
+            __m128i v = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), case_bit);
+            __m128i hit = _mm_setzero_si128();
+            for (unsigned k = 0; k < dfa.n_start_folded; k++)
+                hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8((char)dfa.start_folded[k])));
+            unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+            if (mask)
+                return i + (size_t)__builtin_ctz(mask);
+            i += 16;
+        }
+    }
+#endif
+    while (i < len && !dfa.starts[p[i]])
+        i++;
+    return i;
 }
 
 bool dshx__denial_scan(const char *text, size_t len)
@@ -105,8 +146,7 @@ bool dshx__denial_scan(const char *text, size_t len)
     for (size_t i = 0; i < len; i++) {
         /* At the root, skip bytes that start nothing: no load depends on the previous byte. */
         if (state == 0)
-            while (i < len && !dfa.starts[p[i]])
-                i++;
+            i = skip_to_start(p, i, len);
         if (i == len)
             break;
         state = dfa.next[state][dfa.class_of[p[i]]];

@@ -276,9 +276,17 @@ enum {
     NFDS
 };
 
+/* What the child may have in flight on its control socket before its writes wait for the host
+ * (the kernel caps it at net.core.wmem_max). Program output crosses as frames there, and the
+ * child's synchronous writes stall on a full socket; the default (~200 KiB) made a large output
+ * alternate between a full socket and an idle host. */
+#define CONTROL_SEND_BUFFER (4 * 1024 * 1024)
+
 static int open_fds(int fd[NFDS], bool user_ns)
 {
+    int send_buffer = CONTROL_SEND_BUFFER;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, &fd[CTL_HOST]) < 0 ||
+        setsockopt(fd[CTL_CHILD], SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer) < 0 ||
         pipe2(&fd[OUT_R], O_CLOEXEC) < 0 || pipe2(&fd[ERR_R], O_CLOEXEC) < 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, &fd[CMD_HOST]) < 0 ||
         (fd[DEVNULL] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ||

@@ -46,12 +46,25 @@ bool ptc__control_has_partial(const struct ptc_control *control)
     return control->in_len > control->in_off;
 }
 
-/* Bytes of the unconsumed region that cannot be a complete line yet exceed the bound. */
-static bool partial_too_long(const struct ptc_control *control)
+/* Whether a complete line is buffered; it ends at in_scan then. Bytes searched once are not
+ * searched again: a frame of many megabytes arrives in many reads, and each read adds only its
+ * own bytes to the search. */
+static bool has_line(struct ptc_control *control)
 {
-    size_t pending = control->in_len - control->in_off;
-    return pending > control->max_frame_bytes &&
-           !memchr(control->in + control->in_off, '\n', pending);
+    if (control->in_scan < control->in_off)
+        control->in_scan = control->in_off;
+    char *nl = control->in_scan < control->in_len
+                   ? memchr(control->in + control->in_scan, '\n', control->in_len - control->in_scan)
+                   : NULL;
+    /* At a newline the scan stops on it, so the line ends at in_scan. */
+    control->in_scan = nl ? (size_t)(nl - control->in) : control->in_len;
+    return nl != NULL;
+}
+
+/* Bytes of the unconsumed region that cannot be a complete line yet exceed the bound. */
+static bool partial_too_long(struct ptc_control *control)
+{
+    return control->in_len - control->in_off > control->max_frame_bytes && !has_line(control);
 }
 
 int ptc__control_read(struct ptc_control *control)
@@ -59,18 +72,20 @@ int ptc__control_read(struct ptc_control *control)
     if (control->in_off > 0) {
         memmove(control->in, control->in + control->in_off, control->in_len - control->in_off);
         control->in_len -= control->in_off;
+        control->in_scan = control->in_scan > control->in_off ? control->in_scan - control->in_off : 0;
         control->in_off = 0;
     }
     while (!control->eof) {
         if (partial_too_long(control))
             return -E2BIG;
         /* Hand complete lines to the caller before buffering much more. */
-        if (control->in_len >= 4 * READ_CHUNK && memchr(control->in, '\n', control->in_len))
+        if (control->in_len >= 4 * READ_CHUNK && has_line(control))
             return 0;
         int rc = reserve(&control->in, &control->in_cap, control->in_len + READ_CHUNK);
         if (rc < 0)
             return rc;
-        ssize_t n = read(control->fd, control->in + control->in_len, READ_CHUNK);
+        /* All the room there is: a large frame's buffer takes it in few reads. */
+        ssize_t n = read(control->fd, control->in + control->in_len, control->in_cap - control->in_len);
         if (n > 0) {
             control->in_len += (size_t)n;
             continue;
@@ -88,18 +103,18 @@ int ptc__control_read(struct ptc_control *control)
     return partial_too_long(control) ? -E2BIG : 0;
 }
 
-int ptc__control_next_line(struct ptc_control *control, const char **ret_line, size_t *ret_len)
+int ptc__control_next_line(struct ptc_control *control, char **ret_line, size_t *ret_len)
 {
-    char *start = control->in + control->in_off;
-    size_t pending = control->in_len - control->in_off;
-    char *nl = pending ? memchr(start, '\n', pending) : NULL;
-    if (!nl)
+    if (!has_line(control))
         return partial_too_long(control) ? -E2BIG : 0;
+    char *start = control->in + control->in_off;
+    char *nl = control->in + control->in_scan;
     size_t len = (size_t)(nl - start);
     if (len > control->max_frame_bytes)
         return -E2BIG;
     *nl = '\0';
     control->in_off += len + 1;
+    control->in_scan = control->in_off;
     *ret_line = start;
     *ret_len = len;
     return 1;

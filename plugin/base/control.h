@@ -14,6 +14,7 @@ struct ptc_control {
     /* read side: bytes received but not yet split into lines */
     char *in;
     size_t in_off, in_len, in_cap; /* [in_off, in_len) is unconsumed */
+    size_t in_scan;                /* [in_off, in_scan) holds no newline */
     bool eof;
     /* write side */
     char *out;
@@ -26,9 +27,10 @@ void ptc__control_destroy(struct ptc_control *control); /* closes the fd */
 /* Reads what is available. Returns 0, or -E2BIG when a partial line already exceeds the frame
  * bound, or another negative errno. Sets control->eof at end of stream. */
 int ptc__control_read(struct ptc_control *control);
-/* Pops the next complete line (without '\n'), valid until the next read/next_line call.
+/* Pops the next complete line (without '\n', NUL-terminated), valid until the next read/next_line
+ * call; the caller may rewrite its bytes in place (frames decode text there).
  * Returns 1 with a line, 0 when none is complete, -E2BIG for an oversized line. */
-int ptc__control_next_line(struct ptc_control *control, const char **ret_line, size_t *ret_len);
+int ptc__control_next_line(struct ptc_control *control, char **ret_line, size_t *ret_len);
 /* True when bytes that do not form a complete line remain buffered. */
 bool ptc__control_has_partial(const struct ptc_control *control);
 

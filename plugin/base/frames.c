@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool get_uint(json_object *parent, const char *key, uint64_t *ret)
@@ -104,8 +105,73 @@ static int parse_image(struct ptc_frame *frame, char *why, size_t why_len)
     return 0;
 }
 
-int ptc__frame_parse(const char *line, size_t len, struct ptc_frame *ret_frame, char *why,
-                     size_t why_len)
+/* The run id of a text frame in the form the bootstrap writes: digits without a leading zero,
+ * at most 2^53. 0 when the text has another form (the general parser then decides). */
+static uint64_t plain_run_id(const char *p, const char *end, const char **ret_after)
+{
+    uint64_t n = 0;
+    const char *start = p;
+    for (; p < end && *p >= '0' && *p <= '9' && p - start < 17; p++)
+        n = n * 10 + (uint64_t)(*p - '0');
+    if (p == start || *start == '0' || n > (UINT64_C(1) << 53))
+        return 0;
+    *ret_after = p;
+    return n;
+}
+
+/* Text frames carry all of a program's output. In the exact form the bootstrap writes,
+ * {"type":"text","run":N,"text":"..."}, the text is decoded where it lies in the line: no JSON
+ * tree, no copies. Returns 1 when the frame was decoded, 0 for any other form (nothing changed),
+ * or -EPROTO for a text that is no strict JSON string (so the line is no JSON at all). */
+static int parse_plain_text(char *line, size_t len, struct ptc_frame *frame, char *why, size_t why_len)
+{
+    static const char head[] = "{\"type\":\"text\",\"run\":", member[] = ",\"text\":\"";
+    const char *end = line + len, *after_run;
+    if (len < sizeof head + sizeof member || memcmp(line, head, sizeof head - 1) != 0 ||
+        memcmp(end - 2, "\"}", 2) != 0)
+        return 0;
+    uint64_t run = plain_run_id(line + sizeof head - 1, end, &after_run);
+    if (!run || (size_t)(end - after_run) < sizeof member || memcmp(after_run, member, sizeof member - 1) != 0)
+        return 0;
+    char *text = line + (after_run - line) + sizeof member - 1;
+    size_t text_len;
+    const char *after = dsh_json_decode_string(text, end, text, &text_len);
+    if (!after)
+        return fail(why, why_len, "control frame is not valid JSON");
+    if (after != end - 1) {
+        /* More members follow the text: the general parser reads the frame with the text
+         * escaped once more (its value is the same JSON string). */
+        size_t escaped = dsh_json_escaped_length(text, text_len), prefix = (size_t)(text - line);
+        size_t rest = (size_t)(end - after) + 1;
+        char *copy = malloc(prefix + escaped + rest);
+        if (!copy)
+            return fail(why, why_len, "out of memory decoding a control frame");
+        memcpy(copy, line, prefix);
+        dsh_json_escape(copy + prefix, text, text_len);
+        copy[prefix + escaped] = '"';
+        memcpy(copy + prefix + escaped + 1, after, rest - 1);
+        int rc = ptc__frame_parse_json(copy, prefix + escaped + rest, frame, why, why_len);
+        free(copy);
+        return rc < 0 ? rc : 1;
+    }
+    memset(frame, 0, sizeof *frame);
+    frame->type = PTC_FRAME_TEXT;
+    frame->run = run;
+    frame->text = text;
+    frame->text_len = text_len;
+    return 1;
+}
+
+int ptc__frame_parse(char *line, size_t len, struct ptc_frame *ret_frame, char *why, size_t why_len)
+{
+    int rc = parse_plain_text(line, len, ret_frame, why, why_len);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    return ptc__frame_parse_json(line, len, ret_frame, why, why_len);
+}
+
+int ptc__frame_parse_json(const char *line, size_t len, struct ptc_frame *ret_frame, char *why,
+                          size_t why_len)
 {
     memset(ret_frame, 0, sizeof *ret_frame);
     json_object *root = dsh_json_parse_strict_value(line, len);

@@ -42,7 +42,7 @@ const char *ptc__frame_type_name(enum ptc_frame_type type);
 
 struct ptc_frame {
     enum ptc_frame_type type;
-    json_object *root; /* owns everything below */
+    json_object *root; /* owns everything below; NULL for a text decoded in its line */
     uint64_t run;
     /* hello */
     int64_t protocol;
@@ -66,9 +66,13 @@ struct ptc_frame {
     /* image: root minus type/run is the descriptor; built on demand */
 };
 
-/* Returns 0 and fills frame (release with ptc__frame_release), or -EPROTO with why filled. */
-int ptc__frame_parse(const char *line, size_t len, struct ptc_frame *ret_frame, char *why,
-                     size_t why_len);
+/* Returns 0 and fills frame (release with ptc__frame_release), or -EPROTO with why filled. The
+ * line is the control channel's buffer: a text frame's text is decoded in place there, and
+ * frame->text points into it (valid as long as the line). */
+int ptc__frame_parse(char *line, size_t len, struct ptc_frame *ret_frame, char *why, size_t why_len);
+/* The same through the general JSON parser only; line stays as it is. */
+int ptc__frame_parse_json(const char *line, size_t len, struct ptc_frame *ret_frame, char *why,
+                          size_t why_len);
 void ptc__frame_release(struct ptc_frame *frame);
 
 /* Frames to the child. {"type": type} (transfer full). */

@@ -1,8 +1,10 @@
 /* See ledger.h. */
 #include "ledger.h"
 #include "utf8.h"
+#include "dsh_json_strict.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,23 +109,99 @@ int ptc__ledger_charge(struct ptc_ledger *ledger, uint64_t bytes)
     return 0;
 }
 
-json_object *ptc__ledger_to_json(const struct ptc_ledger *ledger)
+static const char text_head[] = "{\"type\":\"text\",\"text\":\"", text_tail[] = "\"}";
+
+static const char *image_json(const struct ptc_entry *entry, size_t *ret_len)
 {
-    json_object *array = json_object_new_array();
-    if (!array)
-        return NULL;
-    for (size_t i = 0; i < ledger->count; i++) {
-        const struct ptc_entry *entry = &ledger->entries[i];
-        json_object *item;
-        if (entry->is_image) {
-            item = json_object_get(entry->image);
-        } else {
-            item = json_object_new_object();
-            json_object_object_add(item, "type", json_object_new_string("text"));
-            json_object_object_add(item, "text",
-                                   json_object_new_string_len(entry->text.data, (int)entry->text.len));
-        }
-        json_object_array_add(array, item);
+    return json_object_to_json_string_length(entry->image, DSH_JSON_PRINT_FLAGS, ret_len);
+}
+
+/* Bytes of an entry's JSON and, for text, of its escaped body. */
+static size_t entry_json_length(const struct ptc_entry *entry, size_t *ret_escaped)
+{
+    size_t n = 0;
+    if (entry->is_image) {
+        image_json(entry, &n);
+        return n;
     }
-    return array;
+    *ret_escaped = dsh_json_escaped_length(entry->text.data, entry->text.len);
+    return sizeof text_head - 1 + *ret_escaped + sizeof text_tail - 1;
+}
+
+static char *put(char *out, const char *bytes, size_t len)
+{
+    memcpy(out, bytes, len);
+    return out + len;
+}
+
+/* Writes entry i (not the one whose buffer holds the result) at out; returns its end. */
+static char *put_entry(char *out, const struct ptc_entry *entry)
+{
+    if (entry->is_image) {
+        size_t n;
+        const char *json = image_json(entry, &n);
+        return put(out, json, n);
+    }
+    out = put(out, text_head, sizeof text_head - 1);
+    out += dsh_json_escape(out, entry->text.data, entry->text.len);
+    return put(out, text_tail, sizeof text_tail - 1);
+}
+
+char *ptc__ledger_take_json(struct ptc_ledger *ledger, const char *head, size_t head_len, const char *tail,
+                            size_t tail_len, size_t *ret_len)
+{
+    /* The largest text stays where it is: its buffer grows into the whole result and the text
+     * moves (escaped) to its place in it, so a large output is never held twice. */
+    size_t total = head_len + 2 + tail_len + (ledger->count ? ledger->count - 1 : 0), largest = SIZE_MAX;
+    size_t largest_escaped = 0;
+    for (size_t i = 0; i < ledger->count; i++) {
+        size_t escaped = 0;
+        total += entry_json_length(&ledger->entries[i], &escaped);
+        if (!ledger->entries[i].is_image &&
+            (largest == SIZE_MAX || ledger->entries[i].text.len > ledger->entries[largest].text.len)) {
+            largest = i;
+            largest_escaped = escaped;
+        }
+    }
+    char *buf;
+    size_t at = head_len + 1; /* where the largest text's entry starts */
+    if (largest == SIZE_MAX) {
+        buf = malloc(total + 1);
+    } else {
+        struct ptc_entry *entry = &ledger->entries[largest];
+        buf = realloc(entry->text.data, total + 1);
+        if (buf) {
+            entry->text.data = NULL; /* taken: the result owns it now */
+            for (size_t i = 0; i < largest; i++) {
+                size_t escaped;
+                at += entry_json_length(&ledger->entries[i], &escaped) + 1;
+            }
+            dsh_json_escape_backward(buf, entry->text.len, largest_escaped, at + sizeof text_head - 1);
+        }
+    }
+    if (!buf)
+        return NULL;
+    char *out = put(buf, head, head_len);
+    *out++ = '[';
+    for (size_t i = 0; i < ledger->count; i++) {
+        if (i)
+            *out++ = ',';
+        if (i == largest) {
+            out = put(out, text_head, sizeof text_head - 1) + largest_escaped;
+            out = put(out, text_tail, sizeof text_tail - 1);
+        } else {
+            out = put_entry(out, &ledger->entries[i]);
+        }
+    }
+    *out++ = ']';
+    out = put(out, tail, tail_len);
+    *out = '\0';
+    *ret_len = (size_t)(out - buf);
+    uint64_t budget = ledger->budget, used = ledger->used;
+    bool overflowed = ledger->overflowed;
+    ptc__ledger_destroy(ledger);
+    ledger->budget = budget;
+    ledger->used = used;
+    ledger->overflowed = overflowed;
+    return buf;
 }

@@ -33,7 +33,11 @@ int ptc__ledger_image(struct ptc_ledger *ledger, json_object *image);
 /* Charges the completion or diagnostic: 0 when it fits, 1 when not (ledger overflowed). */
 int ptc__ledger_charge(struct ptc_ledger *ledger, uint64_t bytes);
 uint64_t ptc__ledger_remaining(const struct ptc_ledger *ledger);
-/* New JSON array of the entries: [{"type":"text","text":..}|{"type":"image",...}] */
-json_object *ptc__ledger_to_json(const struct ptc_ledger *ledger);
+/* head + the JSON array of the entries ([{"type":"text","text":..}|{"type":"image",...}], printed
+ * as json-c prints it with DSH_JSON_PRINT_FLAGS) + tail, NUL-terminated (transfer full; *ret_len
+ * without the NUL), or NULL when out of memory. Built in the largest text's own buffer, so the
+ * output is held once; the entries are gone afterwards (used, budget and overflowed stay). */
+char *ptc__ledger_take_json(struct ptc_ledger *ledger, const char *head, size_t head_len, const char *tail,
+                            size_t tail_len, size_t *ret_len);
 
 #endif

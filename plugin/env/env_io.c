@@ -82,7 +82,7 @@ static void on_hello(struct ptc_env *env, const struct ptc_frame *frame)
         become_ready(env);
 }
 
-static void handle_line(struct ptc_env *env, const char *line, size_t len)
+static void handle_line(struct ptc_env *env, char *line, size_t len)
 {
     struct ptc_frame frame;
     char why[256], message[300];
@@ -124,7 +124,7 @@ static void on_control(struct ptc_watch *watch, uint32_t events)
     if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
         return;
     int rc = ptc__control_read(&env->control);
-    const char *line;
+    char *line;
     size_t len;
     int got = 0;
     /* Once the environment is closing its remaining bytes are not trusted. */
@@ -228,7 +228,7 @@ void ptc__env_drain_frozen(struct ptc_env *env)
     if (!env->control_watch.armed || !env->events)
         return;
     int rc = ptc__control_read(&env->control);
-    const char *line;
+    char *line;
     size_t len;
     if (ptc__control_has_partial(&env->control) || (rc >= 0 && ptc__control_next_line(&env->control, &line, &len) != 0))
         env->events->trailing(env->consumer);

@@ -2,6 +2,7 @@
 #include "result.h"
 #include "dsh_json_strict.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,31 +39,56 @@ static json_object *sandbox_json(const struct ptc_result *r)
     return sandbox;
 }
 
+/* A json-c object's text without its closing brace, followed by more. */
+static char *open_object_text(json_object *object, const char *more, size_t *ret_len)
+{
+    size_t len;
+    const char *text = json_object_to_json_string_length(object, DSH_JSON_PRINT_FLAGS, &len);
+    char *open = NULL;
+    if (text && len > 0 && asprintf(&open, "%.*s%s", (int)(len - 1), text, more) < 0)
+        open = NULL;
+    if (open)
+        *ret_len = strlen(open);
+    return open;
+}
+
 char *ptc__result_json(const struct ptc_result *r, size_t *ret_len)
 {
-    json_object *result = json_object_new_object();
-    json_object_object_add(result, "ok", json_object_new_boolean(r->kind == PTC_FAILURE_NONE));
+    /* {ok, value, error} + "output" + {sandbox, retained}: the output is printed by the ledger
+     * into its own largest buffer, so it is never copied whole. */
+    json_object *first = json_object_new_object(), *last = json_object_new_object();
+    json_object_object_add(first, "ok", json_object_new_boolean(r->kind == PTC_FAILURE_NONE));
     if (r->kind == PTC_FAILURE_NONE && r->has_value)
-        json_object_object_add(result, "value", json_object_get(r->value));
+        json_object_object_add(first, "value", json_object_get(r->value));
     if (r->kind != PTC_FAILURE_NONE) {
         json_object *error = json_object_new_object();
         const char *kind = ptc_failure_name(r->kind);
         json_object_object_add(error, "kind", json_object_new_string(kind));
         json_object_object_add(error, "message", json_object_new_string(r->message ? r->message : kind));
-        json_object_object_add(result, "error", error);
+        json_object_object_add(first, "error", error);
     }
-    json_object_object_add(result, "output", ptc__ledger_to_json(r->ledger));
-    json_object_object_add(result, "sandbox", sandbox_json(r));
+    /* The tail is printed as an object of its own: "{" stands in for the "," before it. */
+    json_object_object_add(last, "sandbox", sandbox_json(r));
     if (r->retained_owner) {
         json_object *retained = json_object_new_object();
         json_object_object_add(retained, "owner", json_object_new_string(r->retained_owner));
         json_object_object_add(retained, "state", json_object_new_string(r->retained_state));
-        json_object_object_add(result, "retained", retained);
+        json_object_object_add(last, "retained", retained);
     }
-    const char *text = json_object_to_json_string_ext(result, DSH_JSON_PRINT_FLAGS);
-    char *copy = text ? strdup(text) : NULL;
-    if (copy && ret_len)
-        *ret_len = strlen(copy);
-    json_object_put(result);
-    return copy;
+    size_t head_len = 0, tail_len = 0;
+    char *head = open_object_text(first, ",\"output\":", &head_len);
+    const char *tail = json_object_to_json_string_length(last, DSH_JSON_PRINT_FLAGS, &tail_len);
+    char *result = NULL;
+    if (head && tail && tail_len > 0) {
+        char *comma_tail = strdup(tail);
+        if (comma_tail) {
+            comma_tail[0] = ',';
+            result = ptc__ledger_take_json(r->ledger, head, head_len, comma_tail, tail_len, ret_len);
+        }
+        free(comma_tail);
+    }
+    free(head);
+    json_object_put(first);
+    json_object_put(last);
+    return result;
 }

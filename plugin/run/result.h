@@ -12,7 +12,7 @@ struct ptc_result {
     const char *message;   /* NULL: the kind's name */
     json_object *value;    /* borrowed; only with has_value and an ok outcome */
     bool has_value;
-    const struct ptc_ledger *ledger;
+    struct ptc_ledger *ledger; /* its entries are consumed (ptc__ledger_take_json) */
     const char *mode; /* the run's sandbox mode */
     const struct dsh_sandbox_service *sandbox;
     const struct dsh_confinement *confinement; /* NULL when nothing was confined */
@@ -20,7 +20,7 @@ struct ptc_result {
     const char *retained_state;                /* "preserved" | "cleared" */
 };
 
-/* The result text (transfer full), or NULL when out of memory. */
+/* The result text (transfer full), or NULL when out of memory. Empties the ledger. */
 char *ptc__result_json(const struct ptc_result *result, size_t *ret_len);
 
 #endif

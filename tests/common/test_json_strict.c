@@ -2,6 +2,8 @@
 #include "dsh_json_strict.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static json_object *parse(const char *text)
@@ -109,4 +111,89 @@ Test(json_strict, program_values_keep_member_names_with_nul)
     const char *bad[] = {"{\"k\\u0000\":}", "{\"k\\u0000\":1,}", "{\"k\\u0000\" 1}", "{\"\\ud800\":1}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_expect_null(dsh_json_parse_strict_value(bad[i], strlen(bad[i])), "accepted %s", bad[i]);
+}
+
+/* Text whose every byte class sits at every offset of the eight-byte scan: all ASCII bytes, a
+ * multi-byte character, and long plain runs around them. */
+static size_t tricky_text(char *out)
+{
+    size_t n = 0;
+    for (int c = 1; c < 0x80; c++) {
+        for (int pad = 0; pad < (c % 11); pad++)
+            out[n++] = 'a' + (char)(pad % 26);
+        out[n++] = (char)c;
+    }
+    memcpy(out + n, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9); /* é € 😀 */
+    n += 9;
+    memset(out + n, 'z', 37);
+    return n + 37;
+}
+
+Test(json_strict, escaping_prints_what_json_c_prints)
+{
+    static char text[4096];
+    size_t len = tricky_text(text);
+    json_object *s = json_object_new_string_len(text, (int)len);
+    const char *printed = json_object_to_json_string_ext(s, DSH_JSON_PRINT_FLAGS);
+    size_t body = strlen(printed) - 2; /* without the quotes */
+    cr_assert_eq(dsh_json_escaped_length(text, len), body);
+    static char out[4096 * 6];
+    cr_assert_eq(dsh_json_escape(out, text, len), body);
+    cr_expect_eq(memcmp(out, printed + 1, body), 0, "forward escape differs from json-c");
+    /* In place, moved by a shift (the result builder's case) and by none. */
+    for (size_t shift = 0; shift < 20; shift += 19) {
+        memset(out, '#', sizeof out);
+        memcpy(out, text, len);
+        cr_assert_eq(dsh_json_escape_backward(out, len, body, shift), shift + body);
+        cr_expect_eq(memcmp(out + shift, printed + 1, body), 0, "in-place escape differs (shift %zu)", shift);
+    }
+    json_object_put(s);
+}
+
+Test(json_strict, decoding_in_place_equals_parsing)
+{
+    static char text[4096];
+    size_t len = tricky_text(text);
+    json_object *s = json_object_new_string_len(text, (int)len);
+    /* json-c's text, and the same text with escapes a child might choose instead. */
+    char *variants[2];
+    variants[0] = strdup(json_object_to_json_string_ext(s, DSH_JSON_PRINT_FLAGS));
+    cr_assert(asprintf(&variants[1], "\"\\u0041\\/\\ud83d\\ude00%s", variants[0] + 1) > 0);
+    for (int v = 0; v < 2; v++) {
+        size_t n = strlen(variants[v]);
+        json_object *parsed = dsh_json_parse_strict(variants[v], n);
+        cr_assert(parsed, "variant %d refused", v);
+        size_t decoded = 0;
+        const char *after = dsh_json_decode_string(variants[v] + 1, variants[v] + n, variants[v] + 1, &decoded);
+        cr_assert_eq(after, variants[v] + n, "variant %d: the closing quote is the end", v);
+        cr_assert_eq(decoded, (size_t)json_object_get_string_len(parsed));
+        cr_expect_eq(memcmp(variants[v] + 1, json_object_get_string(parsed), decoded), 0, "variant %d differs", v);
+        json_object_put(parsed);
+        free(variants[v]);
+    }
+    json_object_put(s);
+}
+
+Test(json_strict, decoding_refuses_what_parsing_refuses)
+{
+    /* Each fault after a plain run long enough for the eight-byte scan, at every alignment. */
+    const char *faults[] = {"\t", "\x1f", "\\x", "\\ud800", "\\udc00", "\\ud800\\u0041", "\xff", "\xc0\xaf",
+                            "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82", "\\u12g4", "\\"};
+    for (size_t f = 0; f < sizeof faults / sizeof faults[0]; f++)
+        for (size_t pad = 0; pad < 17; pad++) {
+            char body[64];
+            memset(body, 'q', pad);
+            int n = snprintf(body + pad, sizeof body - pad, "%s", faults[f]) + (int)pad;
+            char quoted[80];
+            int qn = snprintf(quoted, sizeof quoted, "\"%.*s\"", n, body);
+            json_object *v = dsh_json_parse_strict(quoted, (size_t)qn);
+            cr_expect_null(v, "parsing accepted fault %zu", f);
+            json_object_put(v);
+            size_t len;
+            cr_expect_null(dsh_json_decode_string(quoted + 1, quoted + qn, quoted + 1, &len),
+                           "decoding accepted fault %zu after %zu bytes", f, pad);
+        }
+    /* No closing quote within the text. */
+    size_t len;
+    cr_expect_null(dsh_json_decode_string("abcdefghijkl", "abcdefghijkl" + 12, (char[16]){0}, &len));
 }

@@ -26,7 +26,7 @@ Test(control, splits_lines_across_reads)
 {
     struct ptc_control c;
     ptc__control_init(&c, pair[0], 64);
-    const char *line;
+    char *line;
     size_t len;
     cr_assert_eq(write(pair[1], "{\"a\":1}\n{\"b\"", 12), 12);
     cr_assert_eq(ptc__control_read(&c), 0);
@@ -46,7 +46,7 @@ Test(control, oversized_line_is_rejected)
 {
     struct ptc_control c;
     ptc__control_init(&c, pair[0], 8);
-    const char *line;
+    char *line;
     size_t len;
     cr_assert_eq(write(pair[1], "0123456789\n", 11), 11);
     int rc = ptc__control_read(&c);

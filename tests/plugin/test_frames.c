@@ -5,9 +5,60 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The line is copied into a buffer that lives until the next parse, as the control channel's
+ * does: a text frame's text is decoded in place there. */
 static int parse(const char *line, struct ptc_frame *f, char *why)
 {
-    return ptc__frame_parse(line, strlen(line), f, why, 256);
+    static char buffer[8192];
+    size_t len = strlen(line);
+    cr_assert_lt(len, sizeof buffer);
+    memcpy(buffer, line, len + 1);
+    return ptc__frame_parse(buffer, len, f, why, 256);
+}
+
+static void expect_text(const char *line, const char *text, size_t text_len)
+{
+    struct ptc_frame f;
+    char why[256];
+    cr_assert_eq(parse(line, &f, why), 0, "%s refused: %s", line, why);
+    cr_expect_eq(f.type, PTC_FRAME_TEXT);
+    cr_expect_eq(f.run, 12);
+    cr_expect_eq(f.text_len, text_len, "%s", line);
+    cr_expect_eq(memcmp(f.text, text, text_len), 0, "%s", line);
+    ptc__frame_release(&f);
+}
+
+Test(frames, text_in_any_form_decodes_to_the_same_text)
+{
+    /* The bootstrap's own form (decoded in its line) and forms only the general parser reads. */
+    expect_text("{\"type\":\"text\",\"run\":12,\"text\":\"a\\nb\\u00e9\\ud83d\\ude00\\\"\\/\\u0000z\"}",
+                "a\nb\xc3\xa9\xf0\x9f\x98\x80\"/\0z", 13);
+    expect_text("{\"run\":12,\"type\":\"text\",\"text\":\"a\\nb\"}", "a\nb", 3);
+    expect_text("{\"type\":\"text\",\"run\":12,\"text\":\"a\\tb\",\"extra\":\"x\\\"}\"}", "a\tb", 3);
+    expect_text("{\"type\":\"text\",\"run\":12,\"text\":\"first\",\"text\":\"la\\u0073t\"}", "last", 4);
+    expect_text("{\"type\":\"text\",\"run\":12,\"text\":\"\"}", "", 0);
+    expect_text("{ \"type\":\"text\",\"run\":12,\"text\":\"x\" }", "x", 1);
+}
+
+Test(frames, text_frames_are_as_strict_in_the_plain_form)
+{
+    const char *bad[] = {
+        "{\"type\":\"text\",\"run\":1,\"text\":\"a\\x\"}",          /* bad escape */
+        "{\"type\":\"text\",\"run\":1,\"text\":\"\\ud800\"}",         /* lone surrogate */
+        "{\"type\":\"text\",\"run\":1,\"text\":\"tab\there\"}",        /* raw control */
+        "{\"type\":\"text\",\"run\":1,\"text\":\"\xc0\xaf\"}",        /* overlong */
+        "{\"type\":\"text\",\"run\":1,\"text\":\"a\\\"}",            /* unterminated */
+        "{\"type\":\"text\",\"run\":01,\"text\":\"a\"}",              /* leading zero */
+        "{\"type\":\"text\",\"run\":0,\"text\":\"a\"}",               /* run 0 */
+        "{\"type\":\"text\",\"run\":9007199254740993,\"text\":\"a\"}", /* beyond 2^53 */
+        "{\"type\":\"text\",\"run\":1,\"text\":\"a\",}",              /* trailing comma */
+        "{\"type\":\"text\",\"run\":1,\"text\":\"a\",\"x\":\"\\q\"}", /* bad later member */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct ptc_frame f;
+        char why[256];
+        cr_expect_lt(parse(bad[i], &f, why), 0, "accepted %s", bad[i]);
+    }
 }
 
 Test(frames, hello)

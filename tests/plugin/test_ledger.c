@@ -1,17 +1,25 @@
 /* Output ledger: ordering, merging, the shared budget and UTF-8-safe prefixes. */
 #include "ledger.h"
 #include "utf8.h"
+#include "dsh_json_strict.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+/* The entries as the result prints them (which empties the ledger). */
 static const char *entries_json(struct ptc_ledger *ledger)
 {
     static char buf[4096];
-    json_object *array = ptc__ledger_to_json(ledger);
-    snprintf(buf, sizeof buf, "%s", json_object_to_json_string_ext(array, JSON_C_TO_STRING_PLAIN));
-    json_object_put(array);
+    size_t len;
+    char *json = ptc__ledger_take_json(ledger, "<", 1, ">", 1, &len);
+    cr_assert(json);
+    cr_assert_eq(len, strlen(json));
+    cr_assert(len >= 2 && json[0] == '<' && json[len - 1] == '>', "%s", json);
+    snprintf(buf, sizeof buf, "%.*s", (int)(len - 2), json + 1);
+    free(json);
+    cr_expect_eq(ledger->count, 0, "the entries were taken");
     return buf;
 }
 
@@ -26,7 +34,7 @@ Test(ledger, merges_adjacent_text_in_order)
     cr_expect_eq(ptc__ledger_text(&l, "c", 1), 0);
     cr_expect_str_eq(entries_json(&l),
                      "[{\"type\":\"text\",\"text\":\"a\\nb\"},{\"type\":\"image\",\"attachmentId\":\"i\","
-                     "\"path\":\"\\/p\",\"width\":1,\"height\":2},{\"type\":\"text\",\"text\":\"c\"}]");
+                     "\"path\":\"/p\",\"width\":1,\"height\":2},{\"type\":\"text\",\"text\":\"c\"}]");
     ptc__ledger_destroy(&l);
 }
 
@@ -84,4 +92,37 @@ Test(ledger, utf8_prefix)
     cr_expect_eq(ptc__utf8_prefix("abc", 3, 10), 3);
     cr_expect_eq(ptc__utf8_prefix("\xF0\x9F\x98\x80z", 5, 3), 0);
     cr_expect_eq(ptc__utf8_prefix("\xF0\x9F\x98\x80z", 5, 4), 4);
+}
+
+/* Every entry may be the largest (the one the result is built in): the text is the same as
+ * json-c prints for the same entries, whatever it holds and wherever it stands. */
+Test(ledger, result_text_equals_json_c_wherever_the_largest_entry_is)
+{
+    static const char *const texts[] = {"tab\there \"q\" \\ \x01\x1f\x7f \xc3\xa9 /", "short", "x"};
+    for (int largest = 0; largest < 3; largest++) {
+        struct ptc_ledger l;
+        ptc__ledger_init(&l, 1 << 20);
+        json_object *expected = json_object_new_array();
+        for (int i = 0; i < 3; i++) {
+            char text[256];
+            /* The largest entry is made long enough for the eight-byte scans. */
+            snprintf(text, sizeof text, "%s%s", texts[i], i == largest ? " and a long plain tail of text" : "");
+            cr_assert_eq(ptc__ledger_text(&l, text, strlen(text)), 0);
+            json_object *t = json_object_new_object();
+            json_object_object_add(t, "type", json_object_new_string("text"));
+            json_object_object_add(t, "text", json_object_new_string(text));
+            json_object_array_add(expected, t);
+            json_object *img = json_tokener_parse("{\"type\":\"image\",\"attachmentId\":\"i\",\"path\":\"/p\",\"width\":1,\"height\":2}");
+            json_object_array_add(expected, json_object_get(img));
+            cr_assert_eq(ptc__ledger_image(&l, img), 0);
+        }
+        cr_expect_str_eq(entries_json(&l), json_object_to_json_string_ext(expected, DSH_JSON_PRINT_FLAGS),
+                         "largest entry %d", largest);
+        json_object_put(expected);
+        ptc__ledger_destroy(&l);
+    }
+    struct ptc_ledger empty;
+    ptc__ledger_init(&empty, 10);
+    cr_expect_str_eq(entries_json(&empty), "[]");
+    ptc__ledger_destroy(&empty);
 }

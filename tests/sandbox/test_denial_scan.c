@@ -86,3 +86,23 @@ Test(denial_scan, agrees_with_the_reference_on_generated_texts)
     /* Both outcomes occur often, so agreement means something. */
     cr_assert(found > cases / 10 && found < cases - cases / 10, "%u of %u texts matched", found, cases);
 }
+
+/* Long plain stretches are skipped sixteen bytes at a time: a signature at any offset of such a
+ * stretch, and at its very end, is still found; false candidates are stepped over. */
+Test(denial_scan, signatures_at_every_offset_of_long_plain_text)
+{
+    char buf[160];
+    for (const char *const *s = dshx__denial_signatures; *s; s++) {
+        size_t n = strlen(*s);
+        for (size_t at = 0; at + n <= sizeof buf; at += 3) {
+            memset(buf, 'x', sizeof buf);
+            memcpy(buf + at, *s, n);
+            expect(buf, sizeof buf, true);
+            expect(buf, at + n - 1, false);
+            buf[at] = 'Q'; /* not a start byte: the rest must not match on its own */
+            expect(buf, sizeof buf, reference_scan(buf, sizeof buf));
+        }
+    }
+    memset(buf, 'E', sizeof buf); /* a candidate at every byte */
+    expect(buf, sizeof buf, false);
+}
