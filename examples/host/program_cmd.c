@@ -18,8 +18,10 @@ struct program_run {
     struct dshh_host *host;
     struct dshh_output_printer printer; /* output printed as it arrives */
     bool demo;
+    bool json;   /* --json: the result is printed as it arrives */
     bool done;
-    char *result;
+    int status;  /* with json: the exit status the result gives */
+    char *result; /* without json: kept for printing after the loop */
     size_t result_len;
     struct dshh_demo_pending *pending;
 };
@@ -50,19 +52,45 @@ static void on_output(void *userdata, dsh_run_id run, const char *entry_json, si
     json_object_put(entry);
 }
 
+/* One line on stdout, whatever whitespace the provider used: raw newlines in JSON are only
+ * whitespace between tokens, so blanking them keeps the text equivalent. The result is written
+ * from the provider's own buffer (a result can be as large as maxOutputBytes). */
+static void print_json_line(const char *json, size_t len)
+{
+    char *blanked = NULL;
+    if (memchr(json, '\n', len) || memchr(json, '\r', len)) {
+        if (!(blanked = malloc(len)))
+            return;
+        for (size_t i = 0; i < len; i++)
+            blanked[i] = json[i] == '\n' || json[i] == '\r' ? ' ' : json[i];
+    }
+    fflush(stdout);
+    dshh__write_all(STDOUT_FILENO, blanked ? blanked : json, len);
+    dshh__write_all(STDOUT_FILENO, "\n", 1);
+    free(blanked);
+}
+
 static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
 {
     (void)run;
     struct program_run *pr = userdata;
     dshh__demo_cancel(pr->host, &pr->pending);
+    pr->done = true;
+    dshh__loop_quit(pr->host->loop);
+    if (pr->json) {
+        print_json_line(result_json, result_len);
+        json_object *r = dsh_json_parse_strict_value(result_json, result_len), *ok;
+        pr->status = json_object_object_get_ex(r, "ok", &ok) && json_object_get_boolean(ok) ? DSHH_EXIT_OK
+                                                                                            : DSHH_EXIT_FAILURE;
+        json_object_put(r);
+        return;
+    }
     pr->result = malloc(result_len + 1);
     if (pr->result) {
         memcpy(pr->result, result_json, result_len);
         pr->result[result_len] = '\0';
         pr->result_len = result_len;
     }
-    pr->done = true;
-    dshh__loop_quit(pr->host->loop);
 }
 
 static char *build_request(const struct dshh_options *opts, const char *program, bool demo,
@@ -110,21 +138,6 @@ static char *build_request(const struct dshh_options *opts, const char *program,
     return text;
 }
 
-/* One line on stdout, whatever whitespace the provider used: raw newlines in JSON are only
- * whitespace between tokens, so blanking them keeps the text equivalent. */
-static void print_json_line(const char *json, size_t len)
-{
-    char *line = malloc(len + 2);
-    if (!line)
-        return;
-    for (size_t i = 0; i < len; i++)
-        line[i] = json[i] == '\n' || json[i] == '\r' ? ' ' : json[i];
-    line[len] = '\n';
-    fflush(stdout);
-    dshh__write_all(STDOUT_FILENO, line, len + 1);
-    free(line);
-}
-
 int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
 {
     size_t len = 0;
@@ -140,7 +153,7 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
         free(program);
         return DSHH_EXIT_USAGE;
     }
-    struct program_run pr = {.host = host, .printer = {.at_line_start = true}};
+    struct program_run pr = {.host = host, .printer = {.at_line_start = true}, .json = opts->json};
     char *request = build_request(opts, program, host->demo_tools, host->native, &pr.demo);
     free(program);
     if (!request)
@@ -168,21 +181,13 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
         host->provider->unload(host->instance);
         host->instance = NULL;
     }
+    if (opts->json && pr.done)
+        return pr.status;
     if (!pr.result) {
         fprintf(stderr, "dsh: no result\n");
         return DSHH_EXIT_FAILURE;
     }
-    int status;
-    if (opts->json) {
-        print_json_line(pr.result, pr.result_len);
-        json_object *r = dsh_json_parse_strict_value(pr.result, pr.result_len), *ok;
-        status = json_object_object_get_ex(r, "ok", &ok) && json_object_get_boolean(ok)
-                     ? DSHH_EXIT_OK
-                     : DSHH_EXIT_FAILURE;
-        json_object_put(r);
-    } else {
-        status = dshh__print_result(pr.result, pr.result_len, &pr.printer, stdout, stderr);
-    }
+    int status = dshh__print_result(pr.result, pr.result_len, &pr.printer, stdout, stderr);
     free(pr.result);
     return status;
 }

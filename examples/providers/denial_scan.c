@@ -117,13 +117,18 @@ static void build_dfa(void)
 static size_t skip_to_start(const unsigned char *p, size_t i, size_t len)
 {
 #ifdef __SSE2__
-    if (dfa.n_start_folded <= MAX_VECTOR_STARTS) {
+    if (dfa.n_start_folded >= 1 && dfa.n_start_folded <= MAX_VECTOR_STARTS && len - i >= 16) {
         const __m128i case_bit = _mm_set1_epi8(0x20);
+        /* Always MAX_VECTOR_STARTS compares (unused ones repeat the first), so the loop below
+         * unrolls completely. */
+        __m128i starts[MAX_VECTOR_STARTS];
+        for (unsigned k = 0; k < MAX_VECTOR_STARTS; k++)
+            starts[k] = _mm_set1_epi8((char)dfa.start_folded[k < dfa.n_start_folded ? k : 0]);
         while (len - i >= 16) {
             __m128i v = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), case_bit);
             __m128i hit = _mm_setzero_si128();
-            for (unsigned k = 0; k < dfa.n_start_folded; k++)
-                hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8((char)dfa.start_folded[k])));
+            for (unsigned k = 0; k < MAX_VECTOR_STARTS; k++)
+                hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, starts[k]));
             unsigned mask = (unsigned)_mm_movemask_epi8(hit);
             if (mask)
                 return i + (size_t)__builtin_ctz(mask);
