@@ -20,6 +20,7 @@ import vm from 'node:vm';
 import { FUNCTION_BODY_WRAP } from '../strip-wraps.js';
 import { formatCompileError, formatSyntaxError, ProgramSyntaxError, rejectSourceAt, stripProgramTypes } from '../typescript.js';
 import { programImportOption } from '../imports/program-imports.js';
+import { mayRunUnstripped } from '../plain-javascript.js';
 
 const require = createRequire(import.meta.url);
 
@@ -165,8 +166,11 @@ export class ScopeChain {
   // chain changes until `start()`. Throws ProgramSyntaxError for rejected programs.
   prepare(program, { filename, context }) {
     checkReserved(program, filename);
-    const body = stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename });
-    const ast = this.#parse(body, { program, filename, context });
+    // A program acorn accepts as it is needs no stripping (plain-javascript.js); any other is
+    // stripped and parsed as before, so refused programs keep their diagnostics.
+    let ast = mayRunUnstripped(program) ? parseBody(program) : null;
+    const body = ast === null ? stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename }) : program;
+    ast ??= this.#parse(body, { program, filename, context });
     const scan = scanDeclarations(ast, { strict: this.#strict });
     if (scan.topLevelReturn !== null) {
       const index = scan.topLevelReturn.start;
@@ -224,14 +228,7 @@ export class ScopeChain {
   #parse(body, { program, filename, context }) {
     const { acorn } = loadParser();
     try {
-      return acorn.parse(body, {
-        ecmaVersion: 'latest',
-        sourceType: 'script',
-        allowAwaitOutsideFunction: true,
-        allowReturnOutsideFunction: true,
-        allowHashBang: false,
-        preserveParens: true,
-      });
+      return acorn.parse(body, PARSE_OPTIONS);
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
       // Prefer V8's wording and position; fall back to acorn's when V8 accepts the body.
@@ -254,6 +251,25 @@ export class ScopeChain {
       if (!(error instanceof SyntaxError)) throw error;
       return syntaxError(error, program, filename);
     }
+  }
+}
+
+const PARSE_OPTIONS = {
+  ecmaVersion: 'latest',
+  sourceType: 'script',
+  allowAwaitOutsideFunction: true,
+  allowReturnOutsideFunction: true,
+  allowHashBang: false,
+  preserveParens: true,
+};
+
+// The body's tree, or null when acorn refuses it.
+function parseBody(body) {
+  try {
+    return loadParser().acorn.parse(body, PARSE_OPTIONS);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return null;
   }
 }
 

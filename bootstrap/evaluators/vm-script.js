@@ -15,6 +15,7 @@ import path from 'node:path';
 import util from 'node:util';
 import vm from 'node:vm';
 import { programImportOption } from '../imports/program-imports.js';
+import { mayRunUnstripped } from '../plain-javascript.js';
 import { VM_SCRIPT_WRAP } from '../strip-wraps.js';
 import { formatCompileError, formatSyntaxError, ProgramSyntaxError, stripProgramTypes } from '../typescript.js';
 import { lowerTopLevelAwait, unboxCompletion } from './vm-script-await.js';
@@ -56,6 +57,45 @@ function declarationClash(error, { analysis, code, source, filename }) {
   return new ProgramSyntaxError(formatSyntaxError(match[0], { source, filename, line, column, width: match[1].length }));
 }
 
+// Words without which a program needs no acorn analysis: it cannot await at top level nor hold
+// a construct a Script cannot run (escaped keywords are no keywords, so a plain search is exact).
+const ANALYZED_WORDS = /await|return|import|export|using/;
+
+// The analysis of a program that needs none: no lowering, nothing forbidden; the acorn tree is
+// parsed only if a declaration clash needs it.
+function unanalyzed(code) {
+  let program;
+  return {
+    awaits: false,
+    vars: [],
+    get program() {
+      program ??= analyzeScript(code).program;
+      return program;
+    },
+  };
+}
+
+function newScript(text, filename, lowered, context) {
+  return new vm.Script(text, {
+    filename,
+    lineOffset: lowered ? -1 : 0,
+    // A runner's ProgramImportHandler may decide asynchronously (Node's loader without one).
+    importModuleDynamically: programImportOption({ filename, context }),
+  });
+}
+
+// A program JavaScript can run as it is (plain-javascript.js), compiled without stripping or
+// analysis; null when it is not one, or V8 refuses it (then the full path gives the diagnostic).
+function compileUnstripped(program, filename, context) {
+  if (!mayRunUnstripped(program) || ANALYZED_WORDS.test(program)) return null;
+  try {
+    return { script: newScript(program, filename, false, context), lowered: false, analysis: unanalyzed(program), code: program };
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return null;
+  }
+}
+
 // Returns { script, lowered, analysis } or throws ProgramSyntaxError.
 function compile(code, source, filename, context) {
   let analysis;
@@ -68,13 +108,7 @@ function compile(code, source, filename, context) {
   const lowered = analysis.awaits === true;
   const text = lowered ? lowerTopLevelAwait(code, analysis) : code;
   try {
-    const script = new vm.Script(text, {
-      filename,
-      lineOffset: lowered ? -1 : 0,
-      // A runner's ProgramImportHandler may decide asynchronously (Node's loader without one).
-      importModuleDynamically: programImportOption({ filename, context }),
-    });
-    return { script, lowered, analysis };
+    return { script: newScript(text, filename, lowered, context), lowered, analysis, code };
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     // A program that mentions await and that acorn refused gets acorn's diagnostic: V8 would
@@ -108,9 +142,9 @@ export function createVmScriptEvaluator() {
     evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals }) {
       process.chdir(cwd);
       const filename = path.join(process.cwd(), name);
-      const code = stripProgramTypes(program, { ...VM_SCRIPT_WRAP, filename });
       const context = contextFor(run, retain);
-      const { script, lowered, analysis } = compile(code, program, filename, context);
+      const { script, lowered, analysis, code } = compileUnstripped(program, filename, context) ??
+        compile(stripProgramTypes(program, { ...VM_SCRIPT_WRAP, filename }), program, filename, context);
       installGlobals(context, globals);
       const clash = (error) => {
         throw declarationClash(error, { analysis, code, source: program, filename }) ?? error;
