@@ -264,7 +264,8 @@ size_t dsh_json_escape_backward(char *buf, size_t len, size_t escaped_len, size_
      * byte is overwritten before it is read. Plain runs move with one memmove each. */
     size_t w = shift + escaped_len, r = len;
     if (escaped_len == len) {
-        memmove(buf + shift, buf, len);
+        if (shift)
+            memmove(buf + shift, buf, len);
         return w;
     }
     size_t total = w;

@@ -1,4 +1,5 @@
 /* Shared run plumbing: demo bindings in a request, resolve() + run(), whole writes. */
+#include "dsh_json_strict.h"
 #include "dshh.h"
 
 #include <errno.h>
@@ -37,9 +38,7 @@ static size_t cwd_next;
 
 static void remember_cwd(dsh_run_id run, const char *spec, size_t len)
 {
-    json_tokener *tok = json_tokener_new();
-    json_object *root = tok ? json_tokener_parse_ex(tok, spec, (int)len) : NULL, *cwd;
-    json_tokener_free(tok);
+    json_object *root = dsh_json_parse_strict_value(spec, len), *cwd;
     if (json_object_object_get_ex(root, "cwd", &cwd) && json_object_is_type(cwd, json_type_string)) {
         free(cwd_ring[cwd_next].cwd);
         cwd_ring[cwd_next].run = run;

@@ -17,7 +17,7 @@ void ptc__ledger_init(struct ptc_ledger *ledger, uint64_t budget)
 void ptc__ledger_destroy(struct ptc_ledger *ledger)
 {
     for (size_t i = 0; i < ledger->count; i++) {
-        free(ledger->entries[i].text.data);
+        free(ledger->entries[i].block);
         json_object_put(ledger->entries[i].image);
     }
     free(ledger->entries);
@@ -44,6 +44,11 @@ static struct ptc_entry *append_entry(struct ptc_ledger *ledger)
     return entry;
 }
 
+const char *ptc__entry_text(const struct ptc_entry *entry)
+{
+    return entry->block ? entry->block + PTC_LEDGER_HEAD_ROOM : "";
+}
+
 static int append_text(struct ptc_ledger *ledger, const char *text, size_t len)
 {
     struct ptc_entry *last = ledger->count ? &ledger->entries[ledger->count - 1] : NULL;
@@ -52,7 +57,21 @@ static int append_text(struct ptc_ledger *ledger, const char *text, size_t len)
         if (!last)
             return -ENOMEM;
     }
-    return dsh_text_buffer_write(&last->text, (unsigned char *)text, len) ? 0 : -ENOMEM;
+    if (last->len + len > last->cap) {
+        size_t cap = last->cap ? last->cap : 256;
+        while (cap < last->len + len)
+            cap *= 2;
+        char *block = realloc(last->block, PTC_LEDGER_HEAD_ROOM + cap);
+        if (!block)
+            return -ENOMEM;
+        last->block = block;
+        last->cap = cap;
+    }
+    memcpy(last->block + PTC_LEDGER_HEAD_ROOM + last->len, text, len);
+    last->len += len;
+    /* Counted while the bytes are fresh in the cache, not in one pass over all at the end. */
+    last->escaped += dsh_json_escaped_length(text, len);
+    return 0;
 }
 
 int ptc__ledger_text(struct ptc_ledger *ledger, const char *text, size_t len)
@@ -116,16 +135,15 @@ static const char *image_json(const struct ptc_entry *entry, size_t *ret_len)
     return json_object_to_json_string_length(entry->image, DSH_JSON_PRINT_FLAGS, ret_len);
 }
 
-/* Bytes of an entry's JSON and, for text, of its escaped body. */
-static size_t entry_json_length(const struct ptc_entry *entry, size_t *ret_escaped)
+/* Bytes of an entry's JSON. */
+static size_t entry_json_length(const struct ptc_entry *entry)
 {
     size_t n = 0;
     if (entry->is_image) {
         image_json(entry, &n);
         return n;
     }
-    *ret_escaped = dsh_json_escaped_length(entry->text.data, entry->text.len);
-    return sizeof text_head - 1 + *ret_escaped + sizeof text_tail - 1;
+    return sizeof text_head - 1 + entry->escaped + sizeof text_tail - 1;
 }
 
 static char *put(char *out, const char *bytes, size_t len)
@@ -134,7 +152,7 @@ static char *put(char *out, const char *bytes, size_t len)
     return out + len;
 }
 
-/* Writes entry i (not the one whose buffer holds the result) at out; returns its end. */
+/* Writes an entry (not the one whose block holds the result) at out; returns its end. */
 static char *put_entry(char *out, const struct ptc_entry *entry)
 {
     if (entry->is_image) {
@@ -143,51 +161,52 @@ static char *put_entry(char *out, const struct ptc_entry *entry)
         return put(out, json, n);
     }
     out = put(out, text_head, sizeof text_head - 1);
-    out += dsh_json_escape(out, entry->text.data, entry->text.len);
+    out += dsh_json_escape(out, ptc__entry_text(entry), entry->len);
     return put(out, text_tail, sizeof text_tail - 1);
 }
 
 char *ptc__ledger_take_json(struct ptc_ledger *ledger, const char *head, size_t head_len, const char *tail,
-                            size_t tail_len, size_t *ret_len)
+                            size_t tail_len, size_t *ret_len, void **ret_block)
 {
-    /* The largest text stays where it is: its buffer grows into the whole result and the text
-     * moves (escaped) to its place in it, so a large output is never held twice. */
+    /* The largest text stays in its block and the result grows around it: what precedes the
+     * text goes into the room before it (moving the text only when that is too small), and the
+     * text is escaped in place. A large output is never held twice. */
     size_t total = head_len + 2 + tail_len + (ledger->count ? ledger->count - 1 : 0), largest = SIZE_MAX;
-    size_t largest_escaped = 0;
     for (size_t i = 0; i < ledger->count; i++) {
-        size_t escaped = 0;
-        total += entry_json_length(&ledger->entries[i], &escaped);
-        if (!ledger->entries[i].is_image &&
-            (largest == SIZE_MAX || ledger->entries[i].text.len > ledger->entries[largest].text.len)) {
+        total += entry_json_length(&ledger->entries[i]);
+        if (!ledger->entries[i].is_image && ledger->entries[i].block &&
+            (largest == SIZE_MAX || ledger->entries[i].len > ledger->entries[largest].len))
             largest = i;
-            largest_escaped = escaped;
-        }
     }
-    char *buf;
-    size_t at = head_len + 1; /* where the largest text's entry starts */
+    char *block, *json;
     if (largest == SIZE_MAX) {
-        buf = malloc(total + 1);
+        json = block = malloc(total + 1);
+        if (!block)
+            return NULL;
     } else {
         struct ptc_entry *entry = &ledger->entries[largest];
-        buf = realloc(entry->text.data, total + 1);
-        if (buf) {
-            entry->text.data = NULL; /* taken: the result owns it now */
-            for (size_t i = 0; i < largest; i++) {
-                size_t escaped;
-                at += entry_json_length(&ledger->entries[i], &escaped) + 1;
-            }
-            dsh_json_escape_backward(buf, entry->text.len, largest_escaped, at + sizeof text_head - 1);
-        }
+        /* Bytes of the result before the largest text's escaped body. */
+        size_t before = head_len + 1 + sizeof text_head - 1;
+        for (size_t i = 0; i < largest; i++)
+            before += entry_json_length(&ledger->entries[i]) + 1;
+        /* The result starts `start` bytes into the block; the body then starts at or after the
+         * text, so escaping in place never overtakes what it reads. */
+        size_t start = before < PTC_LEDGER_HEAD_ROOM ? PTC_LEDGER_HEAD_ROOM - before : 0;
+        size_t shift = start + before - PTC_LEDGER_HEAD_ROOM;
+        block = realloc(entry->block, start + total + 1);
+        if (!block)
+            return NULL;
+        entry->block = NULL; /* taken: the result owns it now */
+        dsh_json_escape_backward(block + PTC_LEDGER_HEAD_ROOM, entry->len, entry->escaped, shift);
+        json = block + start;
     }
-    if (!buf)
-        return NULL;
-    char *out = put(buf, head, head_len);
+    char *out = put(json, head, head_len);
     *out++ = '[';
     for (size_t i = 0; i < ledger->count; i++) {
         if (i)
             *out++ = ',';
         if (i == largest) {
-            out = put(out, text_head, sizeof text_head - 1) + largest_escaped;
+            out = put(out, text_head, sizeof text_head - 1) + ledger->entries[i].escaped;
             out = put(out, text_tail, sizeof text_tail - 1);
         } else {
             out = put_entry(out, &ledger->entries[i]);
@@ -196,12 +215,13 @@ char *ptc__ledger_take_json(struct ptc_ledger *ledger, const char *head, size_t 
     *out++ = ']';
     out = put(out, tail, tail_len);
     *out = '\0';
-    *ret_len = (size_t)(out - buf);
+    *ret_len = (size_t)(out - json);
+    *ret_block = block;
     uint64_t budget = ledger->budget, used = ledger->used;
     bool overflowed = ledger->overflowed;
     ptc__ledger_destroy(ledger);
     ledger->budget = budget;
     ledger->used = used;
     ledger->overflowed = overflowed;
-    return buf;
+    return json;
 }

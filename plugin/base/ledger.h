@@ -8,13 +8,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dsh_text_buffer.h"
+
+/* Room kept before each text: the result's head and the entries before the text usually fit
+ * there, so the largest text becomes the result where it lies (ptc__ledger_take_json). */
+#define PTC_LEDGER_HEAD_ROOM 512
 
 struct ptc_entry {
     bool is_image;
-    struct dsh_text_buffer text; /* valid UTF-8 */
+    char *block;    /* PTC_LEDGER_HEAD_ROOM bytes, then the text (valid UTF-8); NULL: none yet */
+    size_t len;     /* bytes of text */
+    size_t cap;     /* bytes the block holds after the room */
+    size_t escaped; /* dsh_json_escaped_length of the text, kept as it grows */
     json_object *image; /* owned */
 };
+
+/* The entry's text (len bytes). */
+const char *ptc__entry_text(const struct ptc_entry *entry);
 
 struct ptc_ledger {
     struct ptc_entry *entries;
@@ -34,10 +43,11 @@ int ptc__ledger_image(struct ptc_ledger *ledger, json_object *image);
 int ptc__ledger_charge(struct ptc_ledger *ledger, uint64_t bytes);
 uint64_t ptc__ledger_remaining(const struct ptc_ledger *ledger);
 /* head + the JSON array of the entries ([{"type":"text","text":..}|{"type":"image",...}], printed
- * as json-c prints it with DSH_JSON_PRINT_FLAGS) + tail, NUL-terminated (transfer full; *ret_len
- * without the NUL), or NULL when out of memory. Built in the largest text's own buffer, so the
- * output is held once; the entries are gone afterwards (used, budget and overflowed stay). */
+ * as json-c prints it with DSH_JSON_PRINT_FLAGS) + tail, NUL-terminated (*ret_len without the
+ * NUL), or NULL when out of memory. Built in the largest text's own block, where that text
+ * mostly stays as it is, so the output is held once; free *ret_block (not the text) when done.
+ * The entries are gone afterwards (used, budget and overflowed stay). */
 char *ptc__ledger_take_json(struct ptc_ledger *ledger, const char *head, size_t head_len, const char *tail,
-                            size_t tail_len, size_t *ret_len);
+                            size_t tail_len, size_t *ret_len, void **ret_block);
 
 #endif

@@ -62,7 +62,7 @@ static void settle_outcome(struct ptc_run *run)
     }
 }
 
-static char *result_json(struct ptc_run *run, size_t *ret_len)
+static char *result_json(struct ptc_run *run, size_t *ret_len, void **ret_block)
 {
     settle_outcome(run);
     struct ptc_result result = {
@@ -77,7 +77,7 @@ static char *result_json(struct ptc_run *run, size_t *ret_len)
         .retained_owner = run->retained ? run->spec.state_owner : NULL,
         .retained_state = run->retained_state ? run->retained_state : "cleared",
     };
-    return ptc__result_json(&result, ret_len);
+    return ptc__result_json(&result, ret_len, ret_block);
 }
 
 static void finish(void *arg)
@@ -86,12 +86,13 @@ static void finish(void *arg)
     if (run->env)
         ptc__env_detach(run->env, run);
     size_t len = 0;
-    char *result = result_json(run, &len);
+    void *block = NULL;
+    char *result = result_json(run, &len, &block);
     DSH_LIST_REMOVE(&run->runs->head, run);
     static const char fallback[] =
         "{\"ok\":false,\"error\":{\"kind\":\"worker-exit\",\"message\":\"out of memory\"},\"output\":[]}";
     run->cb.on_done(run->cb.userdata, run->id, result ? result : fallback, result ? len : sizeof fallback - 1);
-    free(result);
+    free(block);
     /* After delivery, so starting the next process never delays this result. */
     if (!run->retained && run->env)
         ptc__pool_refill(run->runs->pool, run->spec.policy);

@@ -15,7 +15,7 @@ static bool observed_denial(const struct ptc_result *r)
         return true;
     for (size_t i = 0; i < r->ledger->count; i++) {
         const struct ptc_entry *e = &r->ledger->entries[i];
-        if (!e->is_image && sb->is_denial(sb->ctx, r->confinement, e->text.data, e->text.len) == 1)
+        if (!e->is_image && sb->is_denial(sb->ctx, r->confinement, ptc__entry_text(e), e->len) == 1)
             return true;
     }
     return false;
@@ -52,7 +52,7 @@ static char *open_object_text(json_object *object, const char *more, size_t *ret
     return open;
 }
 
-char *ptc__result_json(const struct ptc_result *r, size_t *ret_len)
+char *ptc__result_json(const struct ptc_result *r, size_t *ret_len, void **ret_block)
 {
     /* {ok, value, error} + "output" + {sandbox, retained}: the output is printed by the ledger
      * into its own largest buffer, so it is never copied whole. */
@@ -83,7 +83,7 @@ char *ptc__result_json(const struct ptc_result *r, size_t *ret_len)
         char *comma_tail = strdup(tail);
         if (comma_tail) {
             comma_tail[0] = ',';
-            result = ptc__ledger_take_json(r->ledger, head, head_len, comma_tail, tail_len, ret_len);
+            result = ptc__ledger_take_json(r->ledger, head, head_len, comma_tail, tail_len, ret_len, ret_block);
         }
         free(comma_tail);
     }

@@ -20,7 +20,8 @@ struct ptc_result {
     const char *retained_state;                /* "preserved" | "cleared" */
 };
 
-/* The result text (transfer full), or NULL when out of memory. Empties the ledger. */
-char *ptc__result_json(const struct ptc_result *result, size_t *ret_len);
+/* The result text, or NULL when out of memory; it lies inside *ret_block, which the caller
+ * frees. Empties the ledger. */
+char *ptc__result_json(const struct ptc_result *result, size_t *ret_len, void **ret_block);
 
 #endif

@@ -13,12 +13,13 @@ static const char *entries_json(struct ptc_ledger *ledger)
 {
     static char buf[4096];
     size_t len;
-    char *json = ptc__ledger_take_json(ledger, "<", 1, ">", 1, &len);
+    void *block;
+    char *json = ptc__ledger_take_json(ledger, "<", 1, ">", 1, &len, &block);
     cr_assert(json);
     cr_assert_eq(len, strlen(json));
     cr_assert(len >= 2 && json[0] == '<' && json[len - 1] == '>', "%s", json);
     snprintf(buf, sizeof buf, "%.*s", (int)(len - 2), json + 1);
-    free(json);
+    free(block);
     cr_expect_eq(ledger->count, 0, "the entries were taken");
     return buf;
 }
@@ -125,4 +126,45 @@ Test(ledger, result_text_equals_json_c_wherever_the_largest_entry_is)
     ptc__ledger_init(&empty, 10);
     cr_expect_str_eq(entries_json(&empty), "[]");
     ptc__ledger_destroy(&empty);
+}
+
+/* The result grows around the largest text: in the room before it when the head fits there,
+ * moved when it does not; with escapes in the text and without. */
+Test(ledger, result_text_is_exact_for_any_head_and_text)
+{
+    static char head[PTC_LEDGER_HEAD_ROOM * 2];
+    memset(head, 'h', sizeof head);
+    const char *const texts[] = {"plain text without anything to escape, long enough for the scan",
+                                 "\"quoted\"\n\ttext\x01 with escapes"};
+    const size_t heads[] = {1, PTC_LEDGER_HEAD_ROOM - 40, PTC_LEDGER_HEAD_ROOM, sizeof head};
+    for (size_t t = 0; t < 2; t++)
+        for (size_t h = 0; h < sizeof heads / sizeof heads[0]; h++) {
+            struct ptc_ledger l;
+            ptc__ledger_init(&l, 1 << 20);
+            cr_assert_eq(ptc__ledger_text(&l, "ab", 2), 0);
+            json_object *img = json_tokener_parse("{\"type\":\"image\",\"attachmentId\":\"i\",\"path\":\"/p\",\"width\":1,\"height\":2}");
+            cr_assert_eq(ptc__ledger_image(&l, img), 0);
+            cr_assert_eq(ptc__ledger_text(&l, texts[t], strlen(texts[t])), 0);
+            json_object *expected = json_object_new_array();
+            json_object *a = json_object_new_object(), *b = json_object_new_object();
+            json_object_object_add(a, "type", json_object_new_string("text"));
+            json_object_object_add(a, "text", json_object_new_string("ab"));
+            json_object_object_add(b, "type", json_object_new_string("text"));
+            json_object_object_add(b, "text", json_object_new_string(texts[t]));
+            json_object_array_add(expected, a);
+            json_object_array_add(expected, json_tokener_parse("{\"type\":\"image\",\"attachmentId\":\"i\",\"path\":\"/p\",\"width\":1,\"height\":2}"));
+            json_object_array_add(expected, b);
+            char *want = NULL;
+            cr_assert(asprintf(&want, "%.*s%s}", (int)heads[h], head, json_object_to_json_string_ext(expected, DSH_JSON_PRINT_FLAGS)) > 0);
+            size_t len;
+            void *block;
+            char *json = ptc__ledger_take_json(&l, head, heads[h], "}", 1, &len, &block);
+            cr_assert(json);
+            cr_expect_eq(len, strlen(want), "text %zu, head %zu", t, heads[h]);
+            cr_expect_str_eq(json, want, "text %zu, head %zu", t, heads[h]);
+            free(block);
+            free(want);
+            json_object_put(expected);
+            ptc__ledger_destroy(&l);
+        }
 }
