@@ -205,6 +205,9 @@ struct json_object *dshh__event(const char *type, const char *id_text);
 /* Writes ev as one line; with raw_key, appends "raw_key": raw (JSON text spliced verbatim, so the
  * provider's number text survives). */
 void dshh__emit_event(struct json_object *ev, const char *raw_key, const char *raw, size_t raw_len);
+/* JSON text as one line: json itself when it holds no raw newline, else a copy (*ret_copy, free
+ * it) with raw newlines (whitespace between tokens) blanked; NULL when out of memory. */
+const char *dshh__one_line(const char *json, size_t len, char **ret_copy);
 /* {"type":"error","id"?:..,"message":..} */
 void dshh__emit_error(const char *id_text, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -52,20 +52,15 @@ static void on_output(void *userdata, dsh_run_id run, const char *entry_json, si
     json_object_put(entry);
 }
 
-/* One line on stdout, whatever whitespace the provider used: raw newlines in JSON are only
- * whitespace between tokens, so blanking them keeps the text equivalent. The result is written
- * from the provider's own buffer (a result can be as large as maxOutputBytes). */
+/* One line on stdout, whatever whitespace the provider used, written from the provider's own
+ * buffer (a result can be as large as maxOutputBytes). */
 static void print_json_line(const char *json, size_t len)
 {
-    char *blanked = NULL;
-    if (memchr(json, '\n', len) || memchr(json, '\r', len)) {
-        if (!(blanked = malloc(len)))
-            return;
-        for (size_t i = 0; i < len; i++)
-            blanked[i] = json[i] == '\n' || json[i] == '\r' ? ' ' : json[i];
-    }
+    char *blanked;
+    if (!(json = dshh__one_line(json, len, &blanked)))
+        return;
     fflush(stdout);
-    dshh__write_all(STDOUT_FILENO, blanked ? blanked : json, len);
+    dshh__write_all(STDOUT_FILENO, json, len);
     dshh__write_all(STDOUT_FILENO, "\n", 1);
     free(blanked);
 }

@@ -37,6 +37,19 @@ const char *dshh__jstr(json_object *o)
     return json_object_to_json_string_ext(o, DSH_JSON_PRINT_FLAGS);
 }
 
+const char *dshh__one_line(const char *json, size_t len, char **ret_copy)
+{
+    /* Raw newlines in JSON text are whitespace between tokens: blanking them keeps one line. */
+    *ret_copy = NULL;
+    if (!memchr(json, '\n', len) && !memchr(json, '\r', len))
+        return json;
+    if (!(*ret_copy = malloc(len ? len : 1)))
+        return NULL;
+    for (size_t i = 0; i < len; i++)
+        (*ret_copy)[i] = json[i] == '\n' || json[i] == '\r' ? ' ' : json[i];
+    return *ret_copy;
+}
+
 /* Event built from a json-c object plus raw JSON fragments spliced in as-is (results and call
  * arguments keep the provider's exact number text). */
 void dshh__emit_event(json_object *ev, const char *raw_key, const char *raw, size_t raw_len)
@@ -48,18 +61,12 @@ void dshh__emit_event(json_object *ev, const char *raw_key, const char *raw, siz
         write_parts(iov, 2);
         return;
     }
-    /* Raw newlines in JSON text are whitespace between tokens: blanking them keeps one line. */
     char *blanked = NULL;
-    if (memchr(raw, '\n', raw_len) || memchr(raw, '\r', raw_len)) {
-        if (!(blanked = malloc(raw_len)))
-            return;
-        for (size_t i = 0; i < raw_len; i++)
-            blanked[i] = raw[i] == '\n' || raw[i] == '\r' ? ' ' : raw[i];
-    }
+    if (!(raw = dshh__one_line(raw, raw_len, &blanked)))
+        return;
     char key[128];
     int klen = snprintf(key, sizeof key, ",\"%s\":", raw_key);
-    struct iovec iov[] = {{(char *)base, blen - 1}, {key, (size_t)klen},
-                          {blanked ? blanked : (char *)raw, raw_len}, {"}\n", 2}};
+    struct iovec iov[] = {{(char *)base, blen - 1}, {key, (size_t)klen}, {(char *)raw, raw_len}, {"}\n", 2}};
     write_parts(iov, 4);
     free(blanked);
 }
