@@ -22,6 +22,8 @@ import { copyNodeGlobals, createGlobalsInstaller, registerContextRealm } from '.
 import { ScopeChain } from './scoped-repl.js';
 
 const require = createRequire(import.meta.url);
+// node:domain loads on the first evaluation; a require() per evaluation costs more than its run.
+let domains = null;
 
 export const PROGRAM_NAME = '[program]';
 
@@ -78,7 +80,8 @@ export function createScopedReplEvaluator(overrides = {}) {
       const filename = path.join(environment.importBase, name);
       const call = environment.chain.prepare(program, { filename, context: environment.context });
       const { programFunction, args } = call.start();
-      const domain = require('node:domain').create();
+      domains ??= require('node:domain');
+      const domain = domains.create();
       return new Promise((resolve, reject) => {
         let active = true;
         const fail = (thrown) => {
