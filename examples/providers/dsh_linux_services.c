@@ -1,6 +1,7 @@
 /* The reference Linux services: construction, configuration and the shared helpers. */
 #include "internal.h"
 #include "range_cgroup.h"
+#include "dsh_roots.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -69,8 +70,9 @@ static int canonical_roots(const char *const *roots, const char *what, char ***r
 {
     struct dsh_strv sv = {0};
     for (size_t i = 0; roots && roots[i]; i++) {
-        char *c = NULL;
-        int rc = canonical_dir(roots[i], what, &c, ret_error);
+        char *c = NULL, field[64];
+        snprintf(field, sizeof field, "%s[%zu]", what, i);
+        int rc = canonical_dir(roots[i], field, &c, ret_error);
         if (rc == 0)
             rc = dsh_strv_push(&sv, c);
         free(c);
@@ -81,6 +83,72 @@ static int canonical_roots(const char *const *roots, const char *what, char ***r
     }
     *ret_roots = dsh_strv_finish(&sv);
     return *ret_roots ? 0 : dshx__fail(ret_error, -ENOMEM, "out of memory");
+}
+
+/* dsh_root_refusal() as config-invalid. */
+static int check_root(const struct dshx__config *c, const char *field, const char *given,
+                      const char *canonical, bool writable, struct dsh_error *ret_error)
+{
+    char msg[sizeof(ret_error->message)];
+    if (dsh_root_refusal(field, given, canonical, writable, c->temp_root,
+                         (const char *const *)c->protected_roots, msg, sizeof msg))
+        return dshx__fail(ret_error, DSH_E_CONFIG_INVALID, "%s", msg);
+    return 0;
+}
+
+static int check_roots(const struct dshx__config *c, const char *what, const char *const *given,
+                       char **canonical, bool writable, struct dsh_error *ret_error)
+{
+    for (size_t i = 0; canonical[i]; i++) {
+        char field[64];
+        snprintf(field, sizeof field, "%s[%zu]", what, i);
+        int rc = check_root(c, field, given[i], canonical[i], writable, ret_error);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* What a writable root must not overlap: the readable roots (the provider's bootstrap and Node
+ * among them) and the directories of the two helpers the sandbox runs. */
+static int protected_roots(struct dshx__config *c)
+{
+    struct dsh_strv sv = {0};
+    int rc = 0;
+    for (char **r = c->extra_readable_roots; rc == 0 && *r; r++)
+        rc = dsh_strv_push(&sv, *r);
+    const char *helpers[] = {c->launcher_path, c->supervisor_path};
+    for (size_t i = 0; rc == 0 && i < 2; i++) {
+        char dir[PATH_MAX];
+        if (!realpath(helpers[i], dir))
+            continue; /* not there: confine fails closed later */
+        *strrchr(dir, '/') = '\0';
+        rc = dsh_strv_push(&sv, dir[0] ? dir : "/");
+    }
+    if (rc < 0 || !(c->protected_roots = dsh_strv_finish(&sv))) {
+        dsh_strv_clear(&sv);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* The temp root: the caller's directory, or /tmp/dsh-<euid>; itself a writable root. */
+static int temp_root(const char *given, struct dshx__config *c, struct dsh_error *ret_error)
+{
+    char fallback[64];
+    if (!given) {
+        int rc = dshx__temp_root_default(fallback, sizeof fallback);
+        if (rc < 0)
+            return dshx__fail(ret_error, DSH_E_CONFIG_INVALID,
+                              "temp_root is NULL and %s cannot be this user's private directory: %s",
+                              fallback, strerror(-rc));
+        given = fallback;
+    }
+    int rc = canonical_dir(given, "temp_root", &c->temp_root, ret_error);
+    char msg[sizeof(ret_error->message)];
+    if (rc == 0 && dsh_root_refusal("temp_root", given, c->temp_root, true, NULL, NULL, msg, sizeof msg))
+        rc = dshx__fail(ret_error, DSH_E_CONFIG_INVALID, "%s", msg);
+    return rc;
 }
 
 /* The installed dsh-sandbox-launch: DSHX_HELPER_DIR, relative to the directory this library was
@@ -112,7 +180,7 @@ static int configure(const struct dsh_linux_services_options *o, struct dshx__co
     const char *const *readable_roots =
         HAS(o, extra_readable_roots) ? o->extra_readable_roots : NULL;
     const char *supervisor = HAS(o, supervisor_path) ? o->supervisor_path : NULL;
-    const char *temp_root = HAS(o, temp_root) ? o->temp_root : NULL;
+    const char *temp_root_option = HAS(o, temp_root) ? o->temp_root : NULL;
     c->max_processes =
         HAS(o, max_processes) && o->max_processes ? o->max_processes : DSHX_DEFAULT_MAX_PROCESSES;
     c->max_landlock_abi = o->max_landlock_abi;
@@ -159,20 +227,30 @@ static int configure(const struct dsh_linux_services_options *o, struct dshx__co
     if (c->supervisor_path[0] != '/')
         return dshx__fail(ret_error, DSH_E_CONFIG_INVALID,
                           "supervisor_path must be absolute: %s", c->supervisor_path);
-    int rc = canonical_dir(temp_root ? temp_root : "/tmp", "temp_root", &c->temp_root, ret_error);
+    int rc = temp_root(temp_root_option, c, ret_error);
     char cwd[PATH_MAX];
     const char *ws = o->workspace_root ? o->workspace_root : getcwd(cwd, sizeof(cwd));
     if (rc == 0)
         rc = canonical_dir(ws, "workspace_root", &c->workspace_root, ret_error);
-    /* "/" as the workspace would hand the whole filesystem to the program. */
-    if (rc == 0 && strcmp(c->workspace_root, "/") == 0)
-        rc = dshx__fail(ret_error, DSH_E_CONFIG_INVALID, "workspace_root may not be /");
     if (rc == 0)
         rc = canonical_roots(o->extra_writable_roots, "extra_writable_roots",
                              &c->extra_writable_roots, ret_error);
     if (rc == 0)
         rc = canonical_roots(readable_roots, "extra_readable_roots", &c->extra_readable_roots,
                              ret_error);
+    if (rc == 0 && protected_roots(c) < 0)
+        rc = dshx__fail(ret_error, -ENOMEM, "out of memory");
+    /* The workspace is writable unless the default is read-only; a session switched to
+     * workspace-write later is checked again at confine. */
+    if (rc == 0)
+        rc = check_root(c, "workspace_root", ws, c->workspace_root,
+                        strcmp(c->default_mode, DSHX_MODE_READ_ONLY) != 0, ret_error);
+    if (rc == 0)
+        rc = check_roots(c, "extra_writable_roots", o->extra_writable_roots,
+                         c->extra_writable_roots, true, ret_error);
+    if (rc == 0)
+        rc = check_roots(c, "extra_readable_roots", readable_roots, c->extra_readable_roots,
+                         false, ret_error);
     return rc;
 }
 
@@ -187,6 +265,7 @@ static void config_clear(struct dshx__config *c)
     free(c->cgroup_mount_root);
     dsh_strv_free(c->extra_writable_roots);
     dsh_strv_free(c->extra_readable_roots);
+    dsh_strv_free(c->protected_roots);
 }
 
 DSHX_EXPORT int dsh_linux_services_create(const struct dsh_linux_services_options *options,
@@ -210,9 +289,11 @@ DSHX_EXPORT int dsh_linux_services_create(const struct dsh_linux_services_option
         s->cfg.kernel.namespaces = false;
         s->cfg.kernel.pid_max_per_ns = false;
     }
+    if (rc == 0 && (rc = dshx__sandbox_create(&s->cfg, &s->sandbox_vt, &s->sandbox)) < 0)
+        rc = dshx__fail(ret_error, rc, "cannot make this instance's directory in temp_root %s: %s",
+                        s->cfg.temp_root, strerror(-rc));
     if (rc == 0 && (dshx__fs_create(&s->cfg, &s->fs_vt, &s->fs) < 0 ||
                     dshx__subprocess_create(&s->cfg, &s->subprocess_vt, &s->subprocess) < 0 ||
-                    dshx__sandbox_create(&s->cfg, &s->sandbox_vt, &s->sandbox) < 0 ||
                     dshx__policy_create(&s->cfg, &s->policy_vt, &s->policy) < 0))
         rc = dshx__fail(ret_error, -ENOMEM, "out of memory");
     if (rc < 0) {

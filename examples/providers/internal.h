@@ -38,13 +38,14 @@ int dshx__landlock_probe_abi(void); /* 0 when missing */
 struct dshx__config {
     char *launcher_path;
     char *supervisor_path;
-    char *temp_root;
+    char *temp_root; /* canonical; the per-host directories live in it (tempdir.c) */
     char *workspace_root; /* canonical */
     char *default_mode;
     char *cgroup_proc_file;  /* /proc/self/cgroup, or the test knob cgroup_root's self-cgroup */
     char *cgroup_mount_root; /* /sys/fs/cgroup, or the test knob cgroup_root */
     char **extra_writable_roots; /* canonical, NULL-terminated, never NULL */
     char **extra_readable_roots; /* canonical, NULL-terminated, never NULL */
+    char **protected_roots;      /* canonical: what a writable root must not overlap */
     int max_landlock_abi;
     uint32_t confine_delay_ms;
     uint32_t max_processes;
@@ -65,8 +66,15 @@ void dshx__log(const struct dshx__config *cfg, int level, const char *fmt, ...)
 /* ---- the execution world (also compiled into the launcher) ---- */
 #include "world.h"
 
-/* ---- per-run private temp dirs ---- */
-int dshx__tempdir_create(const char *root, char **ret_path);
+/* ---- per-run private temp dirs (tempdir.c) ---- */
+/* /tmp/dsh-<euid>, made 0711 when missing; -EPERM when it is not this user's private directory. */
+int dshx__temp_root_default(char *buf, size_t size);
+/* This instance's directory under root, locked until close; first removes the directories of
+ * instances that are gone. */
+struct dshx__temp_host;
+int dshx__temp_host_open(const char *root, struct dshx__temp_host **ret_host);
+void dshx__temp_host_close(struct dshx__temp_host *host); /* removes the whole tree; NULL ok */
+int dshx__tempdir_create(const struct dshx__temp_host *host, char **ret_path);
 int dshx__tree_remove(const char *path); /* never follows symlinks; 0 or -errno */
 
 /* ---- environment of spawned ranges ---- */

@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "denial_scan.h"
 #include "program_identity.h"
+#include "dsh_roots.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -37,6 +38,7 @@ struct op {
 struct dshx__sandbox {
     const struct dshx__config *cfg;
     struct dshx__id_range ids; /* root hosts: the programs' dedicated uids/gids */
+    struct dshx__temp_host *temp; /* this instance's directory under the temp root */
     uint64_t next_op;
     struct op *pending; /* delayed completions */
 };
@@ -81,8 +83,22 @@ static int parse_limits(json_object *root, struct policy *p, struct dsh_error *r
     return 0;
 }
 
-static int parse_policy(const char *text, size_t len, struct policy *ret_policy,
-                        struct dsh_error *ret_error)
+/* The roots rules once more for this run's mode: a host's own sandboxPolicy, or a session
+ * switched to workspace-write after create, cannot hand a confined run a root create refused. */
+static int check_workspace(const struct dshx__config *cfg, const char *given,
+                           const struct policy *p, struct dsh_error *ret_error)
+{
+    char msg[sizeof(ret_error->message)];
+    bool writable = strcmp(p->mode, DSHX_MODE_WORKSPACE_WRITE) == 0;
+    if (!dsh_root_refusal("policy workspaceRoot", given, p->workspace, writable, cfg->temp_root,
+                          (const char *const *)cfg->protected_roots, msg, sizeof msg))
+        return 0;
+    dshx__log(cfg, DSH_LOG_ERROR, "confine: %s", msg);
+    return dshx__fail(ret_error, DSH_E_REQUEST_INVALID, "%s", msg);
+}
+
+static int parse_policy(const struct dshx__config *cfg, const char *text, size_t len,
+                        struct policy *ret_policy, struct dsh_error *ret_error)
 {
     json_tokener *tok = json_tokener_new();
     if (!tok)
@@ -114,10 +130,9 @@ static int parse_policy(const char *text, size_t len, struct policy *ret_policy,
             stat(ret_policy->workspace, &st) < 0 || !S_ISDIR(st.st_mode))
             rc = dshx__fail(ret_error, DSH_E_REQUEST_INVALID,
                             "policy workspaceRoot must be an existing absolute directory");
-        else if (strcmp(ret_policy->mode, DSHX_MODE_DANGER) != 0 &&
-                 strcmp(ret_policy->workspace, "/") == 0)
-            rc = dshx__fail(ret_error, DSH_E_REQUEST_INVALID, "a confined workspace may not be /");
-        else
+        else if (strcmp(ret_policy->mode, DSHX_MODE_DANGER) != 0)
+            rc = check_workspace(cfg, ws, ret_policy, ret_error);
+        if (rc == 0)
             rc = parse_limits(root, ret_policy, ret_error);
     }
     json_object_put(root);
@@ -290,7 +305,7 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
         rc = -errno;
     } else {
         if (strcmp(p->mode, DSHX_MODE_WORKSPACE_WRITE) == 0) {
-            rc = dshx__tempdir_create(cfg->temp_root, &c->tempdir);
+            rc = dshx__tempdir_create(sb->temp, &c->tempdir);
             const char *names[] = {"TMPDIR", "TEMP", "TMP", "HOME"};
             for (size_t i = 0; rc == 0 && i < 4; i++)
                 rc = dsh_strv_pushf(&env, "%s=%s", names[i], c->tempdir);
@@ -354,7 +369,7 @@ static int confine(void *ctx, const char *const *argv, const char *policy_json, 
     if (!argv || !argv[0] || argv[0][0] != '/' || !policy_json || !on_confined || !ret_op)
         return DSH_E_REQUEST_INVALID;
     struct policy p = {0};
-    int rc = parse_policy(policy_json, policy_len, &p, NULL);
+    int rc = parse_policy(sb->cfg, policy_json, policy_len, &p, NULL);
     if (rc < 0)
         return rc;
     struct op *op = calloc(1, sizeof(*op));
@@ -414,6 +429,11 @@ int dshx__sandbox_create(const struct dshx__config *cfg, struct dsh_sandbox_serv
     sb->cfg = cfg;
     if (cfg->kernel.root)
         dshx__id_range_load(&sb->ids);
+    int rc = dshx__temp_host_open(cfg->temp_root, &sb->temp);
+    if (rc < 0) {
+        free(sb);
+        return rc;
+    }
     *vt = (struct dsh_sandbox_service){
         .struct_size = sizeof(*vt),
         .abi_major = DSH_ABI_MAJOR,
@@ -435,5 +455,6 @@ void dshx__sandbox_destroy(struct dshx__sandbox *sandbox)
     /* Pending ops are freed by their deferred calls, which must not touch us any more. */
     for (struct op *op = sandbox->pending; op; op = op->next)
         op->sb = NULL;
+    dshx__temp_host_close(sandbox->temp);
     free(sandbox);
 }

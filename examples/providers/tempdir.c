@@ -1,6 +1,13 @@
 /* Per-run private temp dirs and their removal. The tree was written by hostile code: removal
  * never follows a symlink, works below PATH_MAX through directory fds, and flattens arbitrarily
- * deep nesting by moving deep directories up instead of recursing without bound. */
+ * deep nesting by moving deep directories up instead of recursing without bound.
+ *
+ * Layout: TEMP_ROOT/dsh-host-XXXXXX/dsh-run-XXXXXX. Each services instance owns one host
+ * directory and holds an flock on it for its lifetime; the kernel drops the lock when the host
+ * dies however it dies (kill -9 included), so the next instance that opens the same temp root
+ * removes every host directory whose lock it can take: a killed host's leftovers never outlive
+ * the next start. A lock, unlike a pid, is not reused by a stranger and works across PID
+ * namespaces sharing the directory. */
 #include "internal.h"
 
 #include <dirent.h>
@@ -9,17 +16,122 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_DEPTH 64
 #define MAX_PASSES 10000
+#define HOST_PREFIX "dsh-host-"
+#define NEW_PREFIX ".dsh-new-" /* a host directory before its lock is held: never swept by name */
 
-int dshx__tempdir_create(const char *root, char **ret_path)
+struct dshx__temp_host {
+    int fd; /* the host directory, flock'ed LOCK_EX for the instance's lifetime */
+    char *path;
+};
+
+int dshx__temp_root_default(char *buf, size_t size)
+{
+    if (snprintf(buf, size, "/tmp/dsh-%u", (unsigned)geteuid()) >= (int)size)
+        return -ENAMETOOLONG;
+    /* 0711: runs reach their own directory by name, nobody lists the others'. */
+    if (mkdir(buf, 0711) < 0 && errno != EEXIST)
+        return -errno;
+    struct stat st;
+    if (lstat(buf, &st) < 0)
+        return -errno;
+    /* /tmp is shared: a directory someone else made (or a symlink) is never adopted. */
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+        return -EPERM;
+    return 0;
+}
+
+/* Removes every host directory of root whose owner is gone (its lock can be taken). */
+static void sweep(const char *root)
+{
+    DIR *dir = opendir(root);
+    if (!dir)
+        return;
+    for (struct dirent *e; (e = readdir(dir));) {
+        bool host = !strncmp(e->d_name, HOST_PREFIX, strlen(HOST_PREFIX));
+        if (!host && strncmp(e->d_name, NEW_PREFIX, strlen(NEW_PREFIX)))
+            continue;
+        int fd = openat(dirfd(dir), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        /* A live owner holds the lock. A NEW_PREFIX directory is locked right after mkdtemp;
+         * one taken in between is removed, and its creator notices and starts over. */
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            char *path = NULL;
+            if (asprintf(&path, "%s/%s", root, e->d_name) >= 0)
+                (void)dshx__tree_remove(path);
+            free(path);
+        }
+        close(fd);
+    }
+    closedir(dir);
+}
+
+int dshx__temp_host_open(const char *root, struct dshx__temp_host **ret_host)
+{
+    sweep(root);
+    struct dshx__temp_host *h = calloc(1, sizeof(*h));
+    if (!h)
+        return -ENOMEM;
+    h->fd = -1;
+    int rc = -EAGAIN;
+    for (int attempt = 0; rc == -EAGAIN && attempt < 8; attempt++) {
+        char *fresh = NULL;
+        if (asprintf(&fresh, "%s/" NEW_PREFIX "XXXXXX", root) < 0) {
+            free(h);
+            return -ENOMEM;
+        }
+        rc = 0;
+        if (!mkdtemp(fresh)) /* mode 0700 */
+            rc = -errno;
+        else if ((h->fd = open(fresh, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+                 flock(h->fd, LOCK_EX | LOCK_NB) < 0)
+            rc = -EAGAIN; /* a sweeper took it first */
+        else if (asprintf(&h->path, "%s/" HOST_PREFIX "%s", root,
+                          fresh + strlen(root) + 1 + strlen(NEW_PREFIX)) < 0)
+            rc = -ENOMEM;
+        else if (rename(fresh, h->path) < 0) /* the lock stays with the open directory */
+            rc = errno == ENOENT ? -EAGAIN : -errno;
+        if (rc < 0) {
+            if (h->fd >= 0)
+                close(h->fd);
+            h->fd = -1;
+            free(h->path);
+            h->path = NULL;
+            if (rc != -EAGAIN)
+                (void)rmdir(fresh);
+        }
+        free(fresh);
+    }
+    if (rc < 0) {
+        free(h);
+        return rc == -EAGAIN ? -EBUSY : rc;
+    }
+    *ret_host = h;
+    return 0;
+}
+
+void dshx__temp_host_close(struct dshx__temp_host *host)
+{
+    if (!host)
+        return;
+    /* Removed while still locked, so no sweeper races the removal. */
+    (void)dshx__tree_remove(host->path);
+    close(host->fd);
+    free(host->path);
+    free(host);
+}
+
+int dshx__tempdir_create(const struct dshx__temp_host *host, char **ret_path)
 {
     char *path = NULL;
     /* mkdtemp fills in the trailing Xs */
-    if (asprintf(&path, "%s/dsh-run-XXXXXX", root) < 0)
+    if (asprintf(&path, "%s/dsh-run-XXXXXX", host->path) < 0)
         return -ENOMEM;
     if (!mkdtemp(path)) { /* mode 0700 */
         int e = errno;

@@ -110,7 +110,9 @@ static void snap_dir(FILE *m, const char *dir, const struct fx *f)
         if (strcmp(name, ".") && strcmp(name, "..") && strcmp(path, f->ws)) {
             struct stat st;
             if (lstat(path, &st) == 0) {
-                if (strcmp(path, f->tmproot) != 0) /* its times move with every private dir */
+                /* The temp root and the instance's directory in it: their times move with
+                 * every private dir (whose names are still listed) */
+                if (strcmp(path, f->tmproot) != 0 && strcmp(dir, f->tmproot) != 0)
                     fprintf(m, "%s|%o|%lld|%llu|%lu|%lld.%09ld|%lld.%09ld", path, st.st_mode,
                             (long long)st.st_size, (unsigned long long)st.st_ino,
                             (unsigned long)st.st_nlink, (long long)st.st_mtim.tv_sec,
