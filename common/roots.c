@@ -39,7 +39,8 @@ static const char *system_directory(const char *canonical, char ret_dir[PATH_MAX
             for (int by_name = 0; by_name < 2; by_name++) {
                 const char *dir = by_name ? *d : ret_dir;
                 if (trees ? within(canonical, dir) : !strcmp(canonical, dir)) {
-                    snprintf(ret_dir, PATH_MAX, "%s", dir);
+                    if (dir != ret_dir)
+                        snprintf(ret_dir, PATH_MAX, "%s", dir);
                     return *d;
                 }
             }

@@ -5,8 +5,11 @@
 #include "language.h"
 #include "spec.h"
 #include "dsh_json_strict.h"
+#include "dsh_roots.h"
+#include "own_files.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +48,30 @@ static json_object *standing_policy(struct ptc_host *host, const char *session_i
         return NULL;
     }
     return policy;
+}
+
+/* The host's policy names the workspace; a confined run given "/", or for writing a system
+ * directory or one overlapping the plugin's own files, would run unconfined in effect while the
+ * report says otherwise (common/roots.c has the rules; the temp root is the services' to check). */
+static int check_workspace(const char *root, const char *mode, struct dsh_error *err)
+{
+    if (!strcmp(mode, "danger-full-access"))
+        return 0;
+    char canonical[PATH_MAX], msg[sizeof(err->message)];
+    if (!realpath(root, canonical))
+        return ptc__fail(err, DSH_E_REQUEST_INVALID, "sandboxPolicy workspaceRoot \"%s\" is not an existing directory",
+                         root);
+    /* The bootstrap and the Node it launches, of either runtime: runs read and execute them. */
+    const char *own[5] = {NULL};
+    size_t n = 0;
+    for (const char *const *r = ptc__own_readable_roots(); *r && n < 2; r++)
+        own[n++] = *r;
+    for (const char *const *r = ptc__own_python_readable_roots(); *r && n < 4; r++)
+        own[n++] = *r;
+    if (dsh_root_refusal("sandboxPolicy workspaceRoot", root, canonical, !strcmp(mode, "workspace-write"),
+                         NULL, own, msg, sizeof msg))
+        return ptc__fail(err, DSH_E_REQUEST_INVALID, "%s", msg);
+    return 0;
 }
 
 static int resolve_timeout(struct ptc_host *host, json_object *request, json_object *spec,
@@ -132,10 +159,13 @@ int ptc__resolve(struct ptc_host *host, const char *request_json, size_t request
         }
         json_object_object_add(policy, "mode", json_object_get(v));
     }
-    spec = json_object_new_object();
-    json_object_object_add(spec, "program", json_object_get(json_object_object_get(request, "program")));
     json_object *root;
     json_object_object_get_ex(policy, "workspaceRoot", &root);
+    if ((rc = check_workspace(json_object_get_string(root),
+                              json_object_get_string(json_object_object_get(policy, "mode")), err)) < 0)
+        goto out;
+    spec = json_object_new_object();
+    json_object_object_add(spec, "program", json_object_get(json_object_object_get(request, "program")));
     if (json_object_object_get_ex(request, "cwd", &v) && v) {
         if (!json_object_is_type(v, json_type_string) || json_object_get_string(v)[0] != '/') {
             rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "request cwd must be an absolute path");

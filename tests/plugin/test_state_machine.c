@@ -46,9 +46,28 @@ static void load_bundle(const char *config, const struct dsh_services *bundle)
     cr_assert_eq(fx.p->load(full, strlen(full), bundle, &fx.inst, &err), 0, "%s", err.message);
 }
 
+/* A workspace of this test process: the policy's root must exist and may not be a shared
+ * directory like /tmp under workspace-write (resolve refuses it). */
+static char workspace_dir[64];
+
+static void remove_workspace(void)
+{
+    rmdir(workspace_dir);
+}
+
+static const char *workspace(void)
+{
+    if (!workspace_dir[0]) {
+        snprintf(workspace_dir, sizeof workspace_dir, "/tmp/dsh-plugin-ws-XXXXXX");
+        cr_assert_not_null(mkdtemp(workspace_dir));
+        atexit(remove_workspace);
+    }
+    return workspace_dir;
+}
+
 static void load(const char *config)
 {
-    fault_services_init(&fx.f, "/tmp");
+    fault_services_init(&fx.f, workspace());
     load_bundle(config, &fx.f.bundle);
 }
 
@@ -826,7 +845,7 @@ Test(faults, cancel_while_confining_abandons_the_confinement, .fini = teardown, 
  * only those (AddressSanitizer reports a read past them) and the runtime works. */
 Test(services, a_bundle_ending_before_runtime_is_accepted, .fini = teardown, .timeout = 30)
 {
-    fault_services_init(&fx.f, "/tmp");
+    fault_services_init(&fx.f, workspace());
     size_t size = offsetof(struct dsh_services, runtime);
     fx.f.bundle.struct_size = (uint32_t)size;
     void *older = malloc(size);
@@ -846,7 +865,7 @@ Test(services, a_bundle_ending_before_runtime_is_accepted, .fini = teardown, .ti
  * a bundle that does not reach the logger field. */
 Test(services, a_service_without_a_needed_method_is_refused)
 {
-    fault_services_init(&fx.f, "/tmp");
+    fault_services_init(&fx.f, workspace());
     const struct dsh_provider *p = dsh_provider_entry(DSH_ABI_MAJOR);
     struct dsh_instance *inst = NULL;
     struct dsh_error err = {0};
@@ -858,4 +877,48 @@ Test(services, a_service_without_a_needed_method_is_refused)
     cr_expect_eq(p->load("", 0, &fx.f.bundle, &inst, &err), -EINVAL);
     cr_expect_str_eq(err.message, "load needs a services bundle and ret_instance");
     cr_expect_null(inst);
+}
+
+/* ---- roots: the policy's workspace is checked at resolve (caller misuse) ------------------- */
+
+static int resolve_with_root(const char *mode, const char *root, const char *request, struct dsh_error *err)
+{
+    snprintf(fx.f.mode, sizeof fx.f.mode, "%s", mode);
+    snprintf(fx.f.workspace_root, sizeof fx.f.workspace_root, "%s", root);
+    char *spec = NULL;
+    int rc = fx.p->resolve(fx.inst, request, strlen(request), &spec, NULL, err);
+    fx.p->free_text(spec);
+    return rc;
+}
+
+Test(roots, a_policy_workspace_that_defeats_the_sandbox_is_refused_at_resolve, .fini = teardown, .timeout = 30)
+{
+    load("");
+    struct dsh_error err = {0};
+    const char *plain = "{\"program\":\"return 1\"}";
+    cr_expect_eq(resolve_with_root("read-only", "/", plain, &err), DSH_E_REQUEST_INVALID);
+    cr_expect_str_eq(err.message, "sandboxPolicy workspaceRoot \"/\" is refused: it is the filesystem root");
+    cr_expect_eq(resolve_with_root("workspace-write", "/etc", plain, &err), DSH_E_REQUEST_INVALID);
+    cr_expect_str_eq(err.message, "sandboxPolicy workspaceRoot \"/etc\" is refused: /etc is a system directory, never writable");
+    /* Through a symlink and `..`: judged by what it resolves to. */
+    char link[128];
+    snprintf(link, sizeof link, "%s/to-root", workspace());
+    cr_assert_eq(symlink("/", link), 0);
+    cr_expect_eq(resolve_with_root("read-only", link, plain, &err), DSH_E_REQUEST_INVALID);
+    char want[512];
+    snprintf(want, sizeof want, "sandboxPolicy workspaceRoot \"%s\" (resolves to /) is refused: it is the filesystem root", link);
+    cr_expect_str_eq(err.message, want);
+    unlink(link);
+    cr_expect_eq(resolve_with_root("workspace-write", "/usr/../etc/ssl", plain, &err), DSH_E_REQUEST_INVALID);
+    cr_expect_str_eq(err.message, "sandboxPolicy workspaceRoot \"/usr/../etc/ssl\" (resolves to /etc/ssl) is refused: "
+                                  "it lies inside the system directory /etc, never writable");
+    /* A one-time escalation to workspace-write is judged in the mode it runs in. */
+    cr_expect_eq(resolve_with_root("read-only", "/home", "{\"program\":\"1\",\"mode\":\"workspace-write\"}", &err),
+                 DSH_E_REQUEST_INVALID);
+    cr_expect_str_eq(err.message, "sandboxPolicy workspaceRoot \"/home\" is refused: /home is a system directory, never writable");
+    /* Controls: reading a system directory is fine, so is writing a project directory, and
+     * danger-full-access is unconfined by choice. */
+    cr_expect_eq(resolve_with_root("read-only", "/etc", plain, &err), 0, "%s", err.message);
+    cr_expect_eq(resolve_with_root("workspace-write", workspace(), plain, &err), 0, "%s", err.message);
+    cr_expect_eq(resolve_with_root("danger-full-access", "/home", plain, &err), 0, "%s", err.message);
 }
