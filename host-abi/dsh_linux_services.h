@@ -72,6 +72,13 @@ struct dsh_linux_services_options {
 int dsh_linux_services_create(const struct dsh_linux_services_options *options,
                               struct dsh_linux_services **ret_services,
                               struct dsh_error *ret_error);
+/* (1.3) Checks one root the way dsh_linux_services_create() checks its roots with these
+ * options (their temp root, readable roots and helpers), so a host can name the field of its own
+ * configuration a refused root came from: 0, or DSH_E_CONFIG_INVALID with
+ * `FIELD "PATH" is refused: REASON` (ABI.md, "Roots") in ret_error. */
+int dsh_linux_services_check_root(const struct dsh_linux_services_options *options,
+                                  const char *field, const char *path, bool writable,
+                                  struct dsh_error *ret_error);
 /* Destroys the services; call it after the provider's unload(). Accepts NULL. */
 void dsh_linux_services_destroy(struct dsh_linux_services *services);
 

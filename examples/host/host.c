@@ -69,6 +69,8 @@ struct svc_values {
     bool require_full;
     char *mode;
     char *workspace_root;
+    bool workspace_from_cwd; /* no workspaceRoot in the policy row */
+    const char *sandbox_row, *policy_row; /* ids, for messages */
     /* NULL-terminated: the provider's readable_roots(), the directories of a bootstrapPath and
      * of an embedded carrier the provider row names */
     char **readable;
@@ -171,6 +173,7 @@ static int read_service_rows(const struct dshh_profile *profile, const struct ds
     const struct dshh_row *row;
     if ((rc = enabled_row(profile, DSHH_NAME_SANDBOX, &row)) == 0 && row) {
         const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_SANDBOX);
+        v->sandbox_row = row->id;
         size_t n;
         rc = dsh_config_get_list(p, row_doc(row), row->config, "extraWritableRoots",
                                  &v->extra_roots, &n);
@@ -195,6 +198,7 @@ static int read_service_rows(const struct dshh_profile *profile, const struct ds
     }
     if (rc == 0 && (rc = enabled_row(profile, DSHH_NAME_POLICY, &row)) == 0 && row) {
         const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_POLICY);
+        v->policy_row = row->id;
         rc = dsh_config_get_str(p, row_doc(row), row->config, "mode", &v->mode);
         if (rc == 0 && dsh_config_is_set(p, row_doc(row), row->config, "workspaceRoot"))
             rc = dsh_config_get_str(p, row_doc(row), row->config, "workspaceRoot",
@@ -208,9 +212,55 @@ static int read_service_rows(const struct dshh_profile *profile, const struct ds
     if (!v->mode && rc == 0 && !(v->mode = strdup("read-only")))
         rc = -ENOMEM;
     /* The workspace defaults to where dsh was started. */
+    v->workspace_from_cwd = !v->workspace_root;
     if (!v->workspace_root && rc == 0 && !(v->workspace_root = getcwd(NULL, 0)))
         rc = -errno;
     return rc < 0 ? -1 : 0;
+}
+
+/* $HOME itself, resolved; a writable workspace never defaults to it (README, "Roots"). */
+static bool is_home(const char *dir)
+{
+    const char *home = getenv("HOME");
+    char a[4096], b[4096];
+    return home && home[0] == '/' && realpath(home, a) && realpath(dir, b) && !strcmp(a, b);
+}
+
+/* The services refuse a root that defeats the policy; asked here first, so the message names
+ * the row and field it came from (and, for a workspace taken from the current directory, how to
+ * name another). */
+static int check_roots(const struct dsh_linux_services_options *o, const struct svc_values *v)
+{
+    bool writable = strcmp(v->mode, "read-only") != 0;
+    struct dsh_error err = {0};
+    int rc = dsh_linux_services_check_root(o, "workspaceRoot", v->workspace_root, writable, &err);
+    if (rc == 0 && writable && v->workspace_from_cwd && is_home(v->workspace_root)) {
+        snprintf(err.message, sizeof err.message,
+                 "workspaceRoot \"%s\" is refused: it is $HOME, and a writable policy never defaults to it",
+                 v->workspace_root);
+        rc = DSH_E_CONFIG_INVALID;
+    }
+    if (rc < 0 && v->workspace_from_cwd) {
+        fprintf(stderr, "dsh: the workspace defaults to the current directory: %s; start dsh in a project "
+                "directory or set workspaceRoot in the %s row (e.g. with --patch FILE)\n", err.message,
+                DSHH_NAME_POLICY);
+        return -1;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "dsh: row '%s' (%s): %s\n", v->policy_row ? v->policy_row : "?", DSHH_NAME_POLICY,
+                err.message);
+        return -1;
+    }
+    for (size_t i = 0; v->extra_roots && v->extra_roots[i]; i++) {
+        char field[64];
+        snprintf(field, sizeof field, "extraWritableRoots[%zu]", i);
+        if (dsh_linux_services_check_root(o, field, v->extra_roots[i], true, &err) < 0) {
+            fprintf(stderr, "dsh: row '%s' (%s): %s\n", v->sandbox_row ? v->sandbox_row : "?",
+                    DSHH_NAME_SANDBOX, err.message);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static int mount_services(struct dshh_host *host, const struct dshh_profile *profile)
@@ -240,6 +290,8 @@ static int mount_services(struct dshh_host *host, const struct dshh_profile *pro
         .fault_freeze_skipped_ms = (uint32_t)v.freeze_skipped_ms,
         .cgroup_root = v.cgroup_root,
     };
+    if (check_roots(&o, &v))
+        return -1;
     struct dsh_error err = {0};
     int rc = dsh_linux_services_create(&o, &host->services_impl, &err);
     if (rc < 0) {

@@ -240,11 +240,19 @@ static int configure(const struct dsh_linux_services_options *o, struct dshx__co
                              ret_error);
     if (rc == 0 && protected_roots(c) < 0)
         rc = dshx__fail(ret_error, -ENOMEM, "out of memory");
+    return rc;
+}
+
+/* The roots rules for every root of a configured c (ABI.md, "Roots"). */
+static int check_configured_roots(const struct dsh_linux_services_options *o,
+                                  const struct dshx__config *c, struct dsh_error *ret_error)
+{
+    const char *const *readable_roots =
+        HAS(o, extra_readable_roots) ? o->extra_readable_roots : NULL;
     /* The workspace is writable unless the default is read-only; a session switched to
      * workspace-write later is checked again at confine. */
-    if (rc == 0)
-        rc = check_root(c, "workspace_root", ws, c->workspace_root,
-                        strcmp(c->default_mode, DSHX_MODE_READ_ONLY) != 0, ret_error);
+    int rc = check_root(c, "workspace_root", o->workspace_root ? o->workspace_root : c->workspace_root,
+                        c->workspace_root, strcmp(c->default_mode, DSHX_MODE_READ_ONLY) != 0, ret_error);
     if (rc == 0)
         rc = check_roots(c, "extra_writable_roots", o->extra_writable_roots,
                          c->extra_writable_roots, true, ret_error);
@@ -279,6 +287,8 @@ DSHX_EXPORT int dsh_linux_services_create(const struct dsh_linux_services_option
         return dshx__fail(ret_error, -ENOMEM, "out of memory");
     int rc = configure(options, &s->cfg, ret_error);
     if (rc == 0)
+        rc = check_configured_roots(options, &s->cfg, ret_error);
+    if (rc == 0)
         rc = dshx__kernel_probe(&s->cfg.kernel);
     if (rc == 0) {
         struct dshx__cgroup_roots roots = {s->cfg.cgroup_proc_file, s->cfg.cgroup_mount_root};
@@ -310,6 +320,31 @@ DSHX_EXPORT int dsh_linux_services_create(const struct dsh_linux_services_option
               k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_CPU) ? "yes" : "no");
     *ret_services = s;
     return 0;
+}
+
+DSHX_EXPORT int dsh_linux_services_check_root(const struct dsh_linux_services_options *options,
+                                             const char *field, const char *path, bool writable,
+                                             struct dsh_error *ret_error)
+{
+    if (!options || !field || !path ||
+        options->struct_size < offsetof(struct dsh_linux_services_options, extra_readable_roots))
+        return dshx__fail(ret_error, DSH_E_REQUEST_INVALID, "options, field or path are missing");
+    /* The other roots are not this call's business: only what they are checked against. */
+    struct dsh_linux_services_options o = {0};
+    memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
+    o.struct_size = sizeof o;
+    o.workspace_root = NULL;
+    o.extra_writable_roots = NULL;
+    struct dshx__config c = {0};
+    int rc = configure(&o, &c, ret_error);
+    char *canonical = NULL;
+    if (rc == 0)
+        rc = canonical_dir(path, field, &canonical, ret_error);
+    if (rc == 0)
+        rc = check_root(&c, field, path, canonical, writable, ret_error);
+    free(canonical);
+    config_clear(&c);
+    return rc;
 }
 
 DSHX_EXPORT void dsh_linux_services_destroy(struct dsh_linux_services *services)
