@@ -167,6 +167,15 @@ int dshh__write_all(int fd, const char *buf, size_t len);
 /* The whole file at path ("-": stdin), NUL-terminated, its length in *ret_len; NULL with errno. */
 char *dshh__read_text_file(const char *path, size_t *ret_len);
 
+/* ---- stop_signals.c: SIGINT/SIGTERM as loop events ------------------------------------------------ */
+/* The exit status of a command stopped by signal sig: 128 + sig (143 for SIGTERM, 130 for SIGINT). */
+#define DSHH_EXIT_SIGNAL(sig) (128 + (sig))
+typedef void (*dshh_stop_fn)(void *arg, int sig);
+/* From now on SIGINT and SIGTERM call fn(arg, sig) from the loop instead of ending dsh. */
+int dshh__stop_signals_watch(struct dshh_loop *loop, dshh_stop_fn fn, void *arg);
+/* Stops watching (NULL loop: the fd was not added); both signals are ignored afterwards. */
+void dshh__stop_signals_unwatch(struct dshh_loop *loop);
+
 /* ---- lines.c: newline-delimited input ------------------------------------------------------------- */
 struct dshh_lines {
     char *buf;

@@ -43,6 +43,7 @@ struct mcp {
     char owner[64];
     bool owner_used, releasing, released;
     bool eof;
+    int stop_signal; /* SIGTERM or SIGINT ended the session: dsh exits 128 + it */
 };
 
 /* ---- JSON-RPC out ---------------------------------------------------------------------------------- */
@@ -447,24 +448,39 @@ static void on_line(void *arg, const char *line, size_t len)
     json_object_put(msg);
 }
 
-static void on_stdin(void *arg, uint32_t events)
+/* The session ended (stdin closed, or a stop signal): nobody can receive the answers. Queued
+ * calls go, running ones stop; the loop ends once they have and the owner is released. */
+static void end_session(struct mcp *m, const char *why)
 {
-    (void)events;
-    struct mcp *m = arg;
-    if (dshh__lines_read(&m->lines, STDIN_FILENO, on_line, m))
-        return;
     m->eof = true;
     dshh__loop_remove_fd(m->host->loop, STDIN_FILENO);
-    /* The session ended: nobody can receive the answers. Queued calls go, running ones stop. */
     for (struct mcall *c = m->calls, *next; c; c = next) {
         next = c->next;
         c->cancelled = true;
         if (!c->started)
             unlink_call(m, c);
         else
-            m->host->provider->cancel(m->host->instance, c->run, "the MCP session ended");
+            m->host->provider->cancel(m->host->instance, c->run, why);
     }
     maybe_finish(m);
+}
+
+static void on_stdin(void *arg, uint32_t events)
+{
+    (void)events;
+    struct mcp *m = arg;
+    if (!dshh__lines_read(&m->lines, STDIN_FILENO, on_line, m))
+        end_session(m, "the MCP session ended");
+}
+
+static void on_stop_signal(void *arg, int sig)
+{
+    struct mcp *m = arg;
+    if (m->stop_signal)
+        return;
+    m->stop_signal = sig;
+    if (!m->eof)
+        end_session(m, sig == SIGINT ? "dsh received SIGINT" : "dsh received SIGTERM");
 }
 
 /* ---- setup ------------------------------------------------------------------------------------- */
@@ -562,12 +578,15 @@ int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile)
     if (setup(&m, profile) < 0)
         goto out;
     int rc = dshh__loop_watch_input(host->loop, STDIN_FILENO, on_stdin, &m, &m.eof);
+    if (rc == 0 && (rc = dshh__stop_signals_watch(host->loop, on_stop_signal, &m)) < 0)
+        dshh__loop_remove_fd(host->loop, STDIN_FILENO);
     if (rc < 0) {
-        fprintf(stderr, "dsh: cannot watch stdin: %s\n", strerror(-rc));
+        fprintf(stderr, "dsh: cannot watch stdin and SIGTERM/SIGINT: %s\n", strerror(-rc));
         goto out;
     }
     maybe_finish(&m);
     rc = dshh__loop_run(host->loop);
+    dshh__stop_signals_unwatch(host->loop);
     if (rc < 0) {
         fprintf(stderr, "dsh: the event loop failed: %s\n", strerror(-rc));
         /* Calls still point at m: unload now so their on_done cannot outlive it. */
@@ -575,7 +594,7 @@ int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile)
         host->instance = NULL;
         goto out;
     }
-    status = DSHH_EXIT_OK;
+    status = m.stop_signal ? DSHH_EXIT_SIGNAL(m.stop_signal) : DSHH_EXIT_OK;
 out:
     dshh__mcp_downstream_stop(&m.ds);
     dshh__lines_free(&m.lines);

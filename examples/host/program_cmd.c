@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,7 +25,20 @@ struct program_run {
     char *result; /* without json: kept for printing after the loop */
     size_t result_len;
     struct dshh_demo_pending *pending;
+    dsh_run_id run;
+    int stop_signal; /* SIGTERM or SIGINT cancelled the run: dsh exits 128 + it */
 };
+
+/* The run is cancelled, its result still printed; unload waits for the range and its temp dir. */
+static void on_stop_signal(void *arg, int sig)
+{
+    struct program_run *pr = arg;
+    if (pr->stop_signal || pr->done)
+        return;
+    pr->stop_signal = sig;
+    pr->host->provider->cancel(pr->host->instance, pr->run, sig == SIGINT ? "dsh received SIGINT"
+                                                                           : "dsh received SIGTERM");
+}
 
 static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *global,
                     const char *name, const char *args_json, size_t args_len)
@@ -169,7 +183,11 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
                 *err.message ? err.message : dsh_strerror(rc));
         return DSHH_EXIT_USAGE;
     }
+    pr.run = run;
+    if (!pr.done && (rc = dshh__stop_signals_watch(host->loop, on_stop_signal, &pr)) < 0)
+        fprintf(stderr, "dsh: cannot watch SIGTERM/SIGINT: %s\n", strerror(-rc));
     rc = pr.done ? 0 : dshh__loop_run(host->loop);
+    dshh__stop_signals_unwatch(host->loop);
     if (!pr.done) {
         fprintf(stderr, "dsh: the event loop failed: %s\n", strerror(-rc));
         /* unload() in dshh__host_close still delivers on_done; pr must outlive it. */
@@ -184,5 +202,5 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
     }
     int status = dshh__print_result(pr.result, pr.result_len, &pr.printer, stdout, stderr);
     free(pr.result);
-    return status;
+    return pr.stop_signal ? DSHH_EXIT_SIGNAL(pr.stop_signal) : status;
 }

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -52,6 +53,7 @@ struct serve {
     size_t nowners;
     struct dshh_lines lines;
     bool eof;
+    int stop_signal; /* SIGTERM or SIGINT received: the runs are cancelled, dsh exits 128 + it */
 };
 
 /* ---- lifetime ------------------------------------------------------------------------------------ */
@@ -574,6 +576,27 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
     json_object_put(req);
 }
 
+/* ---- SIGTERM / SIGINT ------------------------------------------------------------------------------ */
+
+/* Cancels every run and leaves the loop; dshh__cmd_serve then unloads, which waits until every
+ * range is quiescent (retained ones included) and removes their temp directories. */
+static void on_stop_signal(void *arg, int sig)
+{
+    struct serve *srv = arg;
+    if (srv->stop_signal)
+        return;
+    srv->stop_signal = sig;
+    if (!srv->eof) {
+        srv->eof = true;
+        dshh__loop_remove_fd(srv->host->loop, STDIN_FILENO);
+    }
+    char why[64];
+    snprintf(why, sizeof why, "dsh received %s", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    for (struct srun *r = srv->runs; r; r = r->next)
+        srv->host->provider->cancel(srv->host->instance, r->run, why);
+    dshh__loop_quit(srv->host->loop);
+}
+
 /* ---- stdin --------------------------------------------------------------------------------------- */
 
 static void on_line(void *arg, const char *line, size_t len)
@@ -612,25 +635,35 @@ int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
      * client take them in fewer wake-ups. Nothing changes where stdout is no pipe. */
     (void)fcntl(STDOUT_FILENO, F_SETPIPE_SZ, 1 << 20);
     struct serve srv = {.host = host, .lines = {.max = MAX_LINE}};
+    int rc = dshh__stop_signals_watch(host->loop, on_stop_signal, &srv);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: cannot watch SIGTERM/SIGINT: %s\n", strerror(-rc));
+        return DSHH_EXIT_USAGE;
+    }
     emit_hello(&srv, NULL);
-    int rc = dshh__loop_watch_input(host->loop, STDIN_FILENO, on_stdin, &srv, &srv.eof);
+    rc = dshh__loop_watch_input(host->loop, STDIN_FILENO, on_stdin, &srv, &srv.eof);
     if (rc < 0) {
         fprintf(stderr, "dsh: cannot watch stdin: %s\n", strerror(-rc));
+        dshh__stop_signals_unwatch(host->loop);
         return DSHH_EXIT_USAGE;
     }
     maybe_finish(&srv);
     if (!srv.eof || srv.runs || srv.releases)
         rc = dshh__loop_run(host->loop);
+    dshh__stop_signals_unwatch(host->loop);
+    if (rc < 0)
+        fprintf(stderr, "dsh: the event loop failed: %s\n", strerror(-rc));
+    if (rc < 0 || srv.stop_signal) {
+        /* Runs still point at srv: unload now so their on_done cannot outlive it. Unload
+         * cancels what is left and waits until every range is quiescent. */
+        host->provider->unload(host->instance);
+        host->instance = NULL;
+    }
     dshh__lines_free(&srv.lines);
     for (size_t i = 0; i < srv.nowners; i++)
         free(srv.owners[i]);
     free(srv.owners);
-    if (rc < 0) {
-        fprintf(stderr, "dsh: the event loop failed: %s\n", strerror(-rc));
-        /* Runs still point at srv: unload now so their on_done cannot outlive it. */
-        host->provider->unload(host->instance);
-        host->instance = NULL;
+    if (rc < 0)
         return DSHH_EXIT_USAGE;
-    }
-    return DSHH_EXIT_OK;
+    return srv.stop_signal ? DSHH_EXIT_SIGNAL(srv.stop_signal) : DSHH_EXIT_OK;
 }

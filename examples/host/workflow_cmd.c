@@ -11,10 +11,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <json-c/json.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -30,28 +28,12 @@ struct wf_cmd {
     bool done;
     int status;
     int dispatch_error; /* the last one reported */
-    int sigpipe[2];
 };
 
-static int signal_fd = -1; /* write end of the self-pipe, for the handler only */
-
-static void on_signal(int sig)
+static void on_stop_signal(void *arg, int sig)
 {
     (void)sig;
-    int saved = errno;
-    if (write(signal_fd, "x", 1) < 0) {
-        /* nothing to do: the pipe is full, a cancel is already pending */
-    }
-    errno = saved;
-}
-
-static void on_sigpipe(void *arg, uint32_t events)
-{
-    (void)events;
     struct wf_cmd *c = arg;
-    char buf[16];
-    while (read(c->sigpipe[0], buf, sizeof buf) > 0) {
-    }
     if (!c->done)
         c->engine->cancel(c->wf, c->run, "interrupted by a signal");
 }
@@ -275,7 +257,7 @@ static int run_workflow(struct wf_cmd *c, struct dshh_host *host, const struct d
      * runtime too, so the host stops watching the runtime's own fd. */
     dshh__loop_remove_fd(host->loop, host->provider->get_fd(host->instance));
     if (dshh__loop_add_fd(host->loop, c->engine->get_fd(c->wf), EPOLLIN, on_engine_fd, c) < 0 ||
-        dshh__loop_add_fd(host->loop, c->sigpipe[0], EPOLLIN, on_sigpipe, c) < 0)
+        dshh__stop_signals_watch(host->loop, on_stop_signal, c) < 0)
         goto out;
     struct dsh_workflow_callbacks cb = {.struct_size = sizeof cb, .on_event = on_event,
                                         .on_done = on_done, .userdata = c};
@@ -294,7 +276,7 @@ out:
         dshh__loop_remove_fd(host->loop, c->engine->get_fd(c->wf));
         c->engine->unload(c->wf);
     }
-    dshh__loop_remove_fd(host->loop, c->sigpipe[0]);
+    dshh__stop_signals_unwatch(host->loop);
     dshh__subagents_free(subs);
     dshh__subagents_free(cmd_subs);
     free(command);
@@ -454,24 +436,13 @@ int dshh__cmd_workflow(int argc, char **argv)
     if (dshh__profile_compose(&profile, opts.profile, (const char *const *)opts.patches, opts.npatches,
                               stderr) || dshh__validate_profile(&profile, true, stderr) != 0)
         goto out;
-    struct wf_cmd c = {.json = opts.json, .sigpipe = {-1, -1}};
-    if (pipe2(c.sigpipe, O_CLOEXEC | O_NONBLOCK) < 0)
-        goto out;
-    signal_fd = c.sigpipe[1];
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    struct wf_cmd c = {.json = opts.json};
     struct dshh_host host;
     if (dshh__host_open(&host, &opts, &profile) == 0) {
         c.host = &host;
         status = run_workflow(&c, &host, &profile, request);
     }
     dshh__host_close(&host);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    close(c.sigpipe[0]);
-    close(c.sigpipe[1]);
 out:
     if (composed)
         dshh__profile_free(&profile);

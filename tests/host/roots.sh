@@ -1,0 +1,94 @@
+#!/bin/bash
+# Roots that would defeat the policy are refused before anything runs, with the exact documented
+# message naming the row and field (host-abi/ABI.md, "Roots"); dsh never defaults a writable
+# workspace to /, /tmp or $HOME. Controls: the same patches with a project directory run.
+DSH=$(realpath "$1")
+SRC=$(realpath "$2") # project source root
+. "$(dirname "$0")/lib.sh"
+
+TEMP_ROOT=/tmp/dsh-$(id -u)
+mkdir -p "$TMP/ws" "$TMP/home"
+patch() { # FILE ROW CONFIG-LINES...
+    local f=$1 row=$2
+    shift 2
+    { echo "- id: $row"; echo "  config:"; for l in "$@"; do echo "    $l"; done; } >"$f"
+}
+expect_err_line() { # EXACT-LINE DESCRIPTION
+    CHECKS=$((CHECKS + 1))
+    grep -Fxq -- "$1" "$TMP/err" || fail "$2: stderr lacks the line: $1"
+}
+patch "$TMP/ww.yaml" sandbox-policy "mode: workspace-write"
+
+cd "$TMP/ws" || exit 1
+patch "$TMP/slash.yaml" sandbox "extraWritableRoots: [/]"
+run --patch "$TMP/ww.yaml" --patch "$TMP/slash.yaml" headless -e 'return 1'
+expect_status 2 "extraWritableRoots: [/] is refused"
+expect_err_line "dsh: row 'sandbox' (dsh-sandbox-linux): extraWritableRoots[0] \"/\" is refused: it is the filesystem root" \
+    "extraWritableRoots: [/] names its field"
+
+patch "$TMP/ws-tmp.yaml" sandbox-policy "mode: read-only" "workspaceRoot: /tmp"
+run --patch "$TMP/ws-tmp.yaml" headless -e 'return 1'
+expect_status 2 "workspaceRoot: /tmp is refused, even read-only"
+expect_err_line "dsh: row 'sandbox-policy' (dsh-sandbox-policy): workspaceRoot \"/tmp\" is refused: it contains the temp root $TEMP_ROOT, where runs keep their private files" \
+    "workspaceRoot: /tmp names its field"
+
+patch "$TMP/ws-slash.yaml" sandbox-policy "mode: read-only" "workspaceRoot: /"
+run --patch "$TMP/ws-slash.yaml" headless -e 'return 1'
+expect_status 2 "workspaceRoot: / is refused"
+expect_err_line "dsh: row 'sandbox-policy' (dsh-sandbox-policy): workspaceRoot \"/\" is refused: it is the filesystem root" \
+    "workspaceRoot: / names its field"
+
+ln -s / "$TMP/to-root"
+patch "$TMP/ws-link.yaml" sandbox-policy "mode: read-only" "workspaceRoot: $TMP/to-root/tmp/.."
+run --patch "$TMP/ws-link.yaml" headless -e 'return 1'
+expect_status 2 "a workspace given through a symlink to / is refused"
+expect_err_line "dsh: row 'sandbox-policy' (dsh-sandbox-policy): workspaceRoot \"$TMP/to-root/tmp/..\" (resolves to /) is refused: it is the filesystem root" \
+    "the symlink case names what it resolves to"
+
+patch "$TMP/ws-etc.yaml" sandbox-policy "mode: workspace-write" "workspaceRoot: /etc"
+run --patch "$TMP/ws-etc.yaml" headless -e 'return 1'
+expect_status 2 "a writable /etc is refused"
+expect_err_line "dsh: row 'sandbox-policy' (dsh-sandbox-policy): workspaceRoot \"/etc\" is refused: /etc is a system directory, never writable" \
+    "workspaceRoot: /etc names its field"
+
+# The source tree holds the bootstrap and the pinned Node the runs execute.
+patch "$TMP/src.yaml" sandbox "extraWritableRoots: ['$SRC']"
+run --patch "$TMP/ww.yaml" --patch "$TMP/src.yaml" headless -e 'return 1'
+expect_status 2 "a writable root holding the bootstrap is refused"
+expect_err "^dsh: row 'sandbox' \(dsh-sandbox-linux\): extraWritableRoots\[0\] \"$SRC\" is refused: a writable root may not contain $SRC/.*, which runs read and execute$" \
+    "the bootstrap case names the field and the protected directory"
+
+# The workspace taken from the current directory.
+fix="start dsh in a project directory or set workspaceRoot in the dsh-sandbox-policy row (e.g. with --patch FILE)"
+(cd / && run --patch "$TMP/ww.yaml" headless -e 'return 1'; echo "$STATUS" >"$TMP/status")
+STATUS=$(cat "$TMP/status")
+expect_status 2 "dsh started in / refuses to run"
+expect_err_line "dsh: the workspace defaults to the current directory: workspaceRoot \"/\" is refused: it is the filesystem root; $fix" \
+    "started in /: the message names the fix"
+(cd /tmp && run headless -e 'return 1'; echo "$STATUS" >"$TMP/status")
+STATUS=$(cat "$TMP/status")
+expect_status 2 "dsh started in /tmp refuses to run, even read-only"
+expect_err_line "dsh: the workspace defaults to the current directory: workspaceRoot \"/tmp\" is refused: it contains the temp root $TEMP_ROOT, where runs keep their private files; $fix" \
+    "started in /tmp: the message names the fix"
+(cd "$TMP/home" && HOME="$TMP/home" run --patch "$TMP/ww.yaml" headless -e 'return 1'; echo "$STATUS" >"$TMP/status")
+STATUS=$(cat "$TMP/status")
+expect_status 2 "dsh started in \$HOME refuses a writable policy"
+expect_err_line "dsh: the workspace defaults to the current directory: workspaceRoot \"$TMP/home\" is refused: it is \$HOME, and a writable policy never defaults to it; $fix" \
+    "started in \$HOME: the message names the fix"
+
+# Controls: $HOME read-only, an explicit workspaceRoot from /tmp, a project directory writable.
+(cd "$TMP/home" && HOME="$TMP/home" run headless -e 'return 1'; echo "$STATUS" >"$TMP/status")
+STATUS=$(cat "$TMP/status")
+expect_status 0 "read-only in \$HOME runs"
+patch "$TMP/ws-explicit.yaml" sandbox-policy "mode: workspace-write" "workspaceRoot: $TMP/ws"
+(cd /tmp && run --patch "$TMP/ws-explicit.yaml" headless -e "const fs = await import('node:fs'); fs.writeFileSync('made.txt', 'ok'); return 1"; echo "$STATUS" >"$TMP/status")
+STATUS=$(cat "$TMP/status")
+expect_status 0 "an explicit workspaceRoot runs from /tmp"
+CHECKS=$((CHECKS + 1))
+[ "$(cat "$TMP/ws/made.txt" 2>/dev/null)" = ok ] || fail "the run wrote its workspace"
+run --patch "$TMP/ww.yaml" headless -e 'return 2'
+expect_status 0 "workspace-write in a project directory runs"
+expect_out '^2$' "and returns"
+
+echo "roots: $CHECKS checks, $FAILS failed"
+[ "$FAILS" -eq 0 ]

@@ -1,0 +1,101 @@
+// No leaks when the host dies: `dsh headless --serve` with an active per-call run (holding a
+// file in its private temp dir and a detached grandchild) and retained runs (one busy, one
+// idle). SIGTERM and SIGINT cancel the runs, wait for quiescence and remove the temp dirs before
+// dsh exits 143 / 130; after kill -9 no process is left (the ranges die with their supervisor)
+// and the next start removes the killed host's temp directory.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { Dsh, check, done } from "./harness.mjs";
+
+const [dshPath, srcRoot] = process.argv.slice(2).map((p) => resolve(p));
+const cwd = mkdtempSync(join(tmpdir(), "dsh-signals-"));
+const writable = join(cwd, "workspace-write.yaml");
+writeFileSync(writable, "- id: sandbox-policy\n  config:\n    mode: workspace-write\n");
+const args = ["--patch", writable, "--patch", join(srcRoot, "examples/profiles/persistent.yaml")];
+
+// Processes of this test's runs: a cwd in the workspace, or the marker in the command line.
+function leftovers(marker) {
+  const found = [];
+  for (const pid of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+      let dir = "";
+      try {
+        dir = readlinkSync(`/proc/${pid}/cwd`);
+      } catch {}
+      if (cmd.includes(marker) || dir === cwd || dir.startsWith(cwd + "/")) found.push(`${pid}: ${cmd}`);
+    } catch {}
+  }
+  return found;
+}
+
+// A serve host with a per-call run sleeping in a detached grandchild, a busy retained run and an
+// idle retained owner; resolves with the per-call run's private temp dir once all are running.
+async function busyHost(marker) {
+  const dsh = new Dsh(dshPath, args, { cwd });
+  dsh.send({ type: "run", id: "idle", stateOwner: "o-idle", program: "globalThis.kept = 1" });
+  assert.equal((await dsh.result("idle")).result.ok, true);
+  dsh.send({
+    type: "run", id: "percall", stream: true,
+    program: `const fs = await import('node:fs'); const os = await import('node:os');
+      const cp = await import('node:child_process');
+      fs.writeFileSync(os.tmpdir() + '/payload', 'x'.repeat(1 << 20));
+      cp.spawn('sleep', ['${marker}'], { detached: true, stdio: 'ignore' }).unref();
+      inspect(os.tmpdir()); await new Promise(() => {})`,
+  });
+  dsh.send({ type: "run", id: "busy", stateOwner: "o-busy", stream: true, program: "inspect('busy'); await new Promise(() => {})" });
+  const out = await dsh.next((e) => e.type === "output" && e.run === "percall");
+  await dsh.next((e) => e.type === "output" && e.run === "busy");
+  const temp = out.entry.text.trim();
+  assert.match(temp, /\/dsh-host-[^/]+\/dsh-run-[^/]+$/);
+  assert.equal(readFileSync(join(temp, "payload"), "utf8").length, 1 << 20);
+  assert.ok(leftovers(marker).length >= 3, "the grandchild and both runs' processes are alive");
+  return { dsh, temp };
+}
+
+for (const [signal, status] of [["SIGTERM", 143], ["SIGINT", 130]]) {
+  await check(`${signal}: runs are cancelled, nothing is left, dsh exits ${status}`, async () => {
+    const marker = `${signal === "SIGTERM" ? 901 : 902}.${process.pid}`;
+    const { dsh, temp } = await busyHost(marker);
+    dsh.child.kill(signal);
+    const exit = await dsh.exited;
+    assert.deepEqual(exit, { code: status, signal: null }, dsh.stderr);
+    for (const id of ["percall", "busy"]) {
+      const ev = dsh.events.find((e) => e.type === "result" && e.id === id);
+      assert.equal(ev?.result.error.kind, "abort", JSON.stringify(dsh.events));
+      assert.match(ev.result.error.message, new RegExp(`dsh received ${signal}$`));
+    }
+    assert.deepEqual(leftovers(marker), []);
+    assert.equal(existsSync(temp), false, "the run's temp dir is gone");
+    assert.equal(existsSync(dirname(temp)), false, "and the host's directory");
+  });
+}
+
+await check("kill -9: no process is left, and the next start removes the temp directory", async () => {
+  const marker = `903.${process.pid}`;
+  const { dsh, temp } = await busyHost(marker);
+  dsh.child.kill("SIGKILL");
+  await dsh.exited;
+  assert.equal(existsSync(temp), true, "a killed host cannot clean up itself");
+  // The supervisors die with the host (PDEATHSIG), each range with its supervisor.
+  for (let i = 0; i < 100 && leftovers(marker).length; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(leftovers(marker), []);
+  execFileSync(dshPath, ["headless", "-e", "return 1"], { cwd, encoding: "utf8" });
+  assert.equal(existsSync(dirname(temp)), false, "the next start swept the killed host's directory");
+});
+
+await check("control: without a signal the host keeps its runs and its temp directory", async () => {
+  const marker = `904.${process.pid}`;
+  const { dsh, temp } = await busyHost(marker);
+  await new Promise((r) => setTimeout(r, 300));
+  execFileSync(dshPath, ["headless", "-e", "return 1"], { cwd, encoding: "utf8" });
+  assert.equal(existsSync(temp), true, "a live host's directory is not swept");
+  assert.ok(leftovers(marker).length >= 3);
+  dsh.child.kill("SIGTERM");
+  await dsh.exited;
+});
+
+done();
