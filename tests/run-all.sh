@@ -24,13 +24,14 @@ step() {
 }
 
 # Every suite through meson, each exactly once (meson test --suite X runs one alone).
-# The node suites bootstrap, bootstrap-python and conformance run once, in the plain build only.
-c_suites="--no-suite bootstrap --no-suite bootstrap-python --no-suite conformance"
+# The node suites bootstrap, bootstrap-python, conformance and soak run once, in the plain build only.
+c_suites="--no-suite bootstrap --no-suite bootstrap-python --no-suite conformance --no-suite soak"
 # shellcheck disable=SC2086 # one word per option
 step "C suites (meson test)" meson test -C build --print-errorlogs --num-processes 2 $c_suites
 step "bootstrap (meson test --suite bootstrap)" meson test -C build --print-errorlogs --num-processes 2 --suite bootstrap
 step "Python bootstrap (meson test --suite bootstrap-python)" meson test -C build --print-errorlogs --num-processes 2 --suite bootstrap-python
 step "conformance through dsh (meson test --suite conformance)" meson test -C build --print-errorlogs --num-processes 2 --suite conformance
+step "soak: 200 mixed runs through one --serve host (meson test --suite soak)" meson test -C build --print-errorlogs --suite soak
 step "install into a prefix, move it, use it alone (tests/install)" ./tests/install/run.sh
 step "quick start leaves nothing behind" ./tests/install/quickstart.sh
 
