@@ -92,6 +92,8 @@ int dshx__temp_host_open(const char *root, struct dshx__temp_host **ret_host)
         else if ((h->fd = open(fresh, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
                  flock(h->fd, LOCK_EX | LOCK_NB) < 0)
             rc = -EAGAIN; /* a sweeper took it first */
+        else if (fchmod(h->fd, 0711) < 0) /* like the temp root: traversable, never listed */
+            rc = -errno;
         else if (asprintf(&h->path, "%s/" HOST_PREFIX "%s", root,
                           fresh + strlen(root) + 1 + strlen(NEW_PREFIX)) < 0)
             rc = -ENOMEM;
