@@ -18,7 +18,11 @@ const baselineAt = 10;
 assert.ok(Number.isInteger(runs) && runs > baselineAt, `RUNS must be an integer above ${baselineAt}`);
 const cwd = mkdtempSync(join(tmpdir(), "dsh-soak-"));
 const patch = join(cwd, "workspace-write.yaml");
-writeFileSync(patch, "- id: sandbox-policy\n  config:\n    mode: workspace-write\n");
+// The prewarmed pool is off: between runs the host then has no process and no temp dir of a
+// run at all, an idle state the samples can wait for exactly (the pool's own drains and reaping
+// are tested with the plugin; serve_signals.mjs stops a host with its pool).
+writeFileSync(patch, "- id: sandbox-policy\n  config:\n    mode: workspace-write\n" +
+  "- id: ptc-runtime\n  config:\n    prewarmProcesses: 0\n");
 
 const kinds = {
   ok: { program: "const fs = await import('node:fs'); const os = await import('node:os'); fs.writeFileSync(os.tmpdir() + '/t', 'x'); return 40 + 2",
