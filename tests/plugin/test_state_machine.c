@@ -588,8 +588,10 @@ static void warm(int i)
     hello(child(i));
     char *line;
     UNTIL((line = fault_child_take_line(child(i))) != NULL);
-    cr_expect_str_eq(line, "{\"type\":\"run\",\"run\":1,\"format\":\"async-function\",\"retain\":false,\"program\":\"0\","
-                           "\"cwd\":\"/tmp\",\"discardCompletion\":true,\"bindings\":[]}");
+    char want[512];
+    snprintf(want, sizeof want, "{\"type\":\"run\",\"run\":1,\"format\":\"async-function\",\"retain\":false,"
+             "\"program\":\"0\",\"cwd\":\"%s\",\"discardCompletion\":true,\"bindings\":[]}", workspace());
+    cr_expect_str_eq(line, want);
     free(line);
     fault_child_send(child(i), "{\"type\":\"result\",\"run\":1,\"ok\":true}");
     UNTIL(ptc__env_state(child_env(i)) == PTC_ENV_IDLE);
