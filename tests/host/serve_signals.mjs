@@ -2,12 +2,13 @@
 // file in its private temp dir and a detached grandchild) and retained runs (one busy, one
 // idle). SIGTERM and SIGINT cancel the runs, wait for quiescence and remove the temp dirs before
 // dsh exits 143 / 130; after kill -9 no process is left (the ranges die with their supervisor)
-// and the next start removes the killed host's temp directory.
+// and the next start removes the killed host's temp directory. `dsh mcp` stops the same way.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
 import { Dsh, check, done } from "./harness.mjs";
 
 const [dshPath, srcRoot] = process.argv.slice(2).map((p) => resolve(p));
@@ -96,6 +97,48 @@ await check("control: without a signal the host keeps its runs and its temp dire
   assert.ok(leftovers(marker).length >= 3);
   dsh.child.kill("SIGTERM");
   await dsh.exited;
+});
+
+await check("dsh mcp: SIGTERM cancels the call, removes its temp directory and exits 143", async () => {
+  const marker = `905.${process.pid}`;
+  const child = spawn(dshPath, ["--patch", writable, "mcp"], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const exited = new Promise((r) => child.on("exit", (code, signal) => r({ code, signal })));
+  const messages = [];
+  let wake = () => {};
+  createInterface({ input: child.stdout }).on("line", (l) => {
+    messages.push(JSON.parse(l));
+    wake();
+  });
+  const next = async (match) => {
+    for (;;) {
+      const i = messages.findIndex(match);
+      if (i >= 0) return messages.splice(i, 1)[0];
+      await new Promise((r) => (wake = r));
+    }
+  };
+  const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
+  send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+  await next((m) => m.id === 1);
+  send({ method: "notifications/initialized" });
+  send({
+    id: 2, method: "tools/call",
+    params: {
+      name: "run_code", _meta: { progressToken: "p" },
+      arguments: { description: "a stopped program", program: `const os = await import('node:os'); const cp = await import('node:child_process');
+        cp.spawn('sleep', ['${marker}'], { detached: true, stdio: 'ignore' }).unref();
+        inspect(os.tmpdir()); await new Promise(() => {})` },
+    },
+  });
+  const progress = await next((m) => m.method === "notifications/progress" || m.id === 2);
+  assert.equal(progress.method, "notifications/progress", JSON.stringify(progress));
+  const temp = /(\/\S+\/dsh-run-[^/\s]+)/.exec(progress.params.message)[1];
+  assert.equal(existsSync(temp), true);
+  child.kill("SIGTERM");
+  assert.deepEqual(await exited, { code: 143, signal: null }, stderr);
+  assert.deepEqual(leftovers(marker), []);
+  assert.equal(existsSync(dirname(temp)), false, "the host's temp directory is gone");
 });
 
 done();
