@@ -48,7 +48,8 @@ function sample(pid) {
       return "?";
     }
   });
-  return { fds: fds.length, threads: field("Threads"), rssKb: field("VmRSS"), targets };
+  return { fds: fds.length, threads: field("Threads"), rssKb: field("VmRSS"), rssAnonKb: field("RssAnon"),
+           rssFileKb: field("RssFile"), targets };
 }
 
 // Processes of the runs: their working directory is the workspace (the host's too: not counted).
@@ -152,7 +153,7 @@ await check(`${runs} mixed runs through one --serve host give the expected resul
 });
 const end = sample(pid);
 const seconds = ((Date.now() - t0) / 1000).toFixed(1);
-const figures = ({ fds, threads, rssKb }) => JSON.stringify({ fds, threads, rssKb });
+const figures = ({ fds, threads, rssKb, rssAnonKb, rssFileKb }) => JSON.stringify({ fds, threads, rssKb, rssAnonKb, rssFileKb });
 console.log(`# ${runs} runs in ${seconds} s; after run ${baselineAt}: ${figures(baseline)}; after run ${runs}: ${figures(end)}`);
 
 await check("fd count, thread count and RSS end within 10% of their values after run 10", async () => {
