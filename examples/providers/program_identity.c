@@ -15,6 +15,7 @@
  * program keeps the host's uid and the report says identity: partial. */
 #include "program_identity.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,12 +78,14 @@ static bool within_any(const char *path, const struct dsh_strv *set)
 /* Adds to owned what keeps a stranger from path: the highest directory above it that "other"
  * cannot search, else path itself when "other" lacks the rights in need (a directory is also
  * listed and entered). Nothing inside an owned path needs checking. */
-static int add_blockers(const char *path, mode_t need, struct dsh_strv *owned)
+static int add_blockers(const char *path, mode_t need, struct dsh_strv *owned,
+                        const char **ret_blocker)
 {
     char dir[PATH_MAX];
     size_t len = strlen(path);
+    *ret_blocker = path; /* the path that could not be examined, on failure */
     if (len >= sizeof(dir))
-        return -1;
+        return -ENAMETOOLONG;
     for (size_t end = 1; end < len; end++) {
         if (path[end] != '/')
             continue;
@@ -92,7 +95,7 @@ static int add_blockers(const char *path, mode_t need, struct dsh_strv *owned)
         if (within_any(dir, owned))
             return 0;
         if (stat(dir, &st) < 0)
-            return -1;
+            return -errno;
         if (!(st.st_mode & S_IXOTH))
             return dsh_strv_push(owned, dir);
     }
@@ -100,7 +103,7 @@ static int add_blockers(const char *path, mode_t need, struct dsh_strv *owned)
     if (within_any(path, owned))
         return 0;
     if (stat(path, &st) < 0)
-        return -1;
+        return -errno;
     if (S_ISDIR(st.st_mode))
         need |= S_IROTH | S_IXOTH;
     return (st.st_mode & need) == need ? 0 : dsh_strv_push(owned, path);
@@ -127,20 +130,22 @@ static bool idmap_capable(const char *path)
 int dshx__identity_plan(const char *program, const char *const *readable, struct dsh_strv *owned,
                         const char **ret_blocker)
 {
-    *ret_blocker = NULL;
     size_t host_roots = owned->n;
-    int rc = add_blockers(program, S_IXOTH, owned);
+    int rc = add_blockers(program, S_IXOTH, owned, ret_blocker);
     for (const char *const *r = readable; rc == 0 && *r; r++)
-        rc = add_blockers(*r, S_IROTH, owned);
+        rc = add_blockers(*r, S_IROTH, owned, ret_blocker);
     for (size_t i = 0; rc == 0 && i < host_roots; i++)
-        rc = add_blockers(owned->v[i], 0, owned);
-    if (rc < 0)
+        rc = add_blockers(owned->v[i], 0, owned, ret_blocker);
+    if (rc == -ENOMEM)
         return -1;
+    if (rc < 0)
+        return 0; /* *ret_blocker could not be examined */
     for (size_t i = 0; i < owned->n; i++) {
         if (!idmap_capable(owned->v[i])) {
             *ret_blocker = owned->v[i];
             return 0;
         }
     }
+    *ret_blocker = NULL;
     return 1;
 }

@@ -21,7 +21,7 @@ void dshx__id_range_load(struct dshx__id_range *ret);
 void dshx__id_range_take(struct dshx__id_range *range, uint32_t *ret_uid, uint32_t *ret_gid);
 /* owned holds the host user's roots; adds what a dedicated uid could not reach otherwise (see
  * program_identity.c). 1: a dedicated identity fits; 0: it does not (*ret_blocker names the path
- * that cannot be idmapped); -1: a path could not be examined or out of memory. */
+ * that cannot be idmapped or examined); -1: out of memory. */
 int dshx__identity_plan(const char *program, const char *const *readable, struct dsh_strv *owned,
                         const char **ret_blocker);
 

@@ -192,9 +192,7 @@ static int choose_identity(struct dshx__sandbox *sb, const struct policy *p, con
     }
     if (fits == 0)
         dshx__log(cfg, DSH_LOG_WARN,
-                  "the program runs as the host's uid: %s is on a filesystem without idmapped "
-                  "mounts",
-                  blocker);
+                  "the program runs as the host's uid: %s cannot be examined or idmapped", blocker);
     dsh_strv_clear(&owned);
     return fits < 0 ? -ENOMEM : 0;
 }
