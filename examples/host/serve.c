@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,10 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
     free(r->calls);
     free(r->id);
     free(r);
+    /* Idle: hand the heap pages that interleaved runs of different sizes freed back to the
+     * kernel, so a long-lived host's RSS stays what one run needs (tests/soak). */
+    if (!srv->runs)
+        malloc_trim(0);
     maybe_finish(srv);
 }
 
