@@ -33,6 +33,9 @@ function checkRunFrame(frame) {
   if (typeof frame.program !== 'string') return 'run frame needs a string `program`';
   if (typeof frame.cwd !== 'string') return 'run frame needs a string `cwd`';
   if (frame.retain != null && typeof frame.retain !== 'boolean') return 'run frame `retain` must be a boolean';
+  if (frame.stripped != null && (typeof frame.stripped !== 'string' || frame.stripped.length !== frame.program.length)) {
+    return 'run frame `stripped` must be a string as long as `program`';
+  }
   if (frame.initializer != null && typeof frame.initializer !== 'string') {
     return 'run frame `initializer` must be a string';
   }
@@ -192,7 +195,7 @@ export class ChildLoop {
     run.phase = 'program';
     const discard = frame.discardCompletion === true;
     Promise.resolve()
-      .then(() => evaluator.evaluate({ ...request, program: frame.program, name: PROGRAM_NAME, discardCompletion: discard }))
+      .then(() => evaluator.evaluate({ ...request, program: frame.program, stripped: frame.stripped ?? undefined, name: PROGRAM_NAME, discardCompletion: discard }))
       .then(
         (value) => this.#settle(run, { ok: true, value, discard }),
         (thrown) => this.#settle(run, { ok: false, kind: 'exception', message: describeThrown(thrown) }),

@@ -37,7 +37,8 @@ const writer = new FrameWriter(CONTROL_FD, options.maxMessageBytes, (error) => {
   process.exit(1);
 });
 
-writer.send({ type: 'hello', protocol: PROTOCOL_REVISION, node: process.version });
+// strippedPrograms: a run frame may carry a program the host's type stripper already stripped.
+writer.send({ type: 'hello', protocol: PROTOCOL_REVISION, node: process.version, strippedPrograms: true });
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < MIN_NODE_MAJOR || typeof module.stripTypeScriptTypes !== 'function') {

@@ -68,7 +68,11 @@ function locateStripError(error) {
 // is the stripped source alone. Throws ProgramSyntaxError for syntax errors and non-erasable
 // TypeScript (enum, namespaces with values, parameter properties...). `messages` optionally
 // maps a parser message to the one the format wants to show instead (same location).
-export function stripProgramTypes(source, { prefix, suffix, filename, messages }) {
+// `preStripped`: the source with its types already blanked by the host's type stripper (the run
+// frame's `stripped`, checked by the host against the strip invariant); it is returned as it is,
+// so this process never loads amaro, and messages keep quoting the source itself.
+export function stripProgramTypes(source, { prefix, suffix, filename, messages, preStripped }) {
+  if (typeof preStripped === 'string') return preStripped;
   const wrapped = `${prefix}${source}${suffix}`;
   let stripped;
   try {

@@ -34,6 +34,7 @@ struct ptc_launch {
     enum ptc_launch_kind kind;
     char *executable;     /* owned; NULL unless is_explicit */
     char *bootstrap_path; /* owned; NULL = the plugin's bootstrap */
+    char *stripper_path;  /* owned; NULL = the plugin's bootstrap/stripper.js */
 };
 
 struct ptc_config {

@@ -68,7 +68,11 @@ static int fill_launch(struct dsh_row *row, struct ptc_launch *launch)
         return err;
     err = dsh_config_get_str(row->provider, &row->doc, row->root, "launch.bootstrapPath",
                              &launch->bootstrap_path);
-    return err == -ENOENT ? 0 : err; /* absent: the plugin's own bootstrap */
+    if (err < 0 && err != -ENOENT) /* absent: the plugin's own bootstrap */
+        return err;
+    err = dsh_config_get_str(row->provider, &row->doc, row->root, "launch.stripperPath",
+                             &launch->stripper_path);
+    return err == -ENOENT ? 0 : err; /* absent: the plugin's own stripper */
 }
 
 static int fill(struct dsh_row *row, struct ptc_config *cfg)
@@ -151,5 +155,6 @@ void ptc_config_destroy(struct ptc_config *config)
         return;
     free(config->launch.executable);
     free(config->launch.bootstrap_path);
+    free(config->launch.stripper_path);
     memset(config, 0, sizeof(*config));
 }

@@ -24,6 +24,7 @@ static const struct ptc_language node_language = {
     .program_language = "typescript",
     .parse_config = ptc_config_parse,
     .launch_argv = ptc__launch_argv,
+    .stripper_argv = ptc__launch_stripper_argv,
     .hello_supported = node_hello_supported,
     .timeout_overrides = true,
     .retaining_modes = true,

@@ -57,13 +57,17 @@ int ptc__instance_load(const struct ptc_language *language, const char *config_y
     ptc__envs_init(&inst->envs, &inst->host);
     ptc__pool_init(&inst->pool, &inst->envs, format, (unsigned)config->prewarm_processes,
                    (uint64_t)config->prewarm_idle_ms);
-    ptc__runs_init(&inst->runs, &inst->host, &inst->envs, &inst->pool, format, retains,
+    ptc__strippers_init(&inst->strippers, &inst->host);
+    ptc__runs_init(&inst->runs, &inst->host, &inst->envs, &inst->pool, &inst->strippers, format, retains,
                    (struct ptc_runs_source){initializer_source, inst});
     if ((rc = ptc__owners_subscribe(&inst->runs)) < 0) {
         ptc__host_destroy(&inst->host);
         free(inst);
         return ptc__fail(ret_error, rc, "cannot subscribe to sandbox mode changes: %s", dsh_strerror(rc));
     }
+    /* Per-call programs are stripped outside their process: warm the stripper now. */
+    if (!retains)
+        ptc__strippers_prestart(&inst->strippers);
     *ret_instance = inst;
     return 0;
 }
@@ -78,11 +82,13 @@ void ptc__instance_unload(struct dsh_instance *inst)
     ptc__pool_close(&inst->pool);
     for (struct ptc_env *env = ptc__envs_next(&inst->envs, NULL); env; env = ptc__envs_next(&inst->envs, env))
         ptc__env_terminate_unattached(env);
+    ptc__strippers_shutdown(&inst->strippers);
     /* Deliver every pending result; cleanup waits for quiescence. Environments whose cleanup
      * failed stay listed: their handles are released below, which kills and waits. */
-    while (ptc__runs_active(&inst->runs) || ptc__envs_closing(&inst->envs))
+    while (ptc__runs_active(&inst->runs) || ptc__envs_closing(&inst->envs) || ptc__strippers_closing(&inst->strippers))
         ptc__loop_wait(&inst->host.loop, 100);
     ptc__envs_destroy_all(&inst->envs);
+    ptc__strippers_destroy_all(&inst->strippers);
     ptc__loop_dispatch(&inst->host.loop);
     while (inst->initializers) {
         struct ptc_initializer *i = inst->initializers;

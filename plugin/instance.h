@@ -19,6 +19,7 @@ struct dsh_instance {
     struct ptc_host host;
     struct ptc_envs envs;
     struct ptc_pool pool;
+    struct ptc_strippers strippers;
     struct ptc_runs runs;
     struct ptc_initializer *initializers; /* oldest first */
     dsh_registration next_registration;

@@ -14,6 +14,9 @@
 //       stack traces would show the awaiting bootstrap frame in stacks the program prints).
 //   request fields:
 //     program            TypeScript source as the host sent it (strip it with typescript.js).
+//     stripped           The program with its types blanked by the host's type stripper, or
+//                        undefined: pass it on to stripProgramTypes, which then returns it
+//                        instead of stripping; `program` stays the source messages quote.
 //     cwd                Absolute working directory of the run.
 //     run                The Run (run-state.js): `id`, `settled`, `revoked`.
 //     retain             true: the host sends later runs of the same environment to this

@@ -119,10 +119,10 @@ export function createReplEvaluator() {
 
   return {
     format: 'repl',
-    evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, discardCompletion = false }) {
+    evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, discardCompletion = false, stripped }) {
       process.chdir(cwd);
       const filename = path.join(process.cwd(), name);
-      let code = asStatements(stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename }));
+      let code = asStatements(stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename, preStripped: stripped }));
       const repl = serverFor(run, retain);
       if (getProgramImportHandler() !== null) {
         // Node's REPL imports from `<cwd>/repl` and requires a module namespace.

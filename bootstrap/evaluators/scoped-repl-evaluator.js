@@ -73,12 +73,12 @@ export function createScopedReplEvaluator(overrides = {}) {
   return {
     format: 'scoped-repl',
     options,
-    evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, discardCompletion = false }) {
+    evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, discardCompletion = false, stripped }) {
       process.chdir(cwd);
       const environment = environmentFor(run, retain, process.cwd());
       environment.installGlobals(globals);
       const filename = path.join(environment.importBase, name);
-      const call = environment.chain.prepare(program, { filename, context: environment.context });
+      const call = environment.chain.prepare(program, { filename, context: environment.context, stripped });
       const { programFunction, args } = call.start();
       domains ??= require('node:domain');
       const domain = domains.create();

@@ -71,8 +71,8 @@ struct svc_values {
     char *workspace_root;
     bool workspace_from_cwd; /* no workspaceRoot in the policy row */
     const char *sandbox_row, *policy_row; /* ids, for messages */
-    /* NULL-terminated: the provider's readable_roots(), the directories of a bootstrapPath and
-     * of an embedded carrier the provider row names */
+    /* NULL-terminated: the provider's readable_roots(), the directories of a bootstrapPath, a
+     * stripperPath and of an embedded carrier the provider row names */
     char **readable;
 };
 
@@ -86,8 +86,9 @@ static void svc_values_free(struct svc_values *v)
 }
 
 /* The execution world sees only the system, the workspace and what we list here, so the
- * provider's launch files must be listed: this build's bootstrap directory, the directory of a
- * launch.bootstrapPath the provider row names, and the directory of an embedded carrier. */
+ * provider's launch files must be listed: this build's bootstrap directory, the directories of a
+ * launch.bootstrapPath and a launch.stripperPath the provider row names, and the directory of an
+ * embedded carrier. */
 static int add_parent_dir(const struct dsh_catalog_provider *p, const struct dshh_row *row, const char *field,
                           struct svc_values *v, size_t *n)
 {
@@ -124,7 +125,7 @@ static int readable_roots(const struct dsh_catalog *cat, const struct dshh_profi
     size_t n = 0, nown = 0;
     while (own[nown])
         nown++;
-    if (!(v->readable = calloc(nown + 3, sizeof *v->readable)))
+    if (!(v->readable = calloc(nown + 4, sizeof *v->readable)))
         return -ENOMEM;
     for (; n < nown; n++)
         if (!(v->readable[n] = strdup(own[n])))
@@ -145,6 +146,8 @@ static int readable_roots(const struct dsh_catalog *cat, const struct dshh_profi
         if (row->disabled || strcmp(row->name, PTC_PROVIDER_NAME) != 0 || !p)
             continue;
         int rc = add_parent_dir(p, row, "launch.bootstrapPath", v, &n);
+        if (rc == 0)
+            rc = add_parent_dir(p, row, "launch.stripperPath", v, &n);
         if (rc == 0) {
             char *kind = NULL;
             if (dsh_config_is_set(p, row_doc(row), row->config, "launch.kind") &&

@@ -207,6 +207,9 @@ int ptc__frame_parse_json(const char *line, size_t len, struct ptc_frame *ret_fr
         json_object *p;
         ret_frame->node = get_string(root, "node", NULL);
         ret_frame->python = get_string(root, "python", NULL);
+        json_object *sp;
+        ret_frame->stripped_programs = json_object_object_get_ex(root, "strippedPrograms", &sp) &&
+                                       json_object_is_type(sp, json_type_boolean) && json_object_get_boolean(sp);
         if (!json_object_object_get_ex(root, "protocol", &p) || !json_object_is_type(p, json_type_int))
             rc = fail(why, why_len, "the bootstrap did not announce a protocol revision");
         else

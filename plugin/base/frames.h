@@ -48,6 +48,7 @@ struct ptc_frame {
     int64_t protocol;
     const char *node;   /* the Node child's process.version */
     const char *python; /* the Python child's X.Y.Z */
+    bool stripped_programs; /* runs programs the host stripped (`strippedPrograms`) */
     /* text */
     const char *text;
     size_t text_len;

@@ -23,6 +23,9 @@ struct ptc_language {
                         struct dsh_diagnostics *ret_diags);
     /* The argv starting the bootstrap and its env additions (transfer full, NULL-terminated). */
     int (*launch_argv)(struct ptc_host *host, char ***ret_argv, char ***ret_env, struct dsh_error *err);
+    /* The argv of the out-of-process type stripper and, into ret_dir, the one directory it is
+     * confined to (transfer full, NULL-terminated); NULL for a language without type stripping. */
+    int (*stripper_argv)(struct ptc_host *host, char ***ret_argv, char *ret_dir, size_t dir_len, struct dsh_error *err);
     /* false with why filled when the hello names a runtime this bootstrap cannot serve. */
     bool (*hello_supported)(const struct ptc_frame *hello, char *why, size_t why_len);
     /* Per-call numeric timeoutMs overrides (else only the configured deadline, or null). */

@@ -279,6 +279,11 @@ bool ptc__env_initialized(const struct ptc_env *env)
     return env->initialized;
 }
 
+bool ptc__env_runs_stripped(const struct ptc_env *env)
+{
+    return env->runs_stripped;
+}
+
 bool ptc__env_invalidated(const struct ptc_env *env)
 {
     return env->invalidated;

@@ -113,6 +113,8 @@ const char *ptc__env_format(const struct ptc_env *env);
 bool ptc__env_retains(const struct ptc_env *env);
 bool ptc__env_initialized(const struct ptc_env *env);
 bool ptc__env_invalidated(const struct ptc_env *env);
+/* Its hello announced `strippedPrograms`: a run frame may carry a program the host stripped. */
+bool ptc__env_runs_stripped(const struct ptc_env *env);
 bool ptc__env_cleanup_failed(const struct ptc_env *env);
 /* Quiescent and drained; it stays readable while references remain. */
 bool ptc__env_closed(const struct ptc_env *env);

@@ -76,6 +76,7 @@ static void on_hello(struct ptc_env *env, const struct ptc_frame *frame)
         env_protocol(env, message);
         return;
     }
+    env->runs_stripped = frame->stripped_programs;
     if (env->warm_up)
         send_warm_up(env);
     else

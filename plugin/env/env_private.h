@@ -62,6 +62,7 @@ struct ptc_env {
     bool warming;       /* the warm-up evaluation was sent; its result is awaited */
     uint64_t warm_up_wire_id;
     bool initialized;   /* the environment initializer ran and was accepted */
+    bool runs_stripped; /* its hello said it runs programs the host stripped */
     uint64_t wire_ids_issued; /* wire run ids are 1, 2, ... per environment */
     const struct ptc_env_events *events; /* the attached consumer, if any */
     void *consumer;

@@ -133,3 +133,33 @@ int ptc__launch_argv(struct ptc_host *host, char ***ret_argv, char ***ret_env,
     *ret_env = out_env;
     return 0;
 }
+
+int ptc__launch_stripper_argv(struct ptc_host *host, char ***ret_argv, char *ret_dir, size_t dir_len,
+                              struct dsh_error *err)
+{
+    const struct ptc_launch *launch = &host->config.launch;
+    if (launch->is_explicit && launch->kind == PTC_LAUNCH_EMBEDDED)
+        return ptc__fail(err, DSH_E_UNSUPPORTED, "an embedded carrier strips types in its own process");
+    char node[PATH_MAX], script[PATH_MAX], message[64];
+    int rc;
+    if (!launch->is_explicit)
+        rc = ptc__launch_map_path(host, ptc__own_node(), node, sizeof node, err);
+    else
+        rc = ptc__launch_resolve_executable(host, "launch.executable", launch->executable, node, sizeof node, err);
+    if (rc < 0)
+        return rc;
+    if (launch->is_explicit && launch->stripper_path)
+        snprintf(script, sizeof script, "%s", launch->stripper_path);
+    else if ((rc = ptc__launch_map_path(host, ptc__own_stripper(), script, sizeof script, err)) < 0)
+        return rc;
+    /* The stripper's only readable root besides the host's own: the directory of its script. */
+    const char *slash = strrchr(script, '/');
+    if (!slash || slash == script || (size_t)(slash - script) >= dir_len)
+        return ptc__fail(err, DSH_E_CONFIG_INVALID, "the type stripper %s has no directory to confine it to", script);
+    snprintf(ret_dir, dir_len, "%.*s", (int)(slash - script), script);
+    snprintf(message, sizeof message, "--max-message-bytes=%lld", (long long)host->config.max_message_bytes);
+    const char *argv[] = {node, script, message};
+    if (!(*ret_argv = ptc__argv_dup(argv, 3)))
+        return ptc__fail(err, -ENOMEM, "out of memory");
+    return 0;
+}

@@ -26,6 +26,7 @@ static struct {
     bool located;
     char node[PATH_MAX];
     char bootstrap[PATH_MAX];
+    char stripper[PATH_MAX];
     char python_bootstrap[PATH_MAX];
     char dirs[3][PATH_MAX];
     const char *roots[3];
@@ -63,6 +64,7 @@ static void locate(void)
     locate_one(self, PTC_DEFAULT_BOOTSTRAP, own.bootstrap);
     size_t n = 0;
     parent(own.bootstrap, own.dirs[0]);
+    snprintf(own.stripper, sizeof own.stripper, "%.*s/stripper.js", PATH_MAX - 16, own.dirs[0]);
     own.roots[n++] = own.dirs[0];
     /* The pinned Node lives inside the bootstrap directory; another one needs its own. */
     size_t len = strlen(own.dirs[0]);
@@ -86,6 +88,12 @@ const char *ptc__own_bootstrap(void)
 {
     locate();
     return own.bootstrap;
+}
+
+const char *ptc__own_stripper(void)
+{
+    locate();
+    return own.stripper;
 }
 
 bool ptc__own_node_is_pinned(void)

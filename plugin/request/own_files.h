@@ -9,6 +9,8 @@
  * Computed once; static storage. */
 const char *ptc__own_node(void);
 const char *ptc__own_bootstrap(void);
+/* bootstrap/stripper.js beside the bootstrap. */
+const char *ptc__own_stripper(void);
 /* True when the Node is the pinned one beside the bootstrap (not one named with meson -Dnode). */
 bool ptc__own_node_is_pinned(void);
 /* The directories of both, for the execution world: NULL-terminated, static (the provider

@@ -31,6 +31,8 @@ void ptc__run_destroy(struct ptc_run *run)
 {
     struct ptc_host *host = run->host;
     stop_waiting(run);
+    ptc__strip_cancel(run->strip);
+    free(run->stripped);
     if (run->env)
         ptc__env_unref(run->env);
     ptc__timer_destroy(&host->loop, &run->deadline);

@@ -36,6 +36,10 @@ struct ptc_run {
     bool initializing; /* the environment initializer is running */
     bool refused_before_program; /* the host refused the run before sending its program */
     bool retained;     /* runs in an owner's retained environment */
+    struct ptc_strip_request *strip; /* the stripper's answer is awaited (env/stripper.h) */
+    bool ready_for_program; /* the environment became ready while the answer was awaited */
+    char *stripped;    /* the program as the stripper blanked it, checked; NULL: the child strips */
+    size_t stripped_len;
 
     struct ptc_open_call *calls;
     size_t n_calls, cap_calls;

@@ -13,12 +13,13 @@
 #include <string.h>
 
 void ptc__runs_init(struct ptc_runs *runs, struct ptc_host *host, struct ptc_envs *envs, struct ptc_pool *pool,
-                    const char *program_format, bool retains_state, struct ptc_runs_source source)
+                    struct ptc_strippers *strippers, const char *program_format, bool retains_state, struct ptc_runs_source source)
 {
     *runs = (struct ptc_runs){
         .host = host,
         .envs = envs,
         .pool = pool,
+        .strippers = strippers,
         .program_format = program_format,
         .retains_state = retains_state,
         .source = source,
@@ -59,8 +60,31 @@ static void on_env_ready(void *arg)
     struct ptc_run *run = arg;
     if (run->outcome_selected)
         return;
+    if (run->strip) { /* the program goes out with the stripper's answer */
+        run->ready_for_program = true;
+        return;
+    }
     run->phase = PTC_RUN_RUNNING;
     ptc__run_send_program(run);
+}
+
+/* The stripper's answer (env/stripper.h); the run frame waits for it. */
+static void on_stripped(void *arg, enum ptc_strip_answer answer, const char *text, size_t len)
+{
+    struct ptc_run *run = arg;
+    run->strip = NULL;
+    if (run->outcome_selected)
+        return;
+    if (answer == PTC_STRIP_ANSWER_REFUSED) {
+        ptc__run_select(run, PTC_FAILURE_PROTOCOL, "%s", text);
+        return;
+    }
+    if (answer == PTC_STRIP_ANSWER_CODE) {
+        run->stripped = strndup(text, len); /* out of memory: the child strips */
+        run->stripped_len = len;
+    }
+    if (run->ready_for_program)
+        on_env_ready(run);
 }
 
 static void on_env_failed(void *arg, enum ptc_failure kind, const char *message)
@@ -133,6 +157,12 @@ static void start_in_new_env(struct ptc_run *run)
     const char *owner = run->retained ? run->spec.state_owner : NULL;
     /* A temporary run takes a prewarmed process confined by exactly its policy when one is pooled. */
     struct ptc_env *env = run->retained ? NULL : ptc__pool_take(runs->pool, run->spec.policy);
+    /* A cold temporary process gets its program stripped while it starts; a prewarmed or retained
+     * one strips in its own process, where the warm-up or an earlier run left amaro warm
+     * (bootstrap/README.md, "Where types are stripped"). */
+    if (!env && !run->retained && runs->strippers)
+        run->strip = ptc__strip_request(runs->strippers, ptc__spec_policy_string(&run->spec, "sessionId"),
+                                        runs->program_format, run->spec.program, on_stripped, run);
     if (!env)
         env = ptc__env_create(runs->envs, run->spec.policy, owner, runs->program_format, run->retained);
     if (!env) {

@@ -6,6 +6,7 @@
 #include "dsh_provider.h"
 #include "env.h"
 #include "pool.h"
+#include "stripper.h"
 
 struct ptc_run;
 
@@ -27,6 +28,7 @@ struct ptc_runs {
     struct ptc_host *host;
     struct ptc_envs *envs;
     struct ptc_pool *pool; /* prewarmed environments for temporary runs */
+    struct ptc_strippers *strippers; /* strips temporary runs' programs; NULL: the child strips */
     const char *program_format; /* async-function | vm-script | scoped-repl | repl */
     bool retains_state;         /* stateOwner selects a retained environment */
     struct ptc_runs_source source;
@@ -37,7 +39,7 @@ struct ptc_runs {
 };
 
 void ptc__runs_init(struct ptc_runs *runs, struct ptc_host *host, struct ptc_envs *envs, struct ptc_pool *pool,
-                    const char *program_format, bool retains_state, struct ptc_runs_source source);
+                    struct ptc_strippers *strippers, const char *program_format, bool retains_state, struct ptc_runs_source source);
 /* True while a run has not delivered its result. */
 bool ptc__runs_active(const struct ptc_runs *runs);
 /* Selects abort for every live run (unload). */

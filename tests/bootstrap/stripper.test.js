@@ -7,15 +7,18 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { BOOTSTRAP_DIR, NODE, runProgram } from './fake-host.js';
 
-// Sends the requests, closes stdin, resolves with the answer lines and the exit status.
+// Sends the requests on fd 3 (a socket, as the host's control channel), ends its write side,
+// resolves with the answer lines and the exit status.
 function strip(requests, args = []) {
-  const child = spawn(NODE, [path.join(BOOTSTRAP_DIR, 'stripper.js'), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(NODE, [path.join(BOOTSTRAP_DIR, 'stripper.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+  const control = child.stdio[3];
   let out = '';
   let err = '';
-  child.stdout.on('data', (d) => (out += d));
+  control.on('data', (d) => (out += d));
+  control.on('error', () => {}); // the stripper may exit before reading everything
   child.stderr.on('data', (d) => (err += d));
-  for (const request of requests) child.stdin.write(typeof request === 'string' ? request : `${JSON.stringify(request)}\n`);
-  child.stdin.end();
+  for (const request of requests) control.write(typeof request === 'string' ? request : `${JSON.stringify(request)}\n`);
+  control.end();
   return new Promise((resolve) => child.on('close', (status) => resolve({ status, stderr: err, answers: out.split('\n').filter(Boolean).map((l) => JSON.parse(l)) })));
 }
 

@@ -40,7 +40,7 @@ Test(catalog, providers_and_fields)
         "maxOutputBytes", "maxOldGenerationSizeMb", "maxMessageBytes", "maxPendingCalls",
         "stopGraceMs", "prewarmProcesses", "prewarmIdleMs", "graceMs", "maxMemoryMb", "maxProcesses",
         "maxCpuPercent", "maxTempBytes", "requireResourceLimits", "launch", "launch.kind",
-        "launch.executable", "launch.bootstrapPath",
+        "launch.executable", "launch.bootstrapPath", "launch.stripperPath",
     };
     struct dsh_catalog *cat;
     char err[256];

@@ -5,6 +5,7 @@
 // drop (one character fewer), semicolon (a `;` inside a blanked run), unchanged (no alteration: the
 // control). Answers where the stripper blanked nothing (or, for semicolon, no run of two) pass as is.
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -41,8 +42,11 @@ if (!Object.hasOwn(ALTER, alteration)) {
 }
 
 const real = spawn(process.execPath, [join(here, '../../bootstrap/stripper.js'), ...process.argv.slice(3)], {
-  stdio: ['pipe', 'pipe', 'inherit'],
+  stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
 });
+const toReal = real.stdio[3];
+// The host's end: fd 3, as for the real stripper.
+const host = new net.Socket({ fd: 3, readable: true, writable: true });
 // Lines end at LF only (readline would also split at U+2028 inside JSON strings).
 function onLines(stream, onLine, onEnd = () => {}) {
   let pending = '';
@@ -56,18 +60,18 @@ function onLines(stream, onLine, onEnd = () => {}) {
 }
 
 const sources = new Map();
-onLines(process.stdin, (line) => {
+onLines(host, (line) => {
   const request = JSON.parse(line);
   sources.set(request.id, request.source);
-  real.stdin.write(`${line}\n`);
-}, () => real.stdin.end());
-onLines(real.stdout, (line) => {
+  toReal.write(`${line}\n`);
+}, () => toReal.end());
+onLines(toReal, (line) => {
   const answer = JSON.parse(line);
   if (answer.ok) {
     const source = sources.get(answer.id);
     const at = firstBlank(source, answer.code);
     if (at !== -1) answer.code = ALTER[alteration](answer.code, at, source);
   }
-  process.stdout.write(`${JSON.stringify(answer)}\n`);
+  host.write(`${JSON.stringify(answer)}\n`);
 });
-real.on('exit', (code) => process.exit(code ?? 1));
+real.on('exit', (code) => host.end(() => process.exit(code ?? 1)));
