@@ -1,6 +1,7 @@
 /* Fault-injection double of the host's services (subprocess, sandbox, sandboxPolicy, fs) for the
  * plugin's state-machine tests. No process is started: spawn() hands the plugin the host ends of a
  * real socketpair, two real pipes and an eventfd, and the test plays the child on the other ends.
+ * A type stripper (bootstrap/stripper.js) is never confined: its confine() fails.
  * Each fault a real backend produces only rarely (a confinement that is still pending, a failed
  * spawn, a range that can no longer be observed) is switched on by a field below. */
 #ifndef FAULT_SERVICES_H

@@ -11,10 +11,15 @@ const struct dsh_provider *dsh_provider_entry(uint32_t host_abi_major);
 
 void loaded_provider_open(struct loaded_provider *lp, const char *config)
 {
+    loaded_provider_open_with_stripper(lp, config, TEST_BOOTSTRAP_DIR "/stripper.js");
+}
+
+void loaded_provider_open_with_stripper(struct loaded_provider *lp, const char *config, const char *stripper_path)
+{
     lp->result = NULL;
     char cwd[4096];
     cr_assert_not_null(getcwd(cwd, sizeof cwd));
-    const char *readable[] = {TEST_BOOTSTRAP_DIR, NULL};
+    const char *readable[] = {TEST_BOOTSTRAP_DIR, TEST_PLUGIN_TESTS_DIR, NULL};
     struct dsh_linux_services_options o = {
         .struct_size = sizeof o,
         .launcher_path = TEST_LAUNCHER_PATH,
@@ -37,8 +42,8 @@ void loaded_provider_open(struct loaded_provider *lp, const char *config)
      * cannot find its bootstrap beside itself: the launch names it. */
     char full[8192];
     snprintf(full, sizeof full,
-             "%slaunch: {kind: node-script, executable: '%s', bootstrapPath: '%s/process.js'}\n",
-             config, TEST_NODE, TEST_BOOTSTRAP_DIR);
+             "%slaunch: {kind: node-script, executable: '%s', bootstrapPath: '%s/process.js', stripperPath: '%s'}\n",
+             config, TEST_NODE, TEST_BOOTSTRAP_DIR, stripper_path);
     cr_assert_eq(lp->p->load(full, strlen(full), &lp->bundle, &lp->inst, &err), 0, "%s", err.message);
 }
 

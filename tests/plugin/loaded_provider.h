@@ -15,8 +15,11 @@ struct loaded_provider {
 };
 
 /* Loads config (a provider row's YAML, each line ending in a newline; the launch is added); fails
- * the test on error. */
+ * the test on error. The type stripper is bootstrap/stripper.js. */
 void loaded_provider_open(struct loaded_provider *lp, const char *config);
+/* The same with the launch's stripperPath (the stripper's fault-injection double's wrappers); this
+ * test folder is readable for the execution world too. */
+void loaded_provider_open_with_stripper(struct loaded_provider *lp, const char *config, const char *stripper_path);
 void loaded_provider_close(struct loaded_provider *lp); /* frees result too */
 
 /* Run callbacks for tests whose userdata points at a struct whose first member is the

@@ -1,16 +1,20 @@
-// Fault-injection double of bootstrap/stripper.js: speaks the same protocol and strips with the
-// real stripper's code, then alters each stripped text the way a compromised stripper might.
-//   node stripper-double.js <alteration>
-// alterations: inject (a blanked character becomes code), newline (a blank becomes a line break),
-// drop (one character fewer), semicolon (a `;` inside a blanked run), unchanged (no alteration: the
-// control). Answers where the stripper blanked nothing (or, for semicolon, no run of two) pass as is.
-import { spawn } from 'node:child_process';
-import net from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// Fault-injection double of bootstrap/stripper.js: the real stripper's loop and code
+// (serveStripper), with each stripped answer altered the way a compromised or broken stripper
+// might before it is sent.
+//   node stripper-double.js <alteration> [--max-message-bytes=N]
+// or, where a launch cannot pass arguments (launch.stripperPath), a one-line wrapper that sets
+// globalThis.stripperAlteration and imports this file.
+// Alterations of the stripped text (answers where the stripper blanked nothing, or for semicolon
+// no run of two, pass as is): inject (a blanked character becomes code), newline (a blank becomes
+// a line break), drop (one character fewer), semicolon (a `;` inside a blanked run), unchanged (no
+// alteration: the control). Alterations of the protocol, for every answer: garbage (a line that
+// is not JSON), wrong-id (the answer names another request), silent (no answer at all).
+import { serveStripper } from '../../bootstrap/stripper-loop.js';
+import { FrameWriter } from '../../bootstrap/frame-writer.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const alteration = process.argv[2];
+const args = process.argv.slice(2);
+const alteration = globalThis.stripperAlteration ?? args.shift();
+process.argv.splice(2, process.argv.length, ...args.filter((a) => a.startsWith('--')));
 
 // The first blanked position (first index where the stripped text differs).
 function firstBlank(source, code) {
@@ -26,7 +30,7 @@ function innerBlank(source, code) {
   return -1;
 }
 
-const ALTER = {
+const ALTER_CODE = {
   unchanged: (code) => code,
   inject: (code, at) => `${code.slice(0, at)}x${code.slice(at + 1)}`,
   newline: (code, at) => `${code.slice(0, at)}\n${code.slice(at + 1)}`,
@@ -36,42 +40,28 @@ const ALTER = {
     return inner === -1 ? code : `${code.slice(0, inner)};${code.slice(inner + 1)}`;
   },
 };
-if (!Object.hasOwn(ALTER, alteration)) {
+
+// Raw lines written on fd 3 instead of an answer.
+const raw = new FrameWriter(3, 1 << 20, () => process.exit(1));
+const ALTER_PROTOCOL = {
+  garbage: () => {
+    raw.sendJson('this is not JSON');
+    return null;
+  },
+  'wrong-id': (answer) => ({ ...answer, id: answer.id + 1000 }),
+  silent: () => null,
+};
+
+if (!Object.hasOwn(ALTER_CODE, alteration) && !Object.hasOwn(ALTER_PROTOCOL, alteration)) {
   process.stderr.write(`stripper double: unknown alteration ${alteration}\n`);
   process.exit(2);
 }
 
-const real = spawn(process.execPath, [join(here, '../../bootstrap/stripper.js'), ...process.argv.slice(3)], {
-  stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
+serveStripper({
+  alter(answer, request) {
+    if (Object.hasOwn(ALTER_PROTOCOL, alteration)) return ALTER_PROTOCOL[alteration](answer);
+    if (!answer.ok) return answer;
+    const at = firstBlank(request.source, answer.code);
+    return at === -1 ? answer : { ...answer, code: ALTER_CODE[alteration](answer.code, at, request.source) };
+  },
 });
-const toReal = real.stdio[3];
-// The host's end: fd 3, as for the real stripper.
-const host = new net.Socket({ fd: 3, readable: true, writable: true });
-// Lines end at LF only (readline would also split at U+2028 inside JSON strings).
-function onLines(stream, onLine, onEnd = () => {}) {
-  let pending = '';
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk) => {
-    const lines = (pending + chunk).split('\n');
-    pending = lines.pop();
-    lines.forEach(onLine);
-  });
-  stream.on('end', onEnd);
-}
-
-const sources = new Map();
-onLines(host, (line) => {
-  const request = JSON.parse(line);
-  sources.set(request.id, request.source);
-  toReal.write(`${line}\n`);
-}, () => toReal.end());
-onLines(toReal, (line) => {
-  const answer = JSON.parse(line);
-  if (answer.ok) {
-    const source = sources.get(answer.id);
-    const at = firstBlank(source, answer.code);
-    if (at !== -1) answer.code = ALTER[alteration](answer.code, at, source);
-  }
-  host.write(`${JSON.stringify(answer)}\n`);
-});
-real.on('exit', (code) => host.end(() => process.exit(code ?? 1)));

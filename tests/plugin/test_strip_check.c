@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,12 +83,13 @@ static const char *const corpus[] = {
 };
 #define CORPUS_LEN (sizeof(corpus) / sizeof(corpus[0]))
 
-/* Runs `node script [arg]` with the corpus as requests; returns the answers by id (NULL = none). */
+/* Runs `node script [arg]` with the corpus as requests on its fd 3 (a socket, as the plugin's);
+ * returns the answers by id (NULL = none). */
 static void strip_corpus(const char *script, const char *arg, json_object *answers[CORPUS_LEN])
 {
-    char in_path[] = "/tmp/strip-check-in-XXXXXX", out_path[] = "/tmp/strip-check-out-XXXXXX";
-    int in_fd = mkstemp(in_path), out_fd = mkstemp(out_path);
-    cr_assert(in_fd >= 0 && out_fd >= 0);
+    int sv[2];
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    int in_fd = sv[0];
     for (size_t i = 0; i < CORPUS_LEN; i++) {
         json_object *req = json_object_new_object();
         json_object_object_add(req, "id", json_object_new_int((int)i + 1));
@@ -98,20 +100,20 @@ static void strip_corpus(const char *script, const char *arg, json_object *answe
         cr_assert(write(in_fd, line, strlen(line)) == (ssize_t)strlen(line) && write(in_fd, "\n", 1) == 1);
         json_object_put(req);
     }
-    lseek(in_fd, 0, SEEK_SET);
+    /* The requests fit in the socket's buffer; the stripper reads them, then end of file. */
+    cr_assert_eq(shutdown(in_fd, SHUT_WR), 0);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
     char *argv[] = {(char *)DSH_TEST_NODE, (char *)script, (char *)arg, NULL};
     pid_t pid;
     cr_assert_eq(posix_spawn(&pid, DSH_TEST_NODE, &fa, NULL, argv, environ), 0);
     posix_spawn_file_actions_destroy(&fa);
+    close(sv[1]);
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s exited %d", script, status);
-    FILE *out = fdopen(out_fd, "r");
-    rewind(out);
+    FILE *out = fdopen(in_fd, "r");
     char *line = NULL;
     size_t cap = 0;
     bool ready = false;
@@ -132,9 +134,6 @@ static void strip_corpus(const char *script, const char *arg, json_object *answe
     }
     free(line);
     fclose(out);
-    close(in_fd);
-    unlink(in_path);
-    unlink(out_path);
 }
 
 static const char *stripped_code(json_object *answer)

@@ -1,0 +1,260 @@
+/* The out-of-process type stripper (plugin/env/stripper.c) through the real plugin core and the
+ * reference services: programs are stripped outside their process (the child never loads amaro),
+ * a stripper that returns altered text or breaks its protocol is refused (its fault-injection
+ * double, tests/plugin/stripper-double.js), a silent one hands the program back to the child, a
+ * killed one is started again, sessions never share one, at most PTC_STRIPPERS_MAX live, and none
+ * is left after unload. Strippers are found as this test's descendant processes running
+ * `node .../stripper*.js`. */
+#include "loaded_provider.h"
+#include "strip_check.h"
+#include "stripper.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Its value says whether the child loaded amaro: [42, false] when the stripper stripped it. */
+#define TYPED_PROGRAM                                                                              \
+    "let x: number = 41; return [x + 1, process.moduleLoadList.includes('NativeModule internal/deps/amaro/dist/index')]"
+#define STRIPPED_OUTSIDE "\"ok\":true,\"value\":[42,false]"
+#define STRIPPED_IN_CHILD "\"ok\":true,\"value\":[42,true]"
+
+struct fixture {
+    struct loaded_provider lp;
+};
+
+static char *run_in(struct fixture *f, const char *session, const char *program)
+{
+    char request[1024], *spec = NULL;
+    size_t spec_len;
+    struct dsh_error err = {0};
+    snprintf(request, sizeof request, "{\"program\":\"%s\",\"sessionId\":\"%s\"}", program, session);
+    const struct dsh_provider *p = f->lp.p;
+    cr_assert_eq(p->resolve(f->lp.inst, request, strlen(request), &spec, &spec_len, &err), 0, "%s", err.message);
+    struct dsh_run_callbacks cb = {.struct_size = sizeof cb,
+                                   .on_call = loaded_provider_ignore_call,
+                                   .on_done = loaded_provider_keep_result,
+                                   .userdata = f};
+    dsh_run_id id;
+    free(f->lp.result);
+    f->lp.result = NULL;
+    cr_assert_eq(p->run(f->lp.inst, spec, spec_len, &cb, &id, &err), 0, "%s", err.message);
+    p->free_text(spec);
+    while (!f->lp.result)
+        cr_assert_geq(p->wait(f->lp.inst, 1000), 0);
+    char *result = f->lp.result;
+    f->lp.result = NULL;
+    return result;
+}
+
+static char *run(struct fixture *f, const char *program)
+{
+    return run_in(f, "default", program);
+}
+
+static void expect(char *result, const char *part)
+{
+    cr_assert(strstr(result, part), "%s in %s", part, result);
+    free(result);
+}
+
+/* ---- finding stripper processes ----------------------------------------------------------- */
+
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[n] = '\0';
+    const char *close = strrchr(line, ')'); /* the name may hold spaces and parentheses */
+    int ppid = 0;
+    char state;
+    return close && sscanf(close + 1, " %c %d", &state, &ppid) == 2 ? (pid_t)ppid : 0;
+}
+
+static bool is_descendant(pid_t pid)
+{
+    for (int depth = 0; pid > 1 && depth < 16; depth++)
+        if ((pid = parent_of(pid)) == getpid())
+            return true;
+    return false;
+}
+
+/* A node running a stripper script: argv[0] is a node, argv[1] a stripper*.js or *.mjs. */
+static bool runs_stripper(pid_t pid)
+{
+    char path[64], cmd[4096];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(cmd, 1, sizeof cmd - 1, f);
+    fclose(f);
+    cmd[n] = '\0';
+    size_t argv0 = strlen(cmd);
+    if (argv0 + 1 >= n || argv0 < 5 || strcmp(cmd + argv0 - 5, "/node") != 0)
+        return false;
+    const char *script = strrchr(cmd + argv0 + 1, '/');
+    return script && strncmp(script, "/stripper", 9) == 0;
+}
+
+/* The strippers alive now (this test's descendants), their pids into pids. */
+static int strippers(pid_t *pids, int max)
+{
+    int n = 0;
+    DIR *proc = opendir("/proc");
+    cr_assert_not_null(proc);
+    struct dirent *e;
+    while ((e = readdir(proc)))
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9') {
+            pid_t pid = (pid_t)atoi(e->d_name);
+            if (runs_stripper(pid) && is_descendant(pid) && n < max)
+                pids[n++] = pid;
+        }
+    closedir(proc);
+    return n;
+}
+
+/* Pumps the plugin's loop until `want` strippers are alive (a barrier: the test's timeout bounds it). */
+static void until_strippers(struct fixture *f, int want)
+{
+    pid_t pids[16];
+    while (strippers(pids, 16) != want)
+        cr_assert_geq(f->lp.p->wait(f->lp.inst, 20), 0);
+}
+
+/* ---- the double --------------------------------------------------------------------------- */
+
+static char double_dir[] = "/tmp/ptc-stripper-double-XXXXXX";
+
+/* A wrapper that starts the fault-injection double with alteration (stripperPath takes no
+ * arguments); its directory is the stripper's confinement root. */
+static const char *double_with(const char *alteration)
+{
+    static char path[512];
+    if (strchr(double_dir, 'X'))
+        cr_assert_not_null(mkdtemp(double_dir));
+    snprintf(path, sizeof path, "%s/stripper-%s.mjs", double_dir, alteration);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "globalThis.stripperAlteration = '%s';\nawait import('%s/stripper-double.js');\n", alteration,
+            TEST_PLUGIN_TESTS_DIR);
+    fclose(f);
+    return path;
+}
+
+static void open_double(struct fixture *f, const char *alteration)
+{
+    loaded_provider_open_with_stripper(&f->lp, "", double_with(alteration));
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+Test(stripper, programs_are_stripped_outside_their_process, .timeout = 120)
+{
+    struct fixture f;
+    loaded_provider_open(&f.lp, "");
+    expect(run(&f, TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    /* Not erasable TypeScript: the child strips it and reports its own syntax error. */
+    expect(run(&f, "enum E { A }"), "\"kind\":\"exception\",\"message\":\"SyntaxError: TypeScript enum is not supported in strip-only mode");
+    loaded_provider_close(&f.lp);
+}
+
+/* The acceptance's fault-injection test: every alteration of the stripped text is refused as a
+ * protocol failure naming the broken rule; the unchanged double (the control) strips correctly. */
+Test(stripper, a_double_returning_altered_text_is_refused, .timeout = 240)
+{
+    static const struct {
+        const char *alteration;
+        enum ptc_strip_violation violation;
+    } cases[] = {
+        {"inject", PTC_STRIP_NOT_WHITESPACE},
+        {"newline", PTC_STRIP_NOT_WHITESPACE},
+        {"drop", PTC_STRIP_LENGTH},
+        {"semicolon", PTC_STRIP_SEMICOLON_INSIDE},
+    };
+    struct fixture f;
+    open_double(&f, "unchanged");
+    expect(run(&f, TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    loaded_provider_close(&f.lp);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        open_double(&f, cases[i].alteration);
+        char want[256];
+        snprintf(want, sizeof want,
+                 "\"ok\":false,\"error\":{\"kind\":\"protocol\",\"message\":\"the type stripper broke its protocol: "
+                 "its output was refused: %s (byte ",
+                 ptc__strip_violation_text(cases[i].violation));
+        expect(run(&f, TYPED_PROGRAM), want);
+        loaded_provider_close(&f.lp);
+    }
+}
+
+Test(stripper, protocol_garbage_is_never_a_successful_strip, .timeout = 120)
+{
+    struct fixture f;
+    open_double(&f, "garbage");
+    expect(run(&f, TYPED_PROGRAM),
+           "\"kind\":\"protocol\",\"message\":\"the type stripper broke its protocol: a line that is not a JSON object\"");
+    loaded_provider_close(&f.lp);
+    open_double(&f, "wrong-id");
+    expect(run(&f, TYPED_PROGRAM), "\"kind\":\"protocol\",\"message\":\"the type stripper broke its protocol: the answer "
+                                   "does not name the request it answers (id 1)\"");
+    loaded_provider_close(&f.lp);
+}
+
+/* A stripper that never answers: after PTC_STRIPPER_ANSWER_MS the child strips the program. */
+Test(stripper, a_silent_stripper_hands_the_program_back_to_the_child, .timeout = 120)
+{
+    struct fixture f;
+    open_double(&f, "silent");
+    expect(run(&f, TYPED_PROGRAM), STRIPPED_IN_CHILD);
+    loaded_provider_close(&f.lp);
+}
+
+Test(stripper, a_killed_stripper_is_started_again, .timeout = 120)
+{
+    struct fixture f;
+    loaded_provider_open(&f.lp, "");
+    expect(run(&f, TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    pid_t before[4], after[4];
+    cr_assert_eq(strippers(before, 4), 1);
+    cr_assert_eq(kill(before[0], SIGKILL), 0);
+    /* Stripped by whichever of the two answers: the killed one's request goes to the child. */
+    expect(run(&f, TYPED_PROGRAM), "\"ok\":true,\"value\":[42,");
+    until_strippers(&f, 1);
+    cr_assert_eq(strippers(after, 4), 1);
+    cr_assert_neq(after[0], before[0]);
+    expect(run(&f, TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    loaded_provider_close(&f.lp);
+}
+
+/* One stripper per session (the default session's is warmed at load), at most
+ * PTC_STRIPPERS_MAX, and none after unload. */
+Test(stripper, sessions_never_share_a_stripper, .timeout = 240)
+{
+    struct fixture f;
+    pid_t pids[16];
+    loaded_provider_open(&f.lp, "");
+    expect(run(&f, TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    cr_assert_eq(strippers(pids, 16), 1);
+    expect(run_in(&f, "s1", TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    cr_assert_eq(strippers(pids, 16), 2);
+    expect(run_in(&f, "s1", TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    cr_assert_eq(strippers(pids, 16), 2);
+    expect(run_in(&f, "s2", TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    expect(run_in(&f, "s3", TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    cr_assert_eq(strippers(pids, 16), PTC_STRIPPERS_MAX);
+    /* A fifth session closes the least recently used idle stripper. */
+    expect(run_in(&f, "s4", TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    until_strippers(&f, PTC_STRIPPERS_MAX);
+    loaded_provider_close(&f.lp);
+    cr_assert_eq(strippers(pids, 16), 0, "no stripper outlives unload");
+}
