@@ -4,10 +4,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChildSession, runProgram } from './fake-host.js';
 
-test('hello is the first frame and names protocol 1 and the Node version', async () => {
+test('hello is the first frame and names protocol 1, the Node version and strippedPrograms', async () => {
   const { frames, hello, result } = await runProgram('return 1');
   assert.equal(frames[0], hello);
-  assert.deepEqual(hello, { type: 'hello', protocol: 1, node: 'v24.22.3' });
+  assert.deepEqual(hello, { type: 'hello', protocol: 1, node: 'v24.22.3', strippedPrograms: true });
   assert.deepEqual(result, { type: 'result', run: 1, ok: true, value: 1 });
 });
 
@@ -16,7 +16,7 @@ test('a Node without stripTypeScriptTypes still says hello, then exits', async (
     nodeArgs: ['--import', 'data:text/javascript,import m from "node:module"; delete m.stripTypeScriptTypes;'],
   });
   const exit = await session.exited;
-  assert.deepEqual(session.frames, [{ type: 'hello', protocol: 1, node: 'v24.22.3' }]);
+  assert.deepEqual(session.frames, [{ type: 'hello', protocol: 1, node: 'v24.22.3', strippedPrograms: true }]);
   assert.equal(exit.code, 1);
   assert.match(session.stderr, /lacks module\.stripTypeScriptTypes/);
 });
@@ -88,11 +88,43 @@ test('a format without an evaluator answers an exception result', async () => {
 });
 
 test('a run frame with a malformed retain or initializer is a protocol error', async () => {
-  for (const [field, value] of [['retain', 'yes'], ['initializer', 42]]) {
+  for (const [field, value] of [['retain', 'yes'], ['initializer', 42], ['stripped', true], ['stripped', '12']]) {
     const session = new ChildSession();
     await session.waitFor((frame) => frame.type === 'hello');
     session.send({ type: 'run', run: 1, format: 'vm-script', program: '1', cwd: '/', bindings: [], [field]: value });
     assert.equal((await session.exited).code, 2);
     assert.match(session.stderr, new RegExp(`\`${field}\` must be`));
   }
+});
+
+// `stripped` (the host's checked strip of `program`): compiled instead of stripping, so the child
+// never loads amaro; messages still quote the program itself.
+const AMARO = "process.moduleLoadList.includes('NativeModule internal/deps/amaro/dist/index')";
+test('a run frame with stripped runs that text and never loads amaro', async () => {
+  for (const format of ['async-function', 'vm-script', 'scoped-repl', 'repl']) {
+    const tail = format === 'async-function' ? `return [x, ${AMARO}]` : `[x, ${AMARO}]`;
+    const program = `let x: number = 2;\n${tail}`;
+    const stripped = `let x         = 2;\n${tail}`;
+    const session = new ChildSession();
+    await session.waitFor((frame) => frame.type === 'hello');
+    session.send({ type: 'run', run: 1, format, program, stripped, cwd: '/', bindings: [] });
+    const result = await session.waitFor((frame) => frame.type === 'result');
+    assert.deepEqual(result, { type: 'result', run: 1, ok: true, value: [2, false] }, format);
+    await session.kill();
+  }
+  const { result } = await runProgram(`let x: number = 2;\nreturn [x, ${AMARO}]`);
+  assert.deepEqual(result.value, [2, true], 'the control: stripping in the child loads amaro');
+});
+
+test('a compile error of a stripped program quotes the program, not the stripped text', async () => {
+  const program = 'let y: number = 1; let y: string = 2;';
+  const session = new ChildSession();
+  await session.waitFor((frame) => frame.type === 'hello');
+  session.send({ type: 'run', run: 1, format: 'async-function', program, stripped: 'let y         = 1; let y         = 2;', cwd: '/', bindings: [] });
+  const viaHost = await session.waitFor((frame) => frame.type === 'result');
+  await session.kill();
+  const { result: inChild } = await runProgram(program, { cwd: '/' });
+  assert.equal(viaHost.ok, false);
+  assert.equal(viaHost.error.message, inChild.error.message);
+  assert.match(viaHost.error.message, /\nlet y: number = 1; let y: string = 2;\n/);
 });
