@@ -31,8 +31,6 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#define STDERR_TAIL 512
-
 enum stripper_state { STRIPPER_CONFINING, STRIPPER_STARTING, STRIPPER_READY, STRIPPER_CLOSING };
 
 struct ptc_strip_request {
@@ -69,8 +67,6 @@ struct ptc_stripper {
     struct ptc_watch control_watch, out_watch, err_watch, quiescence_watch;
     bool quiescent;
     struct ptc_timer answer_timer;
-    char stderr_tail[STDERR_TAIL];
-    size_t stderr_len;
 
     struct ptc_strip_request *pending; /* oldest first: answers come in this order */
     struct ptc_strip_request *settled; /* answers waiting for delivery from the loop */
@@ -254,22 +250,9 @@ static void on_control(struct ptc_watch *watch, uint32_t events)
         lost(s, "the stripper exited");
 }
 
-static void keep_stderr(struct ptc_stripper *s, const char *text, size_t len)
-{
-    if (len >= STDERR_TAIL) {
-        memcpy(s->stderr_tail, text + len - STDERR_TAIL, STDERR_TAIL);
-        s->stderr_len = STDERR_TAIL;
-        return;
-    }
-    size_t keep = s->stderr_len + len > STDERR_TAIL ? STDERR_TAIL - len : s->stderr_len;
-    memmove(s->stderr_tail, s->stderr_tail + s->stderr_len - keep, keep);
-    memcpy(s->stderr_tail + keep, text, len);
-    s->stderr_len = keep + len;
-}
-
-/* Reads what a pipe holds; stdout carries nothing, stderr is kept as a short tail for the log.
- * Both are drained so the stripper never blocks on them. */
-static void drain_pipe(struct ptc_stripper *s, struct ptc_watch *watch, bool keep)
+/* Discards what a pipe holds: stdout carries nothing and stderr only the stripper's own
+ * diagnostics; both are drained so the stripper never blocks on them. */
+static void drain_pipe(struct ptc_stripper *s, struct ptc_watch *watch)
 {
     char buf[4096];
     for (int rounds = 0; rounds < 16; rounds++) {
@@ -282,21 +265,19 @@ static void drain_pipe(struct ptc_stripper *s, struct ptc_watch *watch, bool kee
             ptc__watch_remove(&s->host->loop, watch);
             return;
         }
-        if (keep)
-            keep_stderr(s, buf, (size_t)n);
     }
 }
 
 static void on_stdout(struct ptc_watch *watch, uint32_t events)
 {
     (void)events;
-    drain_pipe(ptc__container_of(watch, struct ptc_stripper, out_watch), watch, false);
+    drain_pipe(ptc__container_of(watch, struct ptc_stripper, out_watch), watch);
 }
 
 static void on_stderr(struct ptc_watch *watch, uint32_t events)
 {
     (void)events;
-    drain_pipe(ptc__container_of(watch, struct ptc_stripper, err_watch), watch, true);
+    drain_pipe(ptc__container_of(watch, struct ptc_stripper, err_watch), watch);
 }
 
 static void on_answer_timeout(struct ptc_timer *timer)
