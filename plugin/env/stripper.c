@@ -126,9 +126,11 @@ static void settle_head(struct ptc_stripper *s, enum ptc_strip_answer answer, co
 /* The stripper cannot answer what it holds: the child strips those programs. */
 static void lost(struct ptc_stripper *s, const char *why)
 {
+    /* One that never served (it cannot start here, e.g. no launchable Node) is worth only an
+     * informational line per attempt: the runs go on exactly as without a stripper. */
     if (s->pending)
-        ptc__log(s->host, DSH_LOG_WARN, "type stripper of session \"%s\": %s; the programs are stripped in their own process",
-                 s->session_id, why);
+        ptc__log(s->host, s->state == STRIPPER_READY ? DSH_LOG_WARN : DSH_LOG_INFO,
+                 "type stripper of session \"%s\": %s; the programs are stripped in their own process", s->session_id, why);
     while (s->pending)
         settle_head(s, PTC_STRIP_ANSWER_IN_CHILD, why, strlen(why));
     bool restart = s->was_ready && !s->set->shutting_down && s->state != STRIPPER_CLOSING;

@@ -11,6 +11,7 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 
 struct fixture {
     struct loaded_provider lp;
+    char dir[64], wrapper[512]; /* the double's wrapper */
 };
 
 static char *run_in(struct fixture *f, const char *session, const char *program)
@@ -133,27 +135,27 @@ static void until_strippers(struct fixture *f, int want)
 
 /* ---- the double --------------------------------------------------------------------------- */
 
-static char double_dir[] = "/tmp/ptc-stripper-double-XXXXXX";
-
-/* A wrapper that starts the fault-injection double with alteration (stripperPath takes no
- * arguments); its directory is the stripper's confinement root. */
-static const char *double_with(const char *alteration)
-{
-    static char path[512];
-    if (strchr(double_dir, 'X'))
-        cr_assert_not_null(mkdtemp(double_dir));
-    snprintf(path, sizeof path, "%s/stripper-%s.mjs", double_dir, alteration);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "globalThis.stripperAlteration = '%s';\nawait import('%s/stripper-double.js');\n", alteration,
-            TEST_PLUGIN_TESTS_DIR);
-    fclose(f);
-    return path;
-}
-
+/* Loads the provider with a wrapper that starts the fault-injection double with alteration
+ * (stripperPath takes no arguments); the wrapper's own directory is the stripper's confinement
+ * root. */
 static void open_double(struct fixture *f, const char *alteration)
 {
-    loaded_provider_open_with_stripper(&f->lp, "", double_with(alteration));
+    snprintf(f->dir, sizeof f->dir, "/tmp/ptc-stripper-double-XXXXXX");
+    cr_assert_not_null(mkdtemp(f->dir), "mkdtemp: %s", strerror(errno));
+    snprintf(f->wrapper, sizeof f->wrapper, "%s/stripper-%s.mjs", f->dir, alteration);
+    FILE *file = fopen(f->wrapper, "w");
+    cr_assert_not_null(file);
+    fprintf(file, "globalThis.stripperAlteration = '%s';\nawait import('%s/stripper-double.js');\n", alteration,
+            TEST_PLUGIN_TESTS_DIR);
+    fclose(file);
+    loaded_provider_open_with_stripper(&f->lp, "", f->wrapper);
+}
+
+static void close_double(struct fixture *f)
+{
+    loaded_provider_close(&f->lp);
+    unlink(f->wrapper);
+    rmdir(f->dir);
 }
 
 /* ---- tests -------------------------------------------------------------------------------- */
@@ -184,7 +186,7 @@ Test(stripper, a_double_returning_altered_text_is_refused, .timeout = 240)
     struct fixture f;
     open_double(&f, "unchanged");
     expect(run(&f, TYPED_PROGRAM), STRIPPED_OUTSIDE);
-    loaded_provider_close(&f.lp);
+    close_double(&f);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         open_double(&f, cases[i].alteration);
         char want[256];
@@ -193,7 +195,7 @@ Test(stripper, a_double_returning_altered_text_is_refused, .timeout = 240)
                  "its output was refused: %s (byte ",
                  ptc__strip_violation_text(cases[i].violation));
         expect(run(&f, TYPED_PROGRAM), want);
-        loaded_provider_close(&f.lp);
+        close_double(&f);
     }
 }
 
@@ -203,11 +205,11 @@ Test(stripper, protocol_garbage_is_never_a_successful_strip, .timeout = 120)
     open_double(&f, "garbage");
     expect(run(&f, TYPED_PROGRAM),
            "\"kind\":\"protocol\",\"message\":\"the type stripper broke its protocol: a line that is not a JSON object\"");
-    loaded_provider_close(&f.lp);
+    close_double(&f);
     open_double(&f, "wrong-id");
     expect(run(&f, TYPED_PROGRAM), "\"kind\":\"protocol\",\"message\":\"the type stripper broke its protocol: the answer "
                                    "does not name the request it answers (id 1)\"");
-    loaded_provider_close(&f.lp);
+    close_double(&f);
 }
 
 /* A stripper that never answers: after PTC_STRIPPER_ANSWER_MS the child strips the program. */
@@ -216,7 +218,7 @@ Test(stripper, a_silent_stripper_hands_the_program_back_to_the_child, .timeout =
     struct fixture f;
     open_double(&f, "silent");
     expect(run(&f, TYPED_PROGRAM), STRIPPED_IN_CHILD);
-    loaded_provider_close(&f.lp);
+    close_double(&f);
 }
 
 Test(stripper, a_killed_stripper_is_started_again, .timeout = 120)
