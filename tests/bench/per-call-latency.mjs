@@ -26,7 +26,8 @@ if (prewarm && !/key: prewarmProcesses\b/.test(readFileSync(join(ROOT, 'catalog.
 // With a pool, dsh -v logs each prewarmed process once it is warm: every measured run waits
 // (untimed) until the process the previous run's refill started is ready, so it measures a run
 // served by a warm process, not the pool's refill rate.
-const serve = new Serve({ mode: 'workspace-write', runtime: prewarm ? { prewarmProcesses: prewarm } : {}, args: prewarm ? ['-v'] : [] });
+// Without --prewarm the pool is off (dsh's default profile keeps one): every run starts cold.
+const serve = new Serve({ mode: 'workspace-write', runtime: { prewarmProcesses: prewarm }, args: prewarm ? ['-v'] : [] });
 let id = 0;
 const readyCount = () => (serve.stderr.match(/a prewarmed process is ready/g) ?? []).length;
 async function poolWarm() {
