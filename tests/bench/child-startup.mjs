@@ -1,7 +1,7 @@
 // The child bootstrap alone, without sandbox or plugin: `node ... bootstrap/child.cjs` started
 // with fd 3 as its control socket, until its `hello` and then until the result of a trivial
 // already-stripped run frame (what a per-call child does), against bare `node -e 0`, interleaved.
-// Usage: node tests/bench/child-startup.mjs [runs]
+// Usage: node tests/bench/child-startup.mjs [runs] [bootstrap]   (default bootstrap/child.cjs)
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -9,7 +9,7 @@ import { ROOT } from '../conformance/harness.js';
 import { bareNode, median, NODE, pairs, report } from './lib.mjs';
 
 const runs = Number(process.argv[2] ?? 40);
-const ARGV = ['--max-old-space-size=512', '--experimental-vm-modules', join(ROOT, 'bootstrap/child.cjs'),
+const ARGV = ['--max-old-space-size=512', '--experimental-vm-modules', process.argv[3] ?? join(ROOT, 'bootstrap/child.cjs'),
   '--max-message-bytes=134217728', '--max-pending-calls=128'];
 const hellos = [];
 
