@@ -369,10 +369,11 @@ static void on_quiescent(struct ptc_watch *watch, uint32_t events)
 /* Ends the stripper: every request it still holds goes back to the child first. */
 static void close_stripper(struct ptc_stripper *s)
 {
+    static const char why[] = "the stripper was closed";
     if (s->state == STRIPPER_CLOSING)
         return;
     while (s->pending)
-        settle_head(s, PTC_STRIP_ANSWER_IN_CHILD, "the stripper was closed", 23);
+        settle_head(s, PTC_STRIP_ANSWER_IN_CHILD, why, sizeof why - 1);
     s->state = STRIPPER_CLOSING;
     ptc__timer_arm(&s->answer_timer, 0);
     const struct ptc_host *host = s->host;
