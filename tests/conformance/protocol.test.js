@@ -2,7 +2,8 @@
 // stays healthy for the next run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Serve } from './harness.js';
+import { realpathSync } from 'node:fs';
+import { runProgram, Serve } from './harness.js';
 
 const forge = (line) => `(await import("node:fs")).writeSync(3, ${JSON.stringify(line)}); await new Promise(r => setTimeout(r, 2000))`;
 
@@ -79,4 +80,18 @@ test('an error frame from the child is a protocol failure naming its message', a
   assert.equal(r.retained.state, 'cleared');
   assert.equal((await s.run('3', 'typeof kept', { stateOwner: 'o' })).value, 'undefined');
   await s.close();
+});
+
+// Types are stripped outside the program's process (plugin/README.md, "Type stripping outside the
+// program's process"): a cold per-call child never loads amaro, and a program that is not
+// erasable TypeScript still fails with its child's own message, location and caret.
+test('a per-call child runs the stripper\'s text and never loads amaro', async () => {
+  const amaro = "process.moduleLoadList.includes('NativeModule internal/deps/amaro/dist/index')";
+  const { result } = await runProgram(`let x: number = 41;\nreturn [x + 1, ${amaro}]`, { runtime: { prewarmProcesses: 0 } });
+  assert.deepEqual(result.value, [42, false], JSON.stringify(result));
+  const { result: broken, ws } = await runProgram('let y: number = ;\nreturn y', { runtime: { prewarmProcesses: 0 } });
+  assert.deepEqual(broken.error, {
+    kind: 'exception',
+    message: `SyntaxError: Expression expected\n    at ${realpathSync(ws)}/[program]:1:17\nlet y: number = ;\n                ^`,
+  });
 });
