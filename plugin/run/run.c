@@ -13,7 +13,8 @@
 #include <string.h>
 
 void ptc__runs_init(struct ptc_runs *runs, struct ptc_host *host, struct ptc_envs *envs, struct ptc_pool *pool,
-                    struct ptc_strippers *strippers, const char *program_format, bool retains_state, struct ptc_runs_source source)
+                    struct ptc_strippers *strippers, const char *program_format, bool retains_state,
+                    struct ptc_runs_source source)
 {
     *runs = (struct ptc_runs){
         .host = host,

@@ -39,7 +39,8 @@ struct ptc_runs {
 };
 
 void ptc__runs_init(struct ptc_runs *runs, struct ptc_host *host, struct ptc_envs *envs, struct ptc_pool *pool,
-                    struct ptc_strippers *strippers, const char *program_format, bool retains_state, struct ptc_runs_source source);
+                    struct ptc_strippers *strippers, const char *program_format, bool retains_state,
+                    struct ptc_runs_source source);
 /* True while a run has not delivered its result. */
 bool ptc__runs_active(const struct ptc_runs *runs);
 /* Selects abort for every live run (unload). */

@@ -100,8 +100,17 @@ function descendants(pid) {
     }
   }
   const out = [];
+  // The session's type stripper (plugin/env/stripper.c) is no pooled process: its range (the
+  // supervisor's command line names stripper.js) lives until unload, so it is left out.
+  const isStripper = (p) => {
+    try {
+      return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('/stripper.js');
+    } catch {
+      return false;
+    }
+  };
   const walk = (p) => {
-    for (const [child, info] of parent) if (info.ppid === p) {
+    for (const [child, info] of parent) if (info.ppid === p && !isStripper(child)) {
       out.push({ pid: child, start: info.start });
       walk(child);
     }
