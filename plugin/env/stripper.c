@@ -41,7 +41,9 @@ struct ptc_strip_request {
     char *format;
     ptc_strip_done_fn done; /* NULL once cancelled */
     void *arg;
-    enum ptc_strip_answer answer; /* set when settled, delivered from the loop */
+    struct ptc_stripper *owner;
+    bool settled; /* answered (or handed back), delivered from the loop */
+    enum ptc_strip_answer answer;
     char *text;
     size_t text_len;
 };
@@ -106,6 +108,7 @@ static void settle_head(struct ptc_stripper *s, enum ptc_strip_answer answer, co
         return;
     s->pending = r->next;
     r->next = NULL;
+    r->settled = true;
     r->answer = answer;
     if ((r->text = malloc(len + 1))) {
         memcpy(r->text, text, len);
@@ -222,6 +225,7 @@ static void handle_line(struct ptc_stripper *s, const char *line, size_t len)
         else {
             s->state = STRIPPER_READY;
             s->was_ready = true;
+            ptc__log(s->host, DSH_LOG_DEBUG, "type stripper of session \"%s\" is ready", s->session_id);
         }
     } else {
         on_answer(s, frame);
@@ -601,6 +605,7 @@ struct ptc_strip_request *ptc__strip_request(struct ptc_strippers *set, const ch
         return NULL;
     }
     r->len = len;
+    r->owner = s;
     r->id = ++s->next_id;
     r->done = done;
     r->arg = arg;
@@ -617,6 +622,19 @@ struct ptc_strip_request *ptc__strip_request(struct ptc_strippers *set, const ch
         ptc__timer_arm(&s->answer_timer, PTC_STRIPPER_ANSWER_MS);
     s->last_used = ++set->tick;
     return r;
+}
+
+bool ptc__strip_imminent(const struct ptc_strip_request *request)
+{
+    return request->settled || request->owner->state == STRIPPER_READY;
+}
+
+unsigned ptc__strippers_ready(const struct ptc_strippers *set)
+{
+    unsigned n = 0;
+    for (const struct ptc_stripper *s = set->head; s; s = s->next)
+        n += s->state == STRIPPER_READY;
+    return n;
 }
 
 void ptc__strip_cancel(struct ptc_strip_request *request)

@@ -53,7 +53,12 @@ void ptc__strippers_prestart(struct ptc_strippers *set);
  * child strips. */
 struct ptc_strip_request *ptc__strip_request(struct ptc_strippers *set, const char *session_id, const char *format,
                                              const char *program, ptc_strip_done_fn done, void *arg);
-/* done will not be called for request (its requester is going away). */
+/* True when request's answer is in or its stripper is warm (ready), so it comes within a round
+ * trip; false while the stripper still starts, when the child strips sooner itself. */
+bool ptc__strip_imminent(const struct ptc_strip_request *request);
+/* Strippers that are warm and serving (tests). */
+unsigned ptc__strippers_ready(const struct ptc_strippers *set);
+/* done will not be called for request (its requester is going away, or stopped waiting). */
 void ptc__strip_cancel(struct ptc_strip_request *request);
 /* Unload: closes every stripper; none starts any more. */
 void ptc__strippers_shutdown(struct ptc_strippers *set);

@@ -61,10 +61,14 @@ static void on_env_ready(void *arg)
     struct ptc_run *run = arg;
     if (run->outcome_selected)
         return;
-    if (run->strip) { /* the program goes out with the stripper's answer */
+    if (run->strip && ptc__strip_imminent(run->strip)) { /* the program goes out with the answer */
         run->ready_for_program = true;
         return;
     }
+    /* A stripper still starting (the first run of a session) would be slower than the child's
+     * own strip: the child strips this program. */
+    ptc__strip_cancel(run->strip);
+    run->strip = NULL;
     run->phase = PTC_RUN_RUNNING;
     ptc__run_send_program(run);
 }

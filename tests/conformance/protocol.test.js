@@ -83,11 +83,15 @@ test('an error frame from the child is a protocol failure naming its message', a
 });
 
 // Types are stripped outside the program's process (plugin/README.md, "Type stripping outside the
-// program's process"): a cold per-call child never loads amaro, and a program that is not
-// erasable TypeScript still fails with its child's own message, location and caret.
+// program's process"): once the session's stripper is warm (dsh -v logs it, the barrier), a cold
+// per-call child never loads amaro, and a program that is not erasable TypeScript still fails
+// with its child's own message, location and caret.
 test('a per-call child runs the stripper\'s text and never loads amaro', async () => {
   const amaro = "process.moduleLoadList.includes('NativeModule internal/deps/amaro/dist/index')";
-  const { result } = await runProgram(`let x: number = 41;\nreturn [x + 1, ${amaro}]`, { runtime: { prewarmProcesses: 0 } });
+  const s = new Serve({ runtime: { prewarmProcesses: 0 }, args: ['-v'] });
+  await s.stderrMatching(/type stripper of session "[^"]*" is ready/);
+  const result = await s.run('typed', `let x: number = 41;\nreturn [x + 1, ${amaro}]`);
+  await s.close();
   assert.deepEqual(result.value, [42, false], JSON.stringify(result));
   const { result: broken, ws } = await runProgram('let y: number = ;\nreturn y', { runtime: { prewarmProcesses: 0 } });
   assert.deepEqual(broken.error, {

@@ -5,6 +5,7 @@
  * killed one is started again, sessions never share one, at most PTC_STRIPPERS_MAX live, and none
  * is left after unload. Strippers are found as this test's descendant processes running
  * `node .../stripper*.js`. */
+#include "instance.h"
 #include "loaded_provider.h"
 #include "strip_check.h"
 #include "stripper.h"
@@ -133,6 +134,14 @@ static void until_strippers(struct fixture *f, int want)
         cr_assert_geq(f->lp.p->wait(f->lp.inst, 20), 0);
 }
 
+/* Pumps the loop until `want` strippers are warm: a run then waits for its answer (a run whose
+ * session's stripper is still starting is stripped by its child, which is sooner). */
+static void until_ready(struct fixture *f, unsigned want)
+{
+    while (ptc__strippers_ready(&f->lp.inst->strippers) != want)
+        cr_assert_geq(f->lp.p->wait(f->lp.inst, 20), 0);
+}
+
 /* ---- the double --------------------------------------------------------------------------- */
 
 /* Loads the provider with a wrapper that starts the fault-injection double with alteration
@@ -149,6 +158,7 @@ static void open_double(struct fixture *f, const char *alteration)
             TEST_PLUGIN_TESTS_DIR);
     fclose(file);
     loaded_provider_open_with_stripper(&f->lp, "", f->wrapper);
+    until_ready(f, 1);
 }
 
 static void close_double(struct fixture *f)
@@ -164,6 +174,7 @@ Test(stripper, programs_are_stripped_outside_their_process, .timeout = 120)
 {
     struct fixture f;
     loaded_provider_open(&f.lp, "");
+    until_ready(&f, 1);
     expect(run(&f, TYPED_PROGRAM), STRIPPED_OUTSIDE);
     /* Not erasable TypeScript: the child strips it and reports its own syntax error. */
     expect(run(&f, "enum E { A }"), "\"kind\":\"exception\",\"message\":\"SyntaxError: TypeScript enum is not supported in strip-only mode");
@@ -225,6 +236,7 @@ Test(stripper, a_killed_stripper_is_started_again, .timeout = 120)
 {
     struct fixture f;
     loaded_provider_open(&f.lp, "");
+    until_ready(&f, 1);
     expect(run(&f, TYPED_PROGRAM), STRIPPED_OUTSIDE);
     pid_t before[4], after[4];
     cr_assert_eq(strippers(before, 4), 1);
@@ -234,28 +246,38 @@ Test(stripper, a_killed_stripper_is_started_again, .timeout = 120)
     until_strippers(&f, 1);
     cr_assert_eq(strippers(after, 4), 1);
     cr_assert_neq(after[0], before[0]);
+    until_ready(&f, 1);
     expect(run(&f, TYPED_PROGRAM), STRIPPED_OUTSIDE);
     loaded_provider_close(&f.lp);
 }
 
 /* One stripper per session (the default session's is warmed at load), at most
- * PTC_STRIPPERS_MAX, and none after unload. */
+ * PTC_STRIPPERS_MAX, and none after unload. A session's first run starts its stripper (and is
+ * stripped by its child unless the stripper was warm first); once warm, it strips that session's. */
+static void first_and_warm(struct fixture *f, const char *session, unsigned warm)
+{
+    expect(run_in(f, session, TYPED_PROGRAM), "\"ok\":true,\"value\":[42,");
+    until_ready(f, warm);
+    expect(run_in(f, session, TYPED_PROGRAM), STRIPPED_OUTSIDE);
+}
+
 Test(stripper, sessions_never_share_a_stripper, .timeout = 240)
 {
     struct fixture f;
     pid_t pids[16];
     loaded_provider_open(&f.lp, "");
+    until_ready(&f, 1);
     expect(run(&f, TYPED_PROGRAM), STRIPPED_OUTSIDE);
     cr_assert_eq(strippers(pids, 16), 1);
-    expect(run_in(&f, "s1", TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    first_and_warm(&f, "s1", 2);
     cr_assert_eq(strippers(pids, 16), 2);
     expect(run_in(&f, "s1", TYPED_PROGRAM), STRIPPED_OUTSIDE);
     cr_assert_eq(strippers(pids, 16), 2);
-    expect(run_in(&f, "s2", TYPED_PROGRAM), STRIPPED_OUTSIDE);
-    expect(run_in(&f, "s3", TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    first_and_warm(&f, "s2", 3);
+    first_and_warm(&f, "s3", PTC_STRIPPERS_MAX);
     cr_assert_eq(strippers(pids, 16), PTC_STRIPPERS_MAX);
     /* A fifth session closes the least recently used idle stripper. */
-    expect(run_in(&f, "s4", TYPED_PROGRAM), STRIPPED_OUTSIDE);
+    first_and_warm(&f, "s4", PTC_STRIPPERS_MAX);
     until_strippers(&f, PTC_STRIPPERS_MAX);
     loaded_provider_close(&f.lp);
     cr_assert_eq(strippers(pids, 16), 0, "no stripper outlives unload");
