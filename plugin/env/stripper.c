@@ -242,7 +242,7 @@ static void on_control(struct ptc_watch *watch, uint32_t events)
     if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
         return;
     int rc = ptc__control_read(&s->control), got = 0;
-    const char *line;
+    char *line;
     size_t len;
     while (rc >= 0 && s->state != STRIPPER_CLOSING && (got = ptc__control_next_line(&s->control, &line, &len)) > 0)
         handle_line(s, line, len);
