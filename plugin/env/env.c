@@ -503,6 +503,11 @@ static void close_now(void *arg)
     if (!closed)
         return;
     int status = env->cleanup_failed ? DSH_E_CLEANUP_FAILED : 0;
+    /* Nobody waits for this close (a result already delivered from a frozen range, an idle
+     * environment): the host's logger is the only one to learn that processes may remain. */
+    if (status && !env->events && !env->waiters)
+        ptc__log(env->host, DSH_LOG_WARN, "a finished Node process's range could not be killed or reaped; it stays "
+                                          "listed until a release or the unload retries the cleanup");
     const struct ptc_env_events *events = env->events;
     void *consumer = env->consumer;
     env->events = NULL;

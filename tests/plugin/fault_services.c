@@ -157,6 +157,15 @@ static int terminate(void *ctx, struct dsh_process *process, uint32_t grace_ms)
     return 0;
 }
 
+static void log_message(void *ctx, int level, const char *message)
+{
+    struct fault_services *f = FAULT(ctx);
+    if (level < DSH_LOG_WARN)
+        return;
+    f->warnings++;
+    snprintf(f->last_warning, sizeof f->last_warning, "%s", message);
+}
+
 static int poll_quiescent(void *ctx, struct dsh_process *process, struct dsh_exit_status *ret_status)
 {
     struct fault_services *f = FAULT(ctx);
@@ -250,8 +259,9 @@ void fault_services_init(struct fault_services *f, const char *workspace_root)
                                                     .release = release, .freeze = freeze, .usage = usage};
     f->policy = (struct dsh_sandbox_policy_service){SERVICE_HEADER(f->policy), .ctx = f, .resolve = policy_resolve,
                                                     .subscribe = subscribe, .unsubscribe = unsubscribe};
+    f->logger = (struct dsh_logger){SERVICE_HEADER(f->logger), .ctx = f, .log = log_message};
     f->bundle = (struct dsh_services){SERVICE_HEADER(f->bundle), .fs = &f->fs, .subprocess = &f->subprocess,
-                                      .sandbox = &f->sandbox, .sandbox_policy = &f->policy};
+                                      .sandbox = &f->sandbox, .sandbox_policy = &f->policy, .logger = &f->logger};
 }
 
 void fault_services_destroy(struct fault_services *f)

@@ -29,6 +29,7 @@ struct fault_services {
     struct dsh_sandbox_service sandbox;
     struct dsh_subprocess_service subprocess;
     struct dsh_sandbox_policy_service policy;
+    struct dsh_logger logger;
     struct dsh_services bundle;
 
     /* faults */
@@ -43,6 +44,8 @@ struct fault_services {
 
     /* what the plugin did */
     int confines, spawns, terminates, releases, freezes;
+    int warnings;           /* messages logged at DSH_LOG_WARN or above */
+    char last_warning[512]; /* the latest of them */
     bool confine_pending, confine_cancelled;
     dsh_confined_fn on_confined;
     void *confined_userdata;

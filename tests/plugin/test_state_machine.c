@@ -387,6 +387,29 @@ Test(run, temporary_frozen_then_delivered, .fini = teardown, .timeout = 30)
     UNTIL(!ptc__envs_closing(&fx.inst->envs));
 }
 
+/* A frozen range whose kill or reap fails after its result was delivered has nobody to tell but
+ * the host's logger; the environment stays listed so the unload retries the cleanup. */
+Test(run, cleanup_failure_after_a_frozen_delivery_is_logged, .fini = teardown, .timeout = 30)
+{
+    load("");
+    fx.f.can_freeze = true;
+    fx.f.hold_quiescence = true;
+    dsh_run_id id = start_ok("{\"program\":\"return 42\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "42");
+    UNTIL(result_of(id));
+    UNTIL(child(0)->terminated);
+    cr_expect_eq(fx.f.warnings, 0, "nothing failed yet: %s", fx.f.last_warning);
+    fx.f.lose_range = true;
+    fault_end_range(&fx.f, child(0)); /* the quiescence fd fires; polling it fails */
+    UNTIL(fx.f.warnings == 1);
+    cr_expect_str_eq(fx.f.last_warning, "a finished Node process's range could not be killed or reaped; it stays "
+                                        "listed until a release or the unload retries the cleanup");
+    cr_expect(fx.inst->envs.head && ptc__env_cleanup_failed(fx.inst->envs.head), "still listed");
+    fx.f.lose_range = false;
+}
+
 /* A frame the child sends after its result, while the range is being frozen, is still trailing:
  * the result becomes a protocol failure. */
 Test(run, temporary_frame_after_the_result_while_freezing_is_trailing, .fini = teardown, .timeout = 30)
