@@ -631,21 +631,27 @@ static void serve_one(int i, const char *value)
     expect_result(id, expected);
 }
 
+/* The policy's first run: cold (child 0), since nothing is pooled before a policy is seen. */
+static void first_cold_run(void)
+{
+    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), "1");
+    expect_result(id, OK_TEMPORARY("1"));
+}
+
 /* The first run of a policy is cold; after its result the pool starts one process, which is
  * warmed, serves the next run only (its evaluation is wire 2, after the warm-up's 1) and ends
  * with it; the pool refills with a new one. */
 Test(pool, a_prewarmed_process_serves_one_program, .fini = teardown, .timeout = 30)
 {
     load(PREWARM(1));
-    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
-    UNTIL(fx.f.spawns == 1);
-    hello(child(0));
-    send_result(child(0), expect_frame(child(0), "run"), "1");
-    expect_result(id, OK_TEMPORARY("1"));
+    first_cold_run();
     warm(1);
     cr_expect_eq(ptc__pool_size(&fx.inst->pool), 1);
     cr_expect_eq(fx.f.spawns, 2);
-    id = start_ok("{\"program\":\"return 2\"}");
+    dsh_run_id id = start_ok("{\"program\":\"return 2\"}");
     cr_expect_eq(ptc__pool_size(&fx.inst->pool), 0, "taken: it left the pool");
     long long wire = expect_frame(child(1), "run");
     cr_expect_eq(wire, 2);
@@ -663,13 +669,9 @@ Test(pool, a_prewarmed_process_serves_one_program, .fini = teardown, .timeout = 
 Test(pool, another_policy_starts_cold_and_is_not_pooled, .fini = teardown, .timeout = 30)
 {
     load(PREWARM(1));
-    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
-    UNTIL(fx.f.spawns == 1);
-    hello(child(0));
-    send_result(child(0), expect_frame(child(0), "run"), "1");
-    expect_result(id, OK_TEMPORARY("1"));
+    first_cold_run();
     warm(1);
-    id = start_ok("{\"program\":\"return 2\",\"mode\":\"read-only\"}");
+    dsh_run_id id = start_ok("{\"program\":\"return 2\",\"mode\":\"read-only\"}");
     UNTIL(fx.f.spawns == 3);
     cr_expect_eq(ptc__pool_size(&fx.inst->pool), 1, "the pooled process stays for its own policy");
     cr_expect_str_eq(ptc__env_identity(run_of(id)->env)->mode, "read-only");
@@ -687,11 +689,7 @@ Test(pool, another_policy_starts_cold_and_is_not_pooled, .fini = teardown, .time
 Test(pool, never_more_than_configured, .fini = teardown, .timeout = 30)
 {
     load(PREWARM(2));
-    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
-    UNTIL(fx.f.spawns == 1);
-    hello(child(0));
-    send_result(child(0), expect_frame(child(0), "run"), "1");
-    expect_result(id, OK_TEMPORARY("1"));
+    first_cold_run();
     warm(1);
     warm(2);
     cr_expect_eq(fx.f.spawns, 3);
@@ -711,16 +709,12 @@ Test(pool, never_more_than_configured, .fini = teardown, .timeout = 30)
 Test(pool, a_mode_change_drains_the_pool, .fini = teardown, .timeout = 30)
 {
     load(PREWARM(1));
-    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
-    UNTIL(fx.f.spawns == 1);
-    hello(child(0));
-    send_result(child(0), expect_frame(child(0), "run"), "1");
-    expect_result(id, OK_TEMPORARY("1"));
+    first_cold_run();
     warm(1);
     fault_change_mode(&fx.f, "read-only");
     cr_expect_eq(ptc__pool_size(&fx.inst->pool), 0);
     UNTIL(child(1)->terminated);
-    id = start_ok("{\"program\":\"return 2\"}");
+    dsh_run_id id = start_ok("{\"program\":\"return 2\"}");
     UNTIL(fx.f.spawns == 3);
     cr_expect_str_eq(ptc__env_identity(run_of(id)->env)->mode, "read-only");
     hello(child(2));
@@ -734,11 +728,7 @@ Test(pool, a_mode_change_drains_the_pool, .fini = teardown, .timeout = 30)
 Test(pool, release_drains_the_pool, .fini = teardown, .timeout = 30)
 {
     load(PREWARM(1));
-    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
-    UNTIL(fx.f.spawns == 1);
-    hello(child(0));
-    send_result(child(0), expect_frame(child(0), "run"), "1");
-    expect_result(id, OK_TEMPORARY("1"));
+    first_cold_run();
     warm(1);
     struct dsh_error err = {0};
     cr_assert_eq(fx.p->release(fx.inst, "o", on_released, NULL, &err), 0, "%s", err.message);
@@ -750,11 +740,7 @@ Test(pool, release_drains_the_pool, .fini = teardown, .timeout = 30)
 Test(pool, an_idle_process_is_reaped, .fini = teardown, .timeout = 30)
 {
     load(PREWARM(1) "prewarmIdleMs: 300\n");
-    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
-    UNTIL(fx.f.spawns == 1);
-    hello(child(0));
-    send_result(child(0), expect_frame(child(0), "run"), "1");
-    expect_result(id, OK_TEMPORARY("1"));
+    first_cold_run();
     warm(1);
     UNTIL(child(1)->terminated);
     cr_expect_eq(ptc__pool_size(&fx.inst->pool), 0);
@@ -765,11 +751,7 @@ Test(pool, an_idle_process_is_reaped, .fini = teardown, .timeout = 30)
 Test(pool, a_failed_warm_up_ends_the_process, .fini = teardown, .timeout = 30)
 {
     load(PREWARM(1));
-    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
-    UNTIL(fx.f.spawns == 1);
-    hello(child(0));
-    send_result(child(0), expect_frame(child(0), "run"), "1");
-    expect_result(id, OK_TEMPORARY("1"));
+    first_cold_run();
     UNTIL(fx.f.n_children > 1);
     hello(child(1));
     cr_expect_eq(expect_frame(child(1), "run"), 1);
@@ -783,11 +765,7 @@ Test(pool, a_failed_warm_up_ends_the_process, .fini = teardown, .timeout = 30)
 Test(pool, unload_leaves_no_process, .fini = teardown, .timeout = 30)
 {
     load(PREWARM(2));
-    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
-    UNTIL(fx.f.spawns == 1);
-    hello(child(0));
-    send_result(child(0), expect_frame(child(0), "run"), "1");
-    expect_result(id, OK_TEMPORARY("1"));
+    first_cold_run();
     warm(1);
     UNTIL(fx.f.n_children > 2); /* the second one still starting */
     fx.p->unload(fx.inst);
