@@ -204,7 +204,7 @@ Test(fs_write, workspace_in_read_only_mode)
 
 Test(fs_write, private_tmp_in_read_only_mode)
 {
-    hostile_case(&f, RO, "W", "R('W',()=>fs.writeFileSync(os.tmpdir()+'/x','y'))", NULL, WW);
+    hostile_case(&f, RO, "W", "R('W',()=>fs.writeFileSync(os.tmpdir()+'/dsh-ro-probe-'+process.pid,'y'))", NULL, WW);
 }
 
 Test(fs_write, allowed_writes_still_work)
