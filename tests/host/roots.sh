@@ -17,6 +17,19 @@ expect_err_line() { # EXACT-LINE DESCRIPTION
     CHECKS=$((CHECKS + 1))
     grep -Fxq -- "$1" "$TMP/err" || fail "$2: stderr lacks the line: $1"
 }
+workspace_refused() { # MODE WORKSPACE-ROOT DESCRIPTION EXACT-MESSAGE-AFTER-THE-ROW
+    local f="$TMP/ws-$CHECKS.yaml"
+    patch "$f" sandbox-policy "mode: $1" "workspaceRoot: $2"
+    run --patch "$f" headless -e 'return 1'
+    expect_status 2 "$3 is refused"
+    expect_err_line "dsh: row 'sandbox-policy' (dsh-sandbox-policy): $4" "$3 names its field"
+}
+run_in() { # DIR DSH-ARGS...: run from DIR, keeping its STATUS
+    local dir=$1
+    shift
+    (cd "$dir" && run "$@"; echo "$STATUS" >"$TMP/status")
+    STATUS=$(cat "$TMP/status")
+}
 patch "$TMP/ww.yaml" sandbox-policy "mode: workspace-write"
 
 cd "$TMP/ws" || exit 1
@@ -26,30 +39,15 @@ expect_status 2 "extraWritableRoots: [/] is refused"
 expect_err_line "dsh: row 'sandbox' (dsh-sandbox-linux): extraWritableRoots[0] \"/\" is refused: it is the filesystem root" \
     "extraWritableRoots: [/] names its field"
 
-patch "$TMP/ws-tmp.yaml" sandbox-policy "mode: read-only" "workspaceRoot: /tmp"
-run --patch "$TMP/ws-tmp.yaml" headless -e 'return 1'
-expect_status 2 "workspaceRoot: /tmp is refused, even read-only"
-expect_err_line "dsh: row 'sandbox-policy' (dsh-sandbox-policy): workspaceRoot \"/tmp\" is refused: it contains the temp root $TEMP_ROOT, where runs keep their private files" \
-    "workspaceRoot: /tmp names its field"
-
-patch "$TMP/ws-slash.yaml" sandbox-policy "mode: read-only" "workspaceRoot: /"
-run --patch "$TMP/ws-slash.yaml" headless -e 'return 1'
-expect_status 2 "workspaceRoot: / is refused"
-expect_err_line "dsh: row 'sandbox-policy' (dsh-sandbox-policy): workspaceRoot \"/\" is refused: it is the filesystem root" \
-    "workspaceRoot: / names its field"
-
+workspace_refused read-only /tmp "workspaceRoot: /tmp (even read-only)" \
+    "workspaceRoot \"/tmp\" is refused: it contains the temp root $TEMP_ROOT, where runs keep their private files"
+workspace_refused read-only / "workspaceRoot: /" \
+    "workspaceRoot \"/\" is refused: it is the filesystem root"
 ln -s / "$TMP/to-root"
-patch "$TMP/ws-link.yaml" sandbox-policy "mode: read-only" "workspaceRoot: $TMP/to-root/tmp/.."
-run --patch "$TMP/ws-link.yaml" headless -e 'return 1'
-expect_status 2 "a workspace given through a symlink to / is refused"
-expect_err_line "dsh: row 'sandbox-policy' (dsh-sandbox-policy): workspaceRoot \"$TMP/to-root/tmp/..\" (resolves to /) is refused: it is the filesystem root" \
-    "the symlink case names what it resolves to"
-
-patch "$TMP/ws-etc.yaml" sandbox-policy "mode: workspace-write" "workspaceRoot: /etc"
-run --patch "$TMP/ws-etc.yaml" headless -e 'return 1'
-expect_status 2 "a writable /etc is refused"
-expect_err_line "dsh: row 'sandbox-policy' (dsh-sandbox-policy): workspaceRoot \"/etc\" is refused: /etc is a system directory, never writable" \
-    "workspaceRoot: /etc names its field"
+workspace_refused read-only "$TMP/to-root/tmp/.." "a workspace given through a symlink to /" \
+    "workspaceRoot \"$TMP/to-root/tmp/..\" (resolves to /) is refused: it is the filesystem root"
+workspace_refused workspace-write /etc "a writable /etc" \
+    "workspaceRoot \"/etc\" is refused: /etc is a system directory, never writable"
 
 # The source tree holds the bootstrap and the pinned Node the runs execute.
 patch "$TMP/src.yaml" sandbox "extraWritableRoots: ['$SRC']"
@@ -60,29 +58,24 @@ expect_err "^dsh: row 'sandbox' \(dsh-sandbox-linux\): extraWritableRoots\[0\] \
 
 # The workspace taken from the current directory.
 fix="start dsh in a project directory or set workspaceRoot in the dsh-sandbox-policy row (e.g. with --patch FILE)"
-(cd / && run --patch "$TMP/ww.yaml" headless -e 'return 1'; echo "$STATUS" >"$TMP/status")
-STATUS=$(cat "$TMP/status")
+run_in / --patch "$TMP/ww.yaml" headless -e 'return 1'
 expect_status 2 "dsh started in / refuses to run"
 expect_err_line "dsh: the workspace defaults to the current directory: workspaceRoot \"/\" is refused: it is the filesystem root; $fix" \
     "started in /: the message names the fix"
-(cd /tmp && run headless -e 'return 1'; echo "$STATUS" >"$TMP/status")
-STATUS=$(cat "$TMP/status")
+run_in /tmp headless -e 'return 1'
 expect_status 2 "dsh started in /tmp refuses to run, even read-only"
 expect_err_line "dsh: the workspace defaults to the current directory: workspaceRoot \"/tmp\" is refused: it contains the temp root $TEMP_ROOT, where runs keep their private files; $fix" \
     "started in /tmp: the message names the fix"
-(cd "$TMP/home" && HOME="$TMP/home" run --patch "$TMP/ww.yaml" headless -e 'return 1'; echo "$STATUS" >"$TMP/status")
-STATUS=$(cat "$TMP/status")
+HOME="$TMP/home" run_in "$TMP/home" --patch "$TMP/ww.yaml" headless -e 'return 1'
 expect_status 2 "dsh started in \$HOME refuses a writable policy"
 expect_err_line "dsh: the workspace defaults to the current directory: workspaceRoot \"$TMP/home\" is refused: it is \$HOME, and a writable policy never defaults to it; $fix" \
     "started in \$HOME: the message names the fix"
 
 # Controls: $HOME read-only, an explicit workspaceRoot from /tmp, a project directory writable.
-(cd "$TMP/home" && HOME="$TMP/home" run headless -e 'return 1'; echo "$STATUS" >"$TMP/status")
-STATUS=$(cat "$TMP/status")
+HOME="$TMP/home" run_in "$TMP/home" headless -e 'return 1'
 expect_status 0 "read-only in \$HOME runs"
 patch "$TMP/ws-explicit.yaml" sandbox-policy "mode: workspace-write" "workspaceRoot: $TMP/ws"
-(cd /tmp && run --patch "$TMP/ws-explicit.yaml" headless -e "const fs = await import('node:fs'); fs.writeFileSync('made.txt', 'ok'); return 1"; echo "$STATUS" >"$TMP/status")
-STATUS=$(cat "$TMP/status")
+run_in /tmp --patch "$TMP/ws-explicit.yaml" headless -e "const fs = await import('node:fs'); fs.writeFileSync('made.txt', 'ok'); return 1"
 expect_status 0 "an explicit workspaceRoot runs from /tmp"
 CHECKS=$((CHECKS + 1))
 [ "$(cat "$TMP/ws/made.txt" 2>/dev/null)" = ok ] || fail "the run wrote its workspace"

@@ -194,6 +194,19 @@ static void send_result(struct fault_child *c, long long run, const char *value)
     fault_child_send(c, line);
 }
 
+/* Starts `return <value>` as the first process's run and answers hello and the run frame with
+ * value; the run's id. */
+static dsh_run_id first_run_answered(const char *value)
+{
+    char request[128];
+    snprintf(request, sizeof request, "{\"program\":\"return %s\"}", value);
+    dsh_run_id id = start_ok(request);
+    UNTIL(fx.f.spawns == 1);
+    hello(child(0));
+    send_result(child(0), expect_frame(child(0), "run"), value);
+    return id;
+}
+
 static void expect_result(dsh_run_id id, const char *expected)
 {
     UNTIL(result_of(id) != NULL);
@@ -394,10 +407,7 @@ Test(run, cleanup_failure_after_a_frozen_delivery_is_logged, .fini = teardown, .
     load("");
     fx.f.can_freeze = true;
     fx.f.hold_quiescence = true;
-    dsh_run_id id = start_ok("{\"program\":\"return 42\"}");
-    UNTIL(fx.f.spawns == 1);
-    hello(child(0));
-    send_result(child(0), expect_frame(child(0), "run"), "42");
+    dsh_run_id id = first_run_answered("42");
     UNTIL(result_of(id));
     UNTIL(child(0)->terminated);
     cr_expect_eq(fx.f.warnings, 0, "nothing failed yet: %s", fx.f.last_warning);
@@ -441,10 +451,7 @@ Test(run, temporary_freeze_that_never_completes_falls_back, .fini = teardown, .t
     fx.f.can_freeze = true;
     fx.f.freeze_polls_pending = 1 << 30;
     fx.f.hold_quiescence = true;
-    dsh_run_id id = start_ok("{\"program\":\"return 42\"}");
-    UNTIL(fx.f.spawns == 1);
-    hello(child(0));
-    send_result(child(0), expect_frame(child(0), "run"), "42");
+    dsh_run_id id = first_run_answered("42");
     UNTIL(child(0)->terminated);
     cr_expect_geq(fx.f.freezes, 32 + 40, "quick polls, then one per millisecond of graceMs");
     cr_expect_not(child(0)->frozen);
@@ -462,10 +469,7 @@ Test(run, temporary_unfreezable_waits_for_quiescence, .fini = teardown, .timeout
 {
     load("");
     fx.f.hold_quiescence = true;
-    dsh_run_id id = start_ok("{\"program\":\"return 42\"}");
-    UNTIL(fx.f.spawns == 1);
-    hello(child(0));
-    send_result(child(0), expect_frame(child(0), "run"), "42");
+    dsh_run_id id = first_run_answered("42");
     UNTIL(child(0)->terminated);
     for (int i = 0; i < 5; i++)
         pump();
@@ -634,11 +638,7 @@ static void serve_one(int i, const char *value)
 /* The policy's first run: cold (child 0), since nothing is pooled before a policy is seen. */
 static void first_cold_run(void)
 {
-    dsh_run_id id = start_ok("{\"program\":\"return 1\"}");
-    UNTIL(fx.f.spawns == 1);
-    hello(child(0));
-    send_result(child(0), expect_frame(child(0), "run"), "1");
-    expect_result(id, OK_TEMPORARY("1"));
+    expect_result(first_run_answered("1"), OK_TEMPORARY("1"));
 }
 
 /* The first run of a policy is cold; after its result the pool starts one process, which is
