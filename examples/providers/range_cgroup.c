@@ -2,7 +2,7 @@
  * deliver the run's result while nothing of it can run, and kill it afterwards without waiting
  * for each process to die first. cgroup v2 is preferred (CLONE_INTO_CGROUP puts the supervisor in
  * the group before it runs a single instruction; cgroup.kill kills the group atomically); the v1
- * freezer serves kernels mounted v1-only, where the cloned child joins by writing cgroup.procs.
+ * freezer serves kernels mounted v1-only, where the cloned child joins by writing the group's tasks file.
  * Freezing uses only core files, so no controller has to be enabled for it. The limits use the
  * memory, pids and cpu controllers: from the same cgroup2 group where the host's cgroup delegates
  * them, else from groups of the same name in the v1 hierarchies (a hybrid host has a controller-
@@ -25,7 +25,7 @@
 /* One cgroup directory of the range. */
 struct group {
     int dir_fd;  /* -1: not made */
-    int join_fd; /* v1: cgroup.procs, opened for the child's write; -1 for v2 */
+    int join_fd; /* v1: tasks, opened for the child's write; -1 for v2 */
     char path[PATH_MAX];
 };
 
@@ -77,7 +77,7 @@ static int write_file(const struct dshx__range_cgroup *cg, const char *name, con
     return write_group_file(&cg->main, name, text);
 }
 
-/* mkdir parent/name (never adopting an existing one) and open it; with join, its cgroup.procs. */
+/* mkdir parent/name (never adopting an existing one) and open it; with join, its `tasks`. */
 static int group_make(struct group *g, const char *parent, const char *name, bool join)
 {
     g->dir_fd = g->join_fd = -1;
@@ -88,7 +88,7 @@ static int group_make(struct group *g, const char *parent, const char *name, boo
         rc = -errno;
     else if ((g->dir_fd = open(g->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         rc = -errno;
-    else if (join && (g->join_fd = openat(g->dir_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC)) < 0)
+    else if (join && (g->join_fd = openat(g->dir_fd, "tasks", O_WRONLY | O_CLOEXEC)) < 0)
         rc = -errno;
     if (rc < 0 && g->dir_fd >= 0) {
         close(g->dir_fd);

@@ -37,7 +37,7 @@ struct plan {
     int src[5];  /* become fds 0..4 of the supervisor */
     int sync_fd; /* read end the child waits on until its user namespace maps exist; -1 = none */
     int sync_w;  /* the child's copy of the write end: closed so a dead host reads as EOF */
-    int join_fd[1 + DSHX_CGROUP_CTL_COUNT]; /* v1 cgroup.procs files the child writes "0" into first */
+    int join_fd[1 + DSHX_CGROUP_CTL_COUNT]; /* v1 tasks files the child writes "0" into first */
     size_t n_join;
     const char *path;
     char **argv;
