@@ -1,6 +1,6 @@
 /* The reviewed x86_64 syscall allow table of dsh-sandbox-launch's default-deny seccomp filter.
  * Every syscall number not listed here answers ENOSYS, so an interface added by a future kernel
- * stays closed until someone reviews it and adds a row. The deny rules of seccomp_filter.c take
+ * stays closed until someone reviews it and adds a row. The deny rules of seccomp_rules.c take
  * priority over this table (their errnos and argument checks win), so rows such as clone, ioctl
  * and socketpair are allowed here only in the shapes those rules leave open.
  *

@@ -1,0 +1,198 @@
+/* The launcher's seccomp filters, built with libseccomp at build time (seccomp_gen.c writes them
+ * into the launcher as BPF programs; seccomp_filter.c loads them). Two are stacked:
+ *   1. the allow table (syscall_allow.h): every syscall number it does not list answers ENOSYS,
+ *      so a kernel interface nobody reviewed stays closed;
+ *   2. the deny rules: the kernel surfaces a confined program must never reach (network,
+ *      io_uring, tracing, namespaces and mounts, bpf/perf/keys/userfaultfd, terminal injection),
+ *      with their own errnos and argument checks.
+ * The kernel runs every filter and keeps the strongest action (an errno beats allow), so the
+ * argument rules of filter 2 still refuse what the table allows. Filter 2 loads first (loading
+ * the table first would refuse the seccomp(2) call that loads the rules), and the table filter
+ * repeats the unconditional deny rules with their errnos, so a syscall such as ptrace answers
+ * EPERM, not the table's ENOSYS, whichever filter the kernel asks first.
+ * Denials return an errno so programs get a clean error, not a crash; a foreign-architecture
+ * entry (int 0x80, x32) kills the process. The table is reviewed for x86_64 only: elsewhere the
+ * launcher refuses to run (confinement failed), it never runs a program without it. */
+#include "seccomp_rules.h"
+#include "syscall_allow.h"
+
+#include <errno.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+
+struct rule {
+    const char *name;
+    int err;
+};
+
+/* Unconditional denials. io_uring answers ENOSYS so libuv falls back to its thread pool; clone3
+ * answers ENOSYS because its flags live in memory seccomp cannot read, and glibc then falls back
+ * to clone(2), whose flags the filter below does inspect. */
+static const struct rule denied[] = {
+    {"socket", EACCES},
+    {"io_uring_setup", ENOSYS},
+    {"io_uring_enter", ENOSYS},
+    {"io_uring_register", ENOSYS},
+    {"clone3", ENOSYS},
+    {"ptrace", EPERM},
+    {"process_vm_readv", EPERM},
+    {"process_vm_writev", EPERM},
+    {"pidfd_getfd", EPERM},
+    {"unshare", EPERM},
+    {"setns", EPERM},
+    {"mount", EPERM},
+    {"umount2", EPERM},
+    {"pivot_root", EPERM},
+    {"chroot", EPERM},
+    {"move_mount", EPERM},
+    {"open_tree", EPERM},
+    {"fsopen", EPERM},
+    {"fsconfig", EPERM},
+    {"fsmount", EPERM},
+    {"fspick", EPERM},
+    {"mount_setattr", EPERM},
+    {"bpf", EPERM},
+    {"perf_event_open", EPERM},
+    {"keyctl", EPERM},
+    {"add_key", EPERM},
+    {"request_key", EPERM},
+    {"userfaultfd", EPERM},
+    {"open_by_handle_at", EPERM},
+    {"name_to_handle_at", EPERM},
+    {"kexec_load", EPERM},
+    {"kexec_file_load", EPERM},
+    {"init_module", EPERM},
+    {"finit_module", EPERM},
+    {"delete_module", EPERM},
+    {"reboot", EPERM},
+    {"swapon", EPERM},
+    {"swapoff", EPERM},
+    {"acct", EPERM},
+    {"quotactl", EPERM},
+    {"iopl", EPERM},
+    {"ioperm", EPERM},
+    {"syslog", EPERM},
+    {"vhangup", EPERM},
+    {"settimeofday", EPERM},
+    {"clock_settime", EPERM},
+    {"clock_adjtime", EPERM},
+    {"lookup_dcookie", EPERM},
+};
+
+static const unsigned long namespace_flags[] = {
+    CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+    CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
+};
+
+static int add(scmp_filter_ctx ctx, int err, int nr, unsigned argc, const struct scmp_arg_cmp *cmp)
+{
+    return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(err), nr, argc, cmp);
+}
+
+/* The unconditional denials, except those whose errno is already the filter's default (libseccomp
+ * refuses a rule that repeats the default action). */
+static int add_denied(scmp_filter_ctx ctx, int default_errno, char *ret_err, size_t errlen)
+{
+    for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
+        int nr = seccomp_syscall_resolve_name(denied[i].name);
+        if (nr == __NR_SCMP_ERROR || denied[i].err == default_errno)
+            continue; /* not a syscall on this architecture, or denied already */
+        int rc = add(ctx, denied[i].err, nr, 0, NULL);
+        if (rc < 0) {
+            snprintf(ret_err, errlen, "seccomp: rule %s: %s", denied[i].name, strerror(-rc));
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int build(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
+{
+    int rc = add_denied(ctx, 0, ret_err, errlen);
+    if (rc < 0)
+        return rc;
+    /* socketpair: AF_UNIX stream/seqpacket only (libuv needs them for child stdio). */
+    struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
+    if ((rc = add(ctx, EACCES, SCMP_SYS(socketpair), 1, &not_unix)) < 0)
+        goto fail;
+    for (int type = 0; type < 16; type++) {
+        if (type == SOCK_STREAM || type == SOCK_SEQPACKET)
+            continue;
+        struct scmp_arg_cmp cmp[2] = {SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+                                      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)type)};
+        if ((rc = add(ctx, EACCES, SCMP_SYS(socketpair), 2, cmp)) < 0)
+            goto fail;
+    }
+    /* clone(2) creating any namespace. */
+    for (size_t i = 0; i < sizeof(namespace_flags) / sizeof(namespace_flags[0]); i++) {
+        struct scmp_arg_cmp cmp =
+            SCMP_A0(SCMP_CMP_MASKED_EQ, namespace_flags[i], namespace_flags[i]);
+        if ((rc = add(ctx, EPERM, SCMP_SYS(clone), 1, &cmp)) < 0)
+            goto fail;
+    }
+    /* Terminal input injection. The command is an int: compare the low 32 bits only. */
+    static const unsigned long tty_cmds[] = {TIOCSTI, TIOCLINUX};
+    for (size_t i = 0; i < 2; i++) {
+        struct scmp_arg_cmp cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, tty_cmds[i]);
+        if ((rc = add(ctx, EPERM, SCMP_SYS(ioctl), 1, &cmp)) < 0)
+            goto fail;
+    }
+    return 0;
+fail:
+    snprintf(ret_err, errlen, "seccomp: argument rule: %s", strerror(-rc));
+    return rc;
+}
+
+#define ALLOW_NAME(name, why) #name,
+static const char *const allowed[] = {DSHX_SYSCALL_ALLOW_TABLE(ALLOW_NAME)};
+#undef ALLOW_NAME
+
+/* A row libseccomp cannot resolve stays denied (fail closed). A row that is also a deny rule
+ * makes libseccomp refuse the second rule: the build then fails instead of guessing. */
+static int build_allow_table(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
+{
+    int rc = add_denied(ctx, ENOSYS, ret_err, errlen);
+    for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+        int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, allowed[i]);
+        if (nr == __NR_SCMP_ERROR)
+            continue;
+        if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0)) < 0)
+            snprintf(ret_err, errlen, "seccomp: allow %s: %s", allowed[i], strerror(-rc));
+    }
+    return rc;
+}
+
+int dshx__seccomp_rules_export(enum dshx_seccomp_filter filter, int fd, char *ret_err, size_t errlen)
+{
+    static const struct {
+        uint32_t default_action;
+        int (*rules)(scmp_filter_ctx, char *, size_t);
+    } filters[] = {
+        [DSHX_SECCOMP_deny_rules] = {SCMP_ACT_ALLOW, build},
+        [DSHX_SECCOMP_allow_table] = {SCMP_ACT_ERRNO(ENOSYS), build_allow_table},
+    };
+    scmp_filter_ctx ctx = seccomp_init(filters[filter].default_action);
+    if (!ctx) {
+        snprintf(ret_err, errlen, "seccomp: init failed");
+        return -ENOMEM;
+    }
+    /* Foreign-architecture entry points (int 0x80, x32) would bypass every rule: kill instead. */
+    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+    if (rc == 0)
+        rc = filters[filter].rules(ctx, ret_err, errlen);
+    else
+        snprintf(ret_err, errlen, "seccomp: bad-arch action: %s", strerror(-rc));
+    if (rc == 0 && (rc = seccomp_export_bpf(ctx, fd)) < 0)
+        snprintf(ret_err, errlen, "seccomp: export: %s", strerror(-rc));
+    seccomp_release(ctx);
+    return rc;
+}
