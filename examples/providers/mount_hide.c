@@ -4,7 +4,10 @@
  * and cgroup views) that holds no visible path and lies in none. Behind it /root/.ssh, the home
  * directories, /var/log or /sys/class/net/eth0 answer ENOENT. The parents are fixed so the cost
  * stays a few dozen mounts: other entries of a directory above a root (/tmp next to the temp
- * root, a home directory next to the workspace) and /etc's files stay stat-able. */
+ * root, a home directory next to the workspace) and /etc's files stay stat-able. One tmpfs
+ * instance serves them all: the first directory gets it, the others bind mounts of it, which keep
+ * its read-only, nosuid, nodev and noexec flags (a new superblock per directory cost most of the
+ * launcher's mount time). */
 #include "launcher.h"
 #include "world.h"
 
@@ -25,8 +28,25 @@ static bool related(const char *dir, const char *const *const *sets)
     return false;
 }
 
+/* Covers path with the empty read-only tmpfs, mounted at first[0] (then "") by the first call. */
+static int hide(const char *path, char first[512], char *ret_err, size_t errlen)
+{
+    int rc = first[0] ? mount(first, path, NULL, MS_BIND, NULL)
+                      : mount("dsh-hidden", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                              "size=4k,mode=0555");
+    if (rc < 0) {
+        int e = errno;
+        snprintf(ret_err, errlen, "namespaces: hide %s: %s", path, strerror(e));
+        return -e;
+    }
+    if (!first[0])
+        snprintf(first, 512, "%s", path);
+    return 0;
+}
+
 int dshx__hide_unrelated(const char *const *const *visible, char *ret_err, size_t errlen)
 {
+    char first[512] = "";
     static const char *const parents[] = {"/",       "/dev",         "/sys",
                                           "/sys/fs", "/sys/devices", "/sys/devices/system"};
     for (size_t i = 0; i < sizeof(parents) / sizeof(parents[0]); i++) {
@@ -52,11 +72,7 @@ int dshx__hide_unrelated(const char *const *const *visible, char *ret_err, size_
                              e->d_name);
             if (n < 0 || (size_t)n >= sizeof(path) || related(path, visible))
                 continue;
-            if (mount("dsh-hidden", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                      "size=4k,mode=0555") < 0) {
-                rc = -errno;
-                snprintf(ret_err, errlen, "namespaces: hide %s: %s", path, strerror(errno));
-            }
+            rc = hide(path, first, ret_err, errlen);
         }
         closedir(d);
         if (rc < 0)

@@ -146,3 +146,27 @@ Test(fs_read, stat_outside_the_roots)
     run_free(&r);
     run_free(&control);
 }
+
+/* The directories the mount layer covers are one empty tmpfs instance (mount_hide.c), read-only
+ * at the mount and the superblock, nosuid, nodev, noexec (Landlock refuses to list them, so
+ * emptiness shows as a host directory that does not exist there). */
+Test(fs_read, hidden_directories_are_one_empty_read_only_tmpfs)
+{
+    const char *js =
+        "const m=fs.readFileSync('/proc/self/mountinfo','utf8').split('\\n').map(l=>l.split(' '))"
+        ".filter(x=>x[x.indexOf('-')+2]==='dsh-hidden');"
+        "console.log('H:'+(m.length>10));console.log('D:'+new Set(m.map(x=>x[2])).size);"
+        "console.log('O:'+[...new Set(m.map(x=>x[5]+' '+x[x.indexOf('-')+3]))].join('|'));"
+        "R('E',()=>fs.lstatSync('/var/lib'));R('W',()=>fs.writeFileSync('/root/x','1'));"
+        "R('M',()=>fs.mkdirSync('/var/x'))";
+    struct run r;
+    fx_run(&f, WW, js, NULL, &r);
+    cr_assert_str_eq(tag_value(&r, "H"), "true", "dozens of covered directories");
+    cr_assert_str_eq(tag_value(&r, "D"), "1", "one tmpfs instance");
+    cr_assert_str_eq(tag_value(&r, "O"), "ro,nosuid,nodev,noexec,relatime ro,size=4k,mode=555");
+    cr_assert_str_eq(tag_value(&r, "E"), "ENOENT", "empty (the host's /var/lib exists)");
+    cr_assert_str_eq(tag_value(&r, "W"), "EROFS");
+    cr_assert_str_eq(tag_value(&r, "M"), "EROFS");
+    cr_assert(fx_outside_unchanged(&f));
+    run_free(&r);
+}
