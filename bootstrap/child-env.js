@@ -4,9 +4,16 @@
 // So when a call omits `env`, the child gets the kept native paths (PATH, TMPDIR, TEMP, TMP)
 // overlaid with whatever the program put into process.env. An explicit `env` is used as given.
 // Secrets never reach children: the native environment was reduced before this runs.
+//
+// node:child_process (with net and the stream modules it loads) costs a cold child more than
+// evaluating a trivial program, so it is wrapped when a program first reaches for it: through
+// process.getBuiltinModule, or an import or require, whose resolution a module hook observes.
+// Every way to the module's exports passes one of the two before the exports are seen.
 
-import childProcess from 'node:child_process';
+import module from 'node:module';
 import { promisify } from 'node:util';
+
+const CHILD_PROCESS = new Set(['child_process', 'node:child_process']);
 
 // Where each function takes its options when the caller gives none: after `args` if present.
 const TAKES_ARGS = new Set(['spawn', 'spawnSync', 'execFile', 'execFileSync', 'fork']);
@@ -57,7 +64,7 @@ function promisifiedWithChild(wrapped) {
   };
 }
 
-export function installChildEnvironment(inheritedPaths) {
+function wrapChildProcess(childProcess, inheritedPaths) {
   for (const name of [...TAKES_ARGS, ...TAKES_COMMAND]) {
     const original = childProcess[name];
     const wrapped = {
@@ -70,4 +77,27 @@ export function installChildEnvironment(inheritedPaths) {
     }
     childProcess[name] = wrapped;
   }
+  module.syncBuiltinESMExports();
+}
+
+export function installChildEnvironment(inheritedPaths) {
+  const getBuiltinModule = process.getBuiltinModule;
+  let wrapped = false;
+  const wrapOnce = () => {
+    if (wrapped) return;
+    wrapped = true;
+    wrapChildProcess(Reflect.apply(getBuiltinModule, process, ['node:child_process']), inheritedPaths);
+  };
+  process.getBuiltinModule = {
+    getBuiltinModule(id) {
+      if (CHILD_PROCESS.has(id)) wrapOnce();
+      return Reflect.apply(getBuiltinModule, this, [id]);
+    },
+  }.getBuiltinModule;
+  module.registerHooks({
+    resolve(specifier, context, nextResolve) {
+      if (CHILD_PROCESS.has(specifier)) wrapOnce();
+      return nextResolve(specifier, context);
+    },
+  });
 }

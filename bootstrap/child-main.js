@@ -1,8 +1,8 @@
 // Wires the child together after `hello`: warning filter, environment confinement, output
 // capture, failure hooks and the fd-3 reader feeding the control loop.
 
-import net from 'node:net';
 import { ChildLoop } from './child-loop.js';
+import { readControl } from './control-reader.js';
 import { confineEnvironment } from './environment.js';
 import { FrameReader } from './frame-reader.js';
 import { OutputCapture } from './output.js';
@@ -26,17 +26,25 @@ export function startChild({ writer, options, controlFd, diagnose }) {
   process.on('uncaughtException', (error) => loop.failActive(error));
   process.on('unhandledRejection', (reason) => loop.failActive(reason));
 
+  let sawRun = false;
   const reader = new FrameReader(
     options.maxMessageBytes,
-    (frame) => loop.handleFrame(frame),
+    (frame) => {
+      if (frame.type === 'run') sawRun = true;
+      loop.handleFrame(frame);
+    },
     (error) => protocolError(error.message),
   );
   // Adopting the inherited descriptor wraps it; it creates no socket (socket() is denied).
-  const control = new net.Socket({ fd: controlFd, readable: true, writable: true });
-  control.on('data', (chunk) => reader.push(chunk));
-  control.on('end', () => process.exit(0));
-  control.on('error', (error) => {
-    diagnose(`control channel error: ${error.code ?? error.message}`);
-    process.exit(1);
+  readControl(controlFd, {
+    onChunk: (chunk) => {
+      reader.push(chunk);
+      return sawRun;
+    },
+    onEnd: () => process.exit(0),
+    onError: (error) => {
+      diagnose(`control channel error: ${error.code ?? error.message}`);
+      process.exit(1);
+    },
   });
 }

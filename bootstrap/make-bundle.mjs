@@ -208,13 +208,16 @@ function __lazy(load) {
 function __export(target, getters) {
   for (const name of Object.keys(getters)) Object.defineProperty(target, name, { get: getters[name], enumerable: true });
 }
-// import.meta of a module: its source URL, and a require that loads bundled modules itself.
+// import.meta of a module: its source URL, and a require that loads bundled modules itself. Both
+// are made on first use: a Node require per module costs more than the module's evaluation.
 function __metaFor(id) {
-  const url = new URL(id, __root).href;
-  const external = __createRequire(url);
+  const url = __lazy(() => new URL(id, __root).href);
+  const external = __lazy(() => __createRequire(url()));
   const dir = id.includes('/') ? id.slice(0, id.lastIndexOf('/') + 1) : '';
   return {
-    url,
+    get url() {
+      return url();
+    },
     resolve() {
       throw new Error('import.meta.resolve is not available in the bundled bootstrap (runners load the ESM sources)');
     },
@@ -224,7 +227,7 @@ function __metaFor(id) {
         if (__factories[target]) return __load(target);
       }
       if (specifier.startsWith('node:')) return process.getBuiltinModule(specifier);
-      return external(specifier);
+      return external()(specifier);
     },
   };
 }

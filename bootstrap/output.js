@@ -59,31 +59,48 @@ export class OutputCapture {
   }
 
   // Replaces `write` on process.stdout and process.stderr. The native console writes through
-  // these stream objects, so console.log/error/table/trace/... are captured as well.
+  // these stream objects, so console.log/error/table/trace/... are captured as well. Node makes
+  // each stream on first access (a pipe's loads net and streams); so does this: the getter is
+  // wrapped, and the stream is patched when something first asks for it.
   installStreams() {
-    for (const stream of [process.stdout, process.stderr]) {
-      const decoder = new StringDecoder('utf8');
-      this.#decoders.set(stream, decoder);
-      const emit = stream === process.stderr ? (text) => this.#emitStderr(text) : (text) => this.emit(text);
-      stream.write = function write(chunk, encoding, callback) {
-        if (typeof encoding === 'function') {
-          callback = encoding;
-          encoding = undefined;
-        }
-        let text;
-        if (typeof chunk === 'string') {
-          const isUtf8 = encoding === undefined || encoding === null || /^utf-?8$/i.test(encoding);
-          // A pending partial character from an earlier Buffer write is flushed first to keep order.
-          text = decoder.end() + (isUtf8 ? chunk : decoder.write(Buffer.from(chunk, encoding)));
-        } else if (chunk instanceof Uint8Array) {
-          text = decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-        } else {
-          throw new TypeError('The "chunk" argument must be of type string or an instance of Buffer or Uint8Array');
-        }
-        emit(text);
-        if (typeof callback === 'function') process.nextTick(callback);
-        return true;
-      };
+    for (const name of ['stdout', 'stderr']) {
+      const original = Object.getOwnPropertyDescriptor(process, name);
+      let stream = null;
+      Object.defineProperty(process, name, {
+        configurable: true,
+        enumerable: original.enumerable,
+        get: () => {
+          if (stream === null) {
+            stream = Reflect.apply(original.get, process, []);
+            this.#capture(stream, name === 'stderr' ? (text) => this.#emitStderr(text) : (text) => this.emit(text));
+          }
+          return stream;
+        },
+      });
     }
+  }
+
+  #capture(stream, emit) {
+    const decoder = new StringDecoder('utf8');
+    this.#decoders.set(stream, decoder);
+    stream.write = function write(chunk, encoding, callback) {
+      if (typeof encoding === 'function') {
+        callback = encoding;
+        encoding = undefined;
+      }
+      let text;
+      if (typeof chunk === 'string') {
+        const isUtf8 = encoding === undefined || encoding === null || /^utf-?8$/i.test(encoding);
+        // A pending partial character from an earlier Buffer write is flushed first to keep order.
+        text = decoder.end() + (isUtf8 ? chunk : decoder.write(Buffer.from(chunk, encoding)));
+      } else if (chunk instanceof Uint8Array) {
+        text = decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      } else {
+        throw new TypeError('The "chunk" argument must be of type string or an instance of Buffer or Uint8Array');
+      }
+      emit(text);
+      if (typeof callback === 'function') process.nextTick(callback);
+      return true;
+    };
   }
 }

@@ -92,6 +92,31 @@ test('children get variables the program sets; an explicit env is used as given'
   assert.deepEqual([inherited, explicit, promisified], [true, 'ONLY=1\n', 'yes:\n']);
 });
 
+// node:child_process is wrapped when a program first reaches for it (the child does not load it
+// before); each way there must find the wrapped functions.
+test('every way to node:child_process gives children the kept paths: import, getBuiltinModule, require', async () => {
+  const [viaImport, viaBuiltin, viaRequire, afterwards] = await value(
+    `const env = (cp) => cp.execFileSync("/usr/bin/env", { encoding: "utf8" }).includes("TMPDIR=");
+     const viaBuiltin = env(process.getBuiltinModule("child_process"));
+     const { createRequire } = await import("node:module");
+     const viaRequire = env(createRequire(process.cwd() + "/")("node:child_process"));
+     const viaImport = env(await import("child_process"));
+     return [viaImport, viaBuiltin, viaRequire, env(await import("node:child_process"))]`,
+  );
+  assert.deepEqual([viaImport, viaBuiltin, viaRequire, afterwards], [true, true, true, true]);
+});
+
+test('the first way to node:child_process may be an import', async () => {
+  assert.equal(await value('const cp = await import("child_process"); return cp.execFileSync("/usr/bin/env", { encoding: "utf8" }).includes("TMPDIR=")'), true);
+});
+
+test('the first way to node:child_process may be a require', async () => {
+  assert.equal(
+    await value('const { createRequire } = await import("node:module"); const cp = createRequire(process.cwd() + "/")("child_process"); return cp.execSync("env", { encoding: "utf8" }).includes("TMPDIR=")'),
+    true,
+  );
+});
+
 test('Node globals and the installed globals are available to the body', async () => {
   assert.deepEqual(
     await value('return [typeof Buffer, typeof setTimeout, typeof fetch, typeof URL, typeof structuredClone, typeof process.versions.node, typeof inspect, typeof ToolCallError, arguments.length]', {

@@ -71,3 +71,23 @@ test('unsupported constructs stop the build with the file and line', () => {
   assert.throws(() => transformModule('m.js', 'const x = import.meta.dirname;'), /m\.js:1:11: only import\.meta\.url and import\.meta\.resolve/);
   assert.throws(() => transformModule('m.js', 'await 1;'), /top-level await outside the entry module/);
 });
+
+// The bundle's start-up promise (bootstrap/README.md): a trivial per-call program gets its result
+// before the child loads net, the stream modules or child_process. The control shows the probe
+// sees those modules once something loads them.
+test('the bundled child answers a trivial program without loading net, streams or child_process', async () => {
+  process.env.PTC_BOOTSTRAP_ENTRY = 'child.cjs';
+  const { runProgram } = await import('./fake-host.js');
+  const probe = 'process.moduleLoadList.filter((m) => /^NativeModule (net|stream|child_process)$/.test(m))';
+  const loaded = async (program) => {
+    const { result } = await runProgram(program);
+    assert.equal(result.ok, true, JSON.stringify(result));
+    return result.value;
+  };
+  assert.deepEqual(await loaded(`return ${probe}`), []);
+  assert.deepEqual((await loaded(`await import("node:child_process"); return ${probe}`)).sort(), [
+    'NativeModule child_process',
+    'NativeModule net',
+    'NativeModule stream',
+  ]);
+});
