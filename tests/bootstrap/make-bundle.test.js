@@ -1,9 +1,16 @@
 // bootstrap/make-bundle.mjs: the ESM-to-CommonJS transform behind child.cjs. The whole bootstrap
 // suite also runs against the bundle (PTC_BOOTSTRAP_ENTRY=child.cjs); these cases pin the
 // transform's own rules: lazy imports, live exports, scopes, `new`, and refused constructs.
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { transformModule } from '../../bootstrap/make-bundle.mjs';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BUNDLE_FILE, CACHE_FILE, WRAP_PREFIX, WRAP_SUFFIX, transformModule } from '../../bootstrap/make-bundle.mjs';
+
+const BOOTSTRAP = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bootstrap');
 
 // Evaluates one transformed module with stub loaders; returns its exports and the load log.
 function evaluate(source, modules = {}) {
@@ -90,4 +97,41 @@ test('the bundled child answers a trivial program without loading net, streams o
     'NativeModule net',
     'NativeModule stream',
   ]);
+});
+
+// The entry child.cjs compiles the bundle from the build's code cache (make-bundle.mjs, loader()).
+test('the code cache the build made fits this bundle and this Node: V8 accepts it', async () => {
+  const { NODE } = await import('./fake-host.js');
+  const bytes = fs.readFileSync(path.join(BOOTSTRAP, CACHE_FILE));
+  const headerEnd = bytes.indexOf(0x0a) + 1;
+  assert.match(bytes.toString('latin1', 0, headerEnd), new RegExp(`^ptc-code-cache [0-9a-f]{16} ${process.version.replace(/\./g, '\\.')}\n$`));
+  // Each compile in a fresh process: V8 reuses a source it compiled before without reading data.
+  const rejected = (data) => {
+    const file = path.join(BOOTSTRAP, BUNDLE_FILE);
+    const code = `const s = new (require('vm').Script)(${JSON.stringify(WRAP_PREFIX)} + require('fs').readFileSync(${JSON.stringify(file)}, 'utf8') + ${JSON.stringify(WRAP_SUFFIX)},
+      { filename: ${JSON.stringify(file)}, cachedData: require('fs').readFileSync(0) }); process.stdout.write(String(s.cachedDataRejected));`;
+    return spawnSync(NODE, ['-e', code], { input: data, encoding: 'utf8' }).stdout;
+  };
+  assert.equal(rejected(bytes.subarray(headerEnd)), 'false');
+  // Control: the probe does report data that is not a code cache of this source.
+  assert.equal(rejected(Buffer.from(bytes.subarray(headerEnd)).fill(7, 0, 64)), 'true');
+});
+
+// A cache that is missing, or whose header names another bundle or Node, is not used: the
+// child then compiles the bundle as any script and runs programs the same.
+test('the entry runs without its code cache and ignores a cache made for another bundle', async () => {
+  const { NODE, runProgram } = await import('./fake-host.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptc-code-cache-'));
+  try {
+    for (const name of ['child.cjs', BUNDLE_FILE, CACHE_FILE]) fs.copyFileSync(path.join(BOOTSTRAP, name), path.join(dir, name));
+    const run = async () => (await runProgram('return [1, "two"]', { command: [NODE, path.join(dir, 'child.cjs')] })).result;
+    assert.deepEqual(await run(), { type: 'result', run: 1, ok: true, value: [1, 'two'] });
+    const cache = fs.readFileSync(path.join(dir, CACHE_FILE));
+    fs.writeFileSync(path.join(dir, CACHE_FILE), Buffer.concat([Buffer.from('ptc-code-cache 0000000000000000 v0.0.0\n'), cache.subarray(cache.indexOf(0x0a) + 1)]));
+    assert.deepEqual(await run(), { type: 'result', run: 1, ok: true, value: [1, 'two'] });
+    fs.rmSync(path.join(dir, CACHE_FILE));
+    assert.deepEqual(await run(), { type: 'result', run: 1, ok: true, value: [1, 'two'] });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
