@@ -282,8 +282,11 @@ try {
 }
 // Build only (make-bundle.mjs): after the warm-up run, write the cache. The host's allow-listed
 // environment never carries it, and the bootstrap's own environment confinement removes it.
+// The cache records the name it was compiled under, so that compile names no build tree; V8
+// takes a script's name from the compile that uses a cache, not from the cache.
 const cacheOut = process.env.PTC_CODE_CACHE_OUT;
-const script = new vm.Script(\`${WRAP_PREFIX}\${fs.readFileSync(file, 'utf8')}${WRAP_SUFFIX}\`, { filename: file, cachedData });
+const source = \`${WRAP_PREFIX}\${fs.readFileSync(file, 'utf8')}${WRAP_SUFFIX}\`;
+const script = new vm.Script(source, { filename: cacheOut ? '${BUNDLE_FILE}' : file, cachedData });
 if (cacheOut) process.on('exit', () => fs.writeFileSync(cacheOut, Buffer.concat([Buffer.from(header, 'latin1'), script.createCachedData()])));
 script.runInThisContext()(exports, require, module, file, __dirname);
 `;
@@ -355,7 +358,7 @@ async function main(argv) {
     else throw new BundleError(`unknown argument ${argv[i]}`);
   }
   const text = bundle();
-  const id = bundleId(text);
+  const id = bundleId(text + loader('')); // a new entry makes a new cache too
   const files = [[path.join(path.dirname(out), BUNDLE_FILE), text], [out, loader(id)]];
   const cachePath = path.join(path.dirname(out), CACHE_FILE);
   if (check) {
