@@ -23,6 +23,7 @@ run per-call-latency.mjs 40 --prewarm 1
 run retained-eval.mjs
 run strip-cost.mjs
 run child-startup.mjs
+run launcher.mjs
 run binding-round-trip.mjs
 run native-roundtrip.mjs
 run output-throughput.mjs
