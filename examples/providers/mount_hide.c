@@ -19,12 +19,35 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-static bool related(const char *dir, const char *const *const *sets)
+/* The visible paths with their lengths, measured once: related() runs for every directory of
+ * the parents against every visible path. */
+struct visible {
+    const char *path;
+    size_t len;
+};
+#define MAX_VISIBLE (3 * DSHX_MAX_ROOTS + 128)
+
+static size_t flatten(const char *const *const *sets, struct visible *out)
 {
+    size_t n = 0;
     for (const char *const *const *set = sets; *set; set++)
-        for (const char *const *p = *set; *p; p++)
-            if (dshx__path_within(*p, dir) || dshx__path_within(dir, *p))
-                return true;
+        for (const char *const *p = *set; *p && n < MAX_VISIBLE; p++)
+            out[n++] = (struct visible){*p, strlen(*p)};
+    return n;
+}
+
+/* dir (canonical, absolute) is a visible path, lies beneath one or leads to one: what
+ * dshx__path_within(v, dir) || dshx__path_within(dir, v) says, without measuring v again. */
+static bool related(const char *dir, const struct visible *vis, size_t n)
+{
+    size_t len = strlen(dir);
+    for (size_t i = 0; i < n; i++) {
+        const struct visible *v = &vis[i];
+        if (v->len >= len ? memcmp(v->path, dir, len) == 0 &&
+                                (len == 1 || v->path[len] == '\0' || v->path[len] == '/')
+                          : memcmp(dir, v->path, v->len) == 0 && (v->len == 1 || dir[v->len] == '/'))
+            return true;
+    }
     return false;
 }
 
@@ -47,12 +70,14 @@ static int hide(const char *path, char first[512], char *ret_err, size_t errlen)
 int dshx__hide_unrelated(const char *const *const *visible, char *ret_err, size_t errlen)
 {
     char first[512] = "";
+    static struct visible vis[MAX_VISIBLE]; /* static: large; the launcher is single-use */
+    size_t nvis = flatten(visible, vis);
     static const char *const parents[] = {"/",       "/dev",         "/sys",
                                           "/sys/fs", "/sys/devices", "/sys/devices/system"};
     for (size_t i = 0; i < sizeof(parents) / sizeof(parents[0]); i++) {
         /* Only a parent that leads to something visible: the others are hidden whole, or are
          * visible themselves. */
-        if (!related(parents[i], visible))
+        if (!related(parents[i], vis, nvis))
             continue;
         DIR *d = opendir(parents[i]);
         if (!d)
@@ -70,7 +95,7 @@ int dshx__hide_unrelated(const char *const *const *visible, char *ret_err, size_
             char path[512];
             int n = snprintf(path, sizeof(path), "%s/%s", strcmp(parents[i], "/") ? parents[i] : "",
                              e->d_name);
-            if (n < 0 || (size_t)n >= sizeof(path) || related(path, visible))
+            if (n < 0 || (size_t)n >= sizeof(path) || related(path, vis, nvis))
                 continue;
             rc = hide(path, first, ret_err, errlen);
         }
