@@ -37,8 +37,9 @@ static int write_map(const char *pid, const char *name, unsigned inside, unsigne
     return rc;
 }
 
-int dshx__idmap_userns(const struct dshx__identity *id, char *ret_err, size_t errlen)
+int dshx__idmap_userns(const struct dshx__identity *id, pid_t *ret_helper, char *ret_err, size_t errlen)
 {
+    *ret_helper = -1;
     /* A user namespace exists only while a process is in it: a child enters one, says which
      * pid /proc knows it by (the launcher sits in a PID namespace, /proc may be the host's),
      * and waits until we hold its namespace fd (our end closing is its EOF). */
@@ -76,15 +77,22 @@ int dshx__idmap_userns(const struct dshx__identity *id, char *ret_err, size_t er
         if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
             rc = -errno;
     }
-    close(sp[0]);
-    if (pid > 0)
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-        }
+    close(sp[0]); /* the helper's EOF: it exits, and is reaped later (dshx__reap_helper) */
+    if (rc < 0 && pid > 0)
+        dshx__reap_helper(pid);
+    else if (pid > 0)
+        *ret_helper = pid;
     if (rc < 0) {
         snprintf(ret_err, errlen, "identity: idmap user namespace: %s", strerror(-rc));
         return rc;
     }
     return fd;
+}
+
+void dshx__reap_helper(pid_t pid)
+{
+    while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
 }
 
 static int dshx__bind_root(const char *path, int idmap_fd, char *ret_err, size_t errlen)

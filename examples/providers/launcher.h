@@ -37,8 +37,11 @@ struct dshx__identity {
     uid_t uid;
     gid_t gid;
 };
-/* A user namespace fd mapping the launcher's own uid/gid to id's, for idmapped mounts. */
-int dshx__idmap_userns(const struct dshx__identity *id, char *ret_err, size_t errlen);
+/* A user namespace fd mapping the launcher's own uid/gid to id's, for idmapped mounts. The
+ * namespace lives in a helper child that exits once the fd is open; *ret_helper (-1: none) is for
+ * dshx__reap_helper, called later so the launcher does not wait for that exit meanwhile. */
+int dshx__idmap_userns(const struct dshx__identity *id, pid_t *ret_helper, char *ret_err, size_t errlen);
+void dshx__reap_helper(pid_t pid);
 /* Binds each rw root (and, with idmap_fd >= 0, each owned path) onto itself, parents first,
  * through idmap_fd's mapping when it is >= 0. */
 int dshx__bind_roots(const char *const *rw, const char *const *owned, int idmap_fd, char *ret_err,

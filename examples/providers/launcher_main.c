@@ -137,12 +137,14 @@ int main(int argc, char **argv)
     char cwd[4096];
     bool have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
     int idmap_fd = -1;
-    if (a.id.set && (idmap_fd = dshx__idmap_userns(&a.id, err, sizeof(err))) < 0)
+    pid_t idmap_helper = -1;
+    if (a.id.set && (idmap_fd = dshx__idmap_userns(&a.id, &idmap_helper, err, sizeof(err))) < 0)
         die(err);
     if (a.namespaces && dshx__mount_layer_apply(a.rw, a.owned, idmap_fd, err, sizeof(err)) < 0)
         die(err);
     if (idmap_fd >= 0)
         close(idmap_fd);
+    dshx__reap_helper(idmap_helper); /* long gone by now: no zombie reaches the program */
     /* The temp dir belongs to the ids the program runs as. */
     if (a.tmpfs && dshx__mount_private_tmpfs(a.tmpfs, a.tmpfs_size, a.id.set ? a.id.uid : geteuid(),
                                              a.id.set ? a.id.gid : getegid(), err, sizeof(err)) < 0)
