@@ -25,7 +25,8 @@ struct visible {
     const char *path;
     size_t len;
 };
-#define MAX_VISIBLE (3 * DSHX_MAX_ROOTS + 128)
+#define MAX_VISIBLE (3 * DSHX_MAX_ROOTS + 128) /* ro, rw, owned and the world's lists; beyond it a
+                                                * path would be hidden, never shown */
 
 static size_t flatten(const char *const *const *sets, struct visible *out)
 {
