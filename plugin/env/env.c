@@ -240,7 +240,7 @@ void ptc__env_invalidate(struct ptc_env *env)
 void ptc__env_request_warm_up(struct ptc_env *env)
 {
     env->warm_up = true;
-    env->warm_up_wire_id = ++env->wire_ids_issued;
+    env->warm_ups_left = PTC_WARM_UP_EVALUATIONS;
 }
 
 void ptc__env_mark_initialized(struct ptc_env *env)

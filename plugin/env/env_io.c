@@ -27,10 +27,11 @@ static void become_ready(struct ptc_env *env)
         env->events->ready(env->consumer);
 }
 
-/* A prewarmed process's one evaluation before any program: constant text, no bindings, the
- * completion discarded, valid in every program format. Nothing of it depends on a request. */
+/* A prewarmed process's evaluations before any program: constant text, no bindings, the
+ * completion discarded, valid in every program format. Nothing of them depends on a request. */
 static void send_warm_up(struct ptc_env *env)
 {
+    env->warm_up_wire_id = ++env->wire_ids_issued;
     json_object *frame = ptc__frame_for_run(PTC_FRAME_RUN, env->warm_up_wire_id);
     json_object_object_add(frame, "format", json_object_new_string(env->format));
     json_object_object_add(frame, "retain", json_object_new_boolean(false));
@@ -47,7 +48,7 @@ static void send_warm_up(struct ptc_env *env)
     env->warming = true;
 }
 
-/* The warm-up's only acceptable answer is a successful result; anything else ends the process. */
+/* A warm-up's only acceptable answer is a successful result; anything else ends the process. */
 static void on_warm_up_frame(struct ptc_env *env, const struct ptc_frame *frame)
 {
     if (frame->type != PTC_FRAME_RESULT || !frame->ok) {
@@ -55,6 +56,10 @@ static void on_warm_up_frame(struct ptc_env *env, const struct ptc_frame *frame)
         return;
     }
     env->warming = false;
+    if (--env->warm_ups_left > 0) {
+        send_warm_up(env);
+        return;
+    }
     if (!env->events)
         ptc__log(env->host, DSH_LOG_DEBUG, "a prewarmed process is ready (mode %s, session \"%s\")", env->identity.mode,
                  env->identity.session_id);

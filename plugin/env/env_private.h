@@ -24,6 +24,12 @@ struct ptc_env_waiter {
 
 #define PTC_STDERR_TAIL 4096
 
+/* A prewarmed process answers two constant evaluations before it is ready: the bootstrap reads
+ * its first run frame synchronously and adopts the control socket only then
+ * (bootstrap/control-reader.js), so the second one is what warms the socket's read path that
+ * the program's run frame then takes. */
+#define PTC_WARM_UP_EVALUATIONS 2u
+
 struct ptc_env {
     struct ptc_env *next;
     struct ptc_envs *set;
@@ -58,8 +64,9 @@ struct ptc_env {
     char stderr_tail[PTC_STDERR_TAIL];
     size_t stderr_tail_len;
 
-    bool warm_up;       /* a prewarmed process: one constant evaluation before it is ready */
-    bool warming;       /* the warm-up evaluation was sent; its result is awaited */
+    bool warm_up;       /* a prewarmed process: constant evaluations before it is ready */
+    bool warming;       /* a warm-up evaluation was sent; its result is awaited */
+    unsigned warm_ups_left; /* warm-up evaluations still to answer (PTC_WARM_UP_EVALUATIONS) */
     uint64_t warm_up_wire_id;
     bool initialized;   /* the environment initializer ran and was accepted */
     bool runs_stripped; /* its hello said it runs programs the host stripped */

@@ -608,19 +608,25 @@ Test(owners, cleanup_failure_blocks_the_owner, .fini = teardown, .timeout = 30)
     "\"enforcement\":\"none\",\"capabilities\":{}}}"
 
 /* Pumps until process i was spawned and plays its start: hello, then the constant warm-up
- * evaluation, answered ok. */
+ * evaluations (PTC_WARM_UP_EVALUATIONS, wires 1 and 2), each sent after the previous one's
+ * result and answered ok. */
 static void warm(int i)
 {
     UNTIL(fx.f.n_children > i);
     hello(child(i));
-    char *line;
-    UNTIL((line = fault_child_take_line(child(i))) != NULL);
-    char want[512];
-    snprintf(want, sizeof want, "{\"type\":\"run\",\"run\":1,\"format\":\"async-function\",\"retain\":false,"
-             "\"program\":\"0\",\"cwd\":\"%s\",\"discardCompletion\":true,\"bindings\":[]}", workspace());
-    cr_expect_str_eq(line, want);
-    free(line);
-    fault_child_send(child(i), "{\"type\":\"result\",\"run\":1,\"ok\":true}");
+    for (unsigned run = 1; run <= PTC_WARM_UP_EVALUATIONS; run++) {
+        char *line;
+        UNTIL((line = fault_child_take_line(child(i))) != NULL);
+        char want[512];
+        snprintf(want, sizeof want, "{\"type\":\"run\",\"run\":%u,\"format\":\"async-function\",\"retain\":false,"
+                 "\"program\":\"0\",\"cwd\":\"%s\",\"discardCompletion\":true,\"bindings\":[]}", run, workspace());
+        cr_expect_str_eq(line, want);
+        free(line);
+        cr_expect_eq(ptc__env_state(child_env(i)), PTC_ENV_STARTING, "not ready before its last warm-up");
+        char result[96];
+        snprintf(result, sizeof result, "{\"type\":\"result\",\"run\":%u,\"ok\":true}", run);
+        fault_child_send(child(i), result);
+    }
     UNTIL(ptc__env_state(child_env(i)) == PTC_ENV_IDLE);
 }
 
@@ -642,8 +648,8 @@ static void first_cold_run(void)
 }
 
 /* The first run of a policy is cold; after its result the pool starts one process, which is
- * warmed, serves the next run only (its evaluation is wire 2, after the warm-up's 1) and ends
- * with it; the pool refills with a new one. */
+ * warmed, serves the next run only (its evaluation is wire 3, after the warm-ups' 1 and 2) and
+ * ends with it; the pool refills with a new one. */
 Test(pool, a_prewarmed_process_serves_one_program, .fini = teardown, .timeout = 30)
 {
     load(PREWARM(1));
@@ -654,7 +660,7 @@ Test(pool, a_prewarmed_process_serves_one_program, .fini = teardown, .timeout = 
     dsh_run_id id = start_ok("{\"program\":\"return 2\"}");
     cr_expect_eq(ptc__pool_size(&fx.inst->pool), 0, "taken: it left the pool");
     long long wire = expect_frame(child(1), "run");
-    cr_expect_eq(wire, 2);
+    cr_expect_eq(wire, 3);
     cr_expect_eq(fx.f.spawns, 2, "served without starting a process");
     send_result(child(1), wire, "2");
     expect_result(id, OK_TEMPORARY("2"));
