@@ -8,7 +8,8 @@
 // node:child_process (with net and the stream modules it loads) costs a cold child more than
 // evaluating a trivial program, so it is wrapped when a program first reaches for it: through
 // process.getBuiltinModule, or an import or require, whose resolution a module hook observes.
-// Every way to the module's exports passes one of the two before the exports are seen.
+// The ways a program reaches the module (getBuiltinModule, import(), a require made with
+// createRequire) each pass one of the two before the exports are seen.
 
 import module from 'node:module';
 import { promisify } from 'node:util';

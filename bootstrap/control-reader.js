@@ -11,9 +11,9 @@ import net from 'node:net';
 
 const CHUNK_BYTES = 64 * 1024;
 
-// onChunk(buffer) for every chunk read (the buffer is the caller's to keep) and whether it held a
-// `run` frame; onEnd() once the host closes the channel; onError(error) if reading fails.
-// onChunk returns true once the chunk's frames included a run: reading then goes asynchronous.
+// onChunk(buffer) for every chunk read (the buffer is the caller's to keep); while reading is
+// synchronous, it returns true once the chunk's frames included a run, and reading goes
+// asynchronous. onEnd() once the host closes the channel; onError(error) if reading fails.
 export function readControl(fd, handlers) {
   // From a tick, like the socket's data events: a program's stack then ends the same way in
   // every run (the promise jobs it starts run under processTicksAndRejections).
