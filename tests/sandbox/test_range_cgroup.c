@@ -123,12 +123,20 @@ static void read_text(const char *path, char *buf, size_t size)
     fclose(f);
 }
 
+/* A fresh fake tree (root, a mkdtemp template) whose root/self-cgroup stands for
+ * /proc/self/cgroup with the given membership lines; its path goes to proc. */
+static void fake_tree_with_membership(char *root, char proc[4200], const char *lines)
+{
+    cr_assert(mkdtemp(root));
+    snprintf(proc, 4200, "%s/self-cgroup", root);
+    write_text(proc, lines);
+}
+
 Test(range_cgroup, fake_cgroupfs_own_directory_on_unified_and_hybrid_mounts)
 {
     char root[] = "/tmp/fake-cgroupfs-XXXXXX", proc[4200], probe[4200], dir[4200];
-    cr_assert(mkdtemp(root));
-    snprintf(proc, sizeof(proc), "%s/self-cgroup", root);
-    write_text(proc, "12:pids:/a\n6:freezer:/jobs/j1\n1:name=systemd:/x\n0::/user.slice/s-1.scope\n");
+    fake_tree_with_membership(root, proc,
+                              "12:pids:/a\n6:freezer:/jobs/j1\n1:name=systemd:/x\n0::/user.slice/s-1.scope\n");
     cr_assert_eq(dshx__cgroup_dir_in(DSHX_CGROUP_V2, proc, root, dir, sizeof(dir)), 0);
     cr_assert_str_eq(dir + strlen(root), "/unified/user.slice/s-1.scope", "hybrid: %s", dir);
     cr_assert_eq(dshx__cgroup_dir_in(DSHX_CGROUP_V1_FREEZER, proc, root, dir, sizeof(dir)), 0);
@@ -222,9 +230,7 @@ Test(range_cgroup, fake_cgroupfs_sweep_removes_empty_groups_of_dead_hosts_only)
 static void fake_v2_host(char *root, const char *subtree_control)
 {
     char path[4200];
-    cr_assert(mkdtemp(root));
-    snprintf(path, sizeof(path), "%s/self-cgroup", root);
-    write_text(path, "0::/host\n");
+    fake_tree_with_membership(root, path, "0::/host\n");
     snprintf(path, sizeof(path), "%s/cgroup.controllers", root);
     write_text(path, "cpu memory pids\n");
     snprintf(path, sizeof(path), "%s/host", root);
@@ -351,9 +357,7 @@ Test(range_cgroup, fake_cgroupfs_v2_without_delegation_has_no_limits)
 Test(range_cgroup, v1_membership_lines_name_co_mounted_controllers)
 {
     char root[] = "/tmp/fake-cgroupfs-XXXXXX", proc[4200], dir[4200];
-    cr_assert(mkdtemp(root));
-    snprintf(proc, sizeof(proc), "%s/self-cgroup", root);
-    write_text(proc, "4:memory:/jobs/m\n2:cpu,cpuacct:/c\n8:pids:/\n0::/\n");
+    fake_tree_with_membership(root, proc, "4:memory:/jobs/m\n2:cpu,cpuacct:/c\n8:pids:/\n0::/\n");
     cr_assert_eq(dshx__cgroup_v1_dir_in("memory", proc, root, dir, sizeof(dir)), 0);
     cr_assert_str_eq(dir + strlen(root), "/memory/jobs/m");
     cr_assert_eq(dshx__cgroup_v1_dir_in("cpuacct", proc, root, dir, sizeof(dir)), 0);
@@ -372,9 +376,7 @@ Test(range_cgroup, v1_membership_lines_name_co_mounted_controllers)
 Test(range_cgroup, fake_cgroupfs_v1_controller_groups_of_dead_hosts_are_swept)
 {
     char root[] = "/tmp/fake-cgroupfs-XXXXXX", proc[4200], path[4200];
-    cr_assert(mkdtemp(root));
-    snprintf(proc, sizeof(proc), "%s/self-cgroup", root);
-    write_text(proc, "4:memory:/m\n8:pids:/\n0::/\n");
+    fake_tree_with_membership(root, proc, "4:memory:/m\n8:pids:/\n0::/\n");
     pid_t dead = fork();
     if (dead == 0)
         _exit(0);
