@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -12,7 +11,7 @@
 
 int ptc__loop_init(struct ptc_loop *loop)
 {
-    loop->head = loop->tail = NULL;
+    loop->queue.prev = loop->queue.next = &loop->queue;
     loop->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     if (loop->epoll_fd < 0)
         return -errno;
@@ -35,11 +34,9 @@ int ptc__loop_init(struct ptc_loop *loop)
 
 void ptc__loop_destroy(struct ptc_loop *loop)
 {
-    while (loop->head) {
-        struct ptc_deferred *d = loop->head;
-        loop->head = d->next;
-        free(d);
-    }
+    /* Calls still queued belong to owners that outlive the loop: they are left unqueued. */
+    while (loop->queue.next != &loop->queue)
+        ptc__defer_cancel(loop->queue.next);
     if (loop->wake_fd >= 0)
         close(loop->wake_fd);
     if (loop->epoll_fd >= 0)
@@ -119,56 +116,52 @@ void ptc__timer_destroy(struct ptc_loop *loop, struct ptc_timer *timer)
     timer->watch.fd = -1;
 }
 
-int ptc__defer(struct ptc_loop *loop, void (*fn)(void *arg), void *arg)
+static bool has_deferred(const struct ptc_loop *loop)
 {
-    struct ptc_deferred *d = calloc(1, sizeof *d);
-    if (!d)
-        return -ENOMEM;
-    d->fn = fn;
-    d->arg = arg;
-    if (loop->tail)
-        loop->tail->next = d;
-    else
-        loop->head = d;
-    loop->tail = d;
-    uint64_t one = 1;
-    (void)!write(loop->wake_fd, &one, sizeof one);
-    return 0;
+    return loop->queue.next != &loop->queue;
 }
 
-void ptc__defer_cancel(struct ptc_loop *loop, void *arg)
+void ptc__defer(struct ptc_loop *loop, struct ptc_deferred *call, ptc_deferred_fn fn)
 {
-    struct ptc_deferred **link = &loop->head, *prev = NULL;
-    while (*link) {
-        struct ptc_deferred *d = *link;
-        if (d->arg == arg) {
-            *link = d->next;
-            if (loop->tail == d)
-                loop->tail = prev;
-            free(d);
-        } else {
-            prev = d;
-            link = &d->next;
-        }
-    }
+    call->fn = fn;
+    if (call->next)
+        return;
+    call->prev = loop->queue.prev;
+    call->next = &loop->queue;
+    call->prev->next = call;
+    loop->queue.prev = call;
+    uint64_t one = 1;
+    (void)!write(loop->wake_fd, &one, sizeof one);
+}
+
+void ptc__defer_cancel(struct ptc_deferred *call)
+{
+    if (!call->next)
+        return;
+    call->prev->next = call->next;
+    call->next->prev = call->prev;
+    call->prev = call->next = NULL;
 }
 
 static void run_deferred(struct ptc_loop *loop)
 {
     uint64_t count;
     (void)!read(loop->wake_fd, &count, sizeof count);
-    /* Calls queued while draining run in the next dispatch, so one dispatch stays bounded. */
-    struct ptc_deferred *batch = loop->head;
-    loop->head = loop->tail = NULL;
-    while (batch) {
-        struct ptc_deferred *d = batch;
-        batch = d->next;
-        void (*fn)(void *) = d->fn;
-        void *arg = d->arg;
-        free(d);
-        fn(arg);
+    if (!has_deferred(loop))
+        return;
+    /* Calls queued while this batch runs wait for the next dispatch, so one dispatch stays
+     * bounded. The batch is a list of its own that ptc__defer_cancel unlinks from like the
+     * queue, and each call leaves it before it runs: a callback that frees the owner of a later
+     * call cancels that call, and nothing of the batch is read after a callback but its head. */
+    struct ptc_deferred batch = {.prev = loop->queue.prev, .next = loop->queue.next};
+    batch.next->prev = batch.prev->next = &batch;
+    loop->queue.prev = loop->queue.next = &loop->queue;
+    while (batch.next != &batch) {
+        struct ptc_deferred *call = batch.next;
+        ptc__defer_cancel(call);
+        call->fn(call);
     }
-    if (loop->head) {
+    if (has_deferred(loop)) {
         uint64_t one = 1;
         (void)!write(loop->wake_fd, &one, sizeof one);
     }
@@ -192,7 +185,7 @@ int ptc__loop_dispatch(struct ptc_loop *loop)
         if (watch->armed)
             watch->fn(watch, events[i].events);
     }
-    if (wake || loop->head)
+    if (wake || has_deferred(loop))
         run_deferred(loop);
     return 0;
 }
@@ -200,7 +193,7 @@ int ptc__loop_dispatch(struct ptc_loop *loop)
 int ptc__loop_wait(struct ptc_loop *loop, int timeout_ms)
 {
     struct pollfd pfd = {.fd = loop->epoll_fd, .events = POLLIN};
-    int n = poll(&pfd, 1, loop->head ? 0 : timeout_ms);
+    int n = poll(&pfd, 1, has_deferred(loop) ? 0 : timeout_ms);
     if (n < 0 && errno != EINTR)
         return -errno;
     return ptc__loop_dispatch(loop);

@@ -21,16 +21,21 @@ struct ptc_timer {
     void (*fn)(struct ptc_timer *timer);
 };
 
+struct ptc_deferred;
+typedef void (*ptc_deferred_fn)(struct ptc_deferred *call);
+
+/* One pending call, embedded in its owner (one member per purpose that can be pending at the same
+ * time) so queuing it never allocates and cannot fail. Zero-initialized it is not queued; prev
+ * and next are NULL whenever it is not. */
 struct ptc_deferred {
-    struct ptc_deferred *next;
-    void (*fn)(void *arg);
-    void *arg;
+    struct ptc_deferred *prev, *next;
+    ptc_deferred_fn fn;
 };
 
 struct ptc_loop {
     int epoll_fd;
     int wake_fd; /* eventfd: readable while deferred work is queued */
-    struct ptc_deferred *head, *tail;
+    struct ptc_deferred queue; /* head of a circular list: the calls for the next dispatch */
 };
 
 int ptc__loop_init(struct ptc_loop *loop);
@@ -49,10 +54,13 @@ int ptc__timer_init(struct ptc_loop *loop, struct ptc_timer *timer, void (*fn)(s
 int ptc__timer_arm(struct ptc_timer *timer, uint64_t delay_ms); /* 0 disarms */
 void ptc__timer_destroy(struct ptc_loop *loop, struct ptc_timer *timer);
 
-/* Queues fn(arg) for the next dispatch. Returns 0 or -ENOMEM. */
-int ptc__defer(struct ptc_loop *loop, void (*fn)(void *arg), void *arg);
-/* Drops queued calls whose arg matches (the object is going away). */
-void ptc__defer_cancel(struct ptc_loop *loop, void *arg);
+/* Queues fn(call) for the next dispatch (recover the owner with ptc__container_of). A call that
+ * is already queued keeps its place and runs once, with the latest fn. A call queued while a
+ * dispatch runs its batch waits for the next dispatch unless it was still waiting in that batch. */
+void ptc__defer(struct ptc_loop *loop, struct ptc_deferred *call, ptc_deferred_fn fn);
+/* Unqueues call if it is queued (its owner is going away); a callback may cancel any call,
+ * including the ones after it in the batch being run. */
+void ptc__defer_cancel(struct ptc_deferred *call);
 
 #define ptc__container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 

@@ -326,17 +326,17 @@ static void kill_range(struct ptc_env *env)
     }
 }
 
-static void kill_frozen(void *arg)
+static void kill_frozen(struct ptc_deferred *call)
 {
-    kill_range(arg);
+    kill_range(ptc__container_of(call, struct ptc_env, freeze_call));
 }
 
 /* The range stands frozen: nothing of it runs any more, so the consumer gets what the pipes
  * already hold and then its result; the kill and the reap follow in the background, and the
  * environment stays listed until it is quiescent. */
-static void deliver_frozen(void *arg)
+static void deliver_frozen(struct ptc_deferred *call)
 {
-    struct ptc_env *env = arg;
+    struct ptc_env *env = ptc__container_of(call, struct ptc_env, freeze_call);
     env->freezing = false;
     ptc__timer_arm(&env->freeze_poll, 0);
     if (env->quiescent || env->cleanup_failed)
@@ -349,27 +349,31 @@ static void deliver_frozen(void *arg)
     if (events)
         events->closed(consumer, 0);
     /* Queued behind the consumer's own deferred delivery, so the kill is off the result's path. */
-    if (ptc__defer(&env->host->loop, kill_frozen, env) < 0)
-        kill_range(env);
+    ptc__defer(&env->host->loop, &env->freeze_call, kill_frozen);
 }
 
 /* Polls done on the next dispatch before they wait 1 ms each (a freeze takes well under a
  * millisecond); after graceMs of those the range is killed as if it could not be frozen. */
 #define FREEZE_QUICK_POLLS 32
 
-static void poll_frozen_again(void *arg);
+static void poll_frozen_again(struct ptc_env *env);
+static void on_poll_frozen_call(struct ptc_deferred *call);
 
 static void poll_frozen(struct ptc_env *env)
 {
     const struct dsh_subprocess_service *sp = env->host->services.subprocess;
     int rc = sp->freeze(sp->ctx, env->process);
-    if (rc == 1 && ptc__defer(&env->host->loop, deliver_frozen, env) == 0)
+    if (rc == 1) {
+        ptc__defer(&env->host->loop, &env->freeze_call, deliver_frozen);
         return;
+    }
     if (rc == 0) {
         unsigned polls = env->freeze_polls++;
-        if (polls < FREEZE_QUICK_POLLS && ptc__defer(&env->host->loop, poll_frozen_again, env) == 0)
+        if (polls < FREEZE_QUICK_POLLS) {
+            ptc__defer(&env->host->loop, &env->freeze_call, on_poll_frozen_call);
             return;
-        if (polls >= FREEZE_QUICK_POLLS && polls - FREEZE_QUICK_POLLS < (uint64_t)env->host->config.grace_ms) {
+        }
+        if (polls - FREEZE_QUICK_POLLS < (uint64_t)env->host->config.grace_ms) {
             ptc__timer_arm(&env->freeze_poll, 1);
             return;
         }
@@ -380,11 +384,15 @@ static void poll_frozen(struct ptc_env *env)
 }
 
 /* A range that ended on its own while freezing closes as without a freezer. */
-static void poll_frozen_again(void *arg)
+static void poll_frozen_again(struct ptc_env *env)
 {
-    struct ptc_env *env = arg;
     if (env->freezing && !env->quiescent && !env->cleanup_failed)
         poll_frozen(env);
+}
+
+static void on_poll_frozen_call(struct ptc_deferred *call)
+{
+    poll_frozen_again(ptc__container_of(call, struct ptc_env, freeze_call));
 }
 
 static void on_freeze_poll(struct ptc_timer *timer)
@@ -404,9 +412,10 @@ static bool freeze_for_delivery(struct ptc_env *env)
     if (rc < 0) /* unsupported here: the result waits for quiescence */
         return false;
     env->freezing = true;
-    if (rc == 1 && ptc__defer(&env->host->loop, deliver_frozen, env) == 0)
-        return true;
-    poll_frozen(env);
+    if (rc == 1)
+        ptc__defer(&env->host->loop, &env->freeze_call, deliver_frozen);
+    else
+        poll_frozen(env);
     return true;
 }
 
@@ -481,7 +490,9 @@ static void destroy(struct ptc_env *env)
         sb->release_confinement(sb->ctx, env->confinement);
     }
     dsh_strv_free(env->launch_env);
-    ptc__defer_cancel(&host->loop, env);
+    ptc__defer_cancel(&env->confined_call);
+    ptc__defer_cancel(&env->close_call);
+    ptc__defer_cancel(&env->freeze_call);
     free_identity(env);
     free(env->launch_error);
     ptc__images_clear(&env->images);
@@ -493,10 +504,9 @@ static void destroy(struct ptc_env *env)
     free(env);
 }
 
-static void close_now(void *arg)
+static void close_now(struct ptc_deferred *call)
 {
-    struct ptc_env *env = arg;
-    env->close_scheduled = false;
+    struct ptc_env *env = ptc__container_of(call, struct ptc_env, close_call);
     if (env->confine_pending)
         return; /* on_confined will come back through after_confined */
     bool closed = env->cleanup_failed || !env->process || (env->quiescent && env->drained);
@@ -543,11 +553,7 @@ void ptc__env_unref(struct ptc_env *env)
 
 void ptc__env_schedule_close(struct ptc_env *env)
 {
-    if (env->close_scheduled)
-        return;
-    env->close_scheduled = true;
-    if (ptc__defer(&env->host->loop, close_now, env) < 0)
-        env->close_scheduled = false;
+    ptc__defer(&env->host->loop, &env->close_call, close_now);
 }
 
 void ptc__env_progress(struct ptc_env *env)

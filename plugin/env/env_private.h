@@ -75,7 +75,9 @@ struct ptc_env {
     void *consumer;
     uint64_t consumer_wire_id; /* the attached consumer's evaluation */
     struct ptc_env_waiter *waiters; /* notified once closed (quiescent, drained) */
-    bool close_scheduled;
+    /* What it has pending on the loop: the continuation after confinement (env_start.c), the
+     * close, and the step of a frozen delivery (deliver, poll again or kill: one at a time). */
+    struct ptc_deferred confined_call, close_call, freeze_call;
     bool closed;   /* quiescent and drained: freed once no reference remains */
     unsigned refs; /* holders that still read it (a run's result needs the confinement) */
     struct ptc_image *images; /* registered images: they live as long as the process */

@@ -55,9 +55,9 @@ static void start_process(struct ptc_env *env)
     env->state = PTC_ENV_STARTING;
 }
 
-static void after_confined(void *arg)
+static void after_confined(struct ptc_deferred *call)
 {
-    struct ptc_env *env = arg;
+    struct ptc_env *env = ptc__container_of(call, struct ptc_env, confined_call);
     if (env->state == PTC_ENV_CLOSING) { /* terminated while confining */
         ptc__env_schedule_close(env);
         return;
@@ -87,8 +87,7 @@ static void on_confined(void *userdata, int status, struct dsh_confinement *conf
     env->confine_status = status;
     env->confinement = confinement;
     /* Possibly called from inside confine(): continue from the loop, never re-entrantly. */
-    if (ptc__defer(&env->host->loop, after_confined, env) < 0)
-        ptc__env_fail(env, PTC_FAILURE_WORKER_EXIT, "out of memory");
+    ptc__defer(&env->host->loop, &env->confined_call, after_confined);
 }
 
 /* The policy text confine() gets: the resolved policy (env->policy_json keeps it as it is, to
@@ -121,7 +120,7 @@ struct ptc_env *ptc__env_create(struct ptc_envs *set, json_object *policy, const
     if (host->language->launch_argv(host, &argv, &env->launch_env, &err) < 0) {
         env->confine_status = err.code ? err.code : -EINVAL;
         env->launch_error = strdup(err.message);
-        ptc__defer(&host->loop, after_confined, env);
+        ptc__defer(&host->loop, &env->confined_call, after_confined);
         return env;
     }
     const struct dsh_sandbox_service *sb = host->services.sandbox;
@@ -135,7 +134,7 @@ struct ptc_env *ptc__env_create(struct ptc_envs *set, json_object *policy, const
     if (rc < 0) {
         env->confine_pending = false;
         env->confine_status = rc;
-        ptc__defer(&host->loop, after_confined, env);
+        ptc__defer(&host->loop, &env->confined_call, after_confined);
     }
     return env;
 }

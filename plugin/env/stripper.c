@@ -73,6 +73,9 @@ struct ptc_stripper {
     struct ptc_strip_request *pending; /* oldest first: answers come in this order */
     struct ptc_strip_request *settled; /* answers waiting for delivery from the loop */
     uint64_t next_id;
+
+    /* What it has pending on the loop; all three can be queued at once. */
+    struct ptc_deferred confined_call, deliver_call, free_call;
 };
 
 static void close_stripper(struct ptc_stripper *s);
@@ -88,9 +91,8 @@ static void free_request(struct ptc_strip_request *r)
     free(r);
 }
 
-static void deliver_settled(void *arg)
+static void deliver_settled(struct ptc_stripper *s)
 {
-    struct ptc_stripper *s = arg;
     while (s->settled) {
         struct ptc_strip_request *r = s->settled;
         s->settled = r->next;
@@ -98,6 +100,11 @@ static void deliver_settled(void *arg)
             r->done(r->arg, r->answer, r->text ? r->text : "", r->text_len);
         free_request(r);
     }
+}
+
+static void on_deliver_call(struct ptc_deferred *call)
+{
+    deliver_settled(ptc__container_of(call, struct ptc_stripper, deliver_call));
 }
 
 /* Moves the oldest pending request to the delivery queue with its answer (text copied). */
@@ -122,7 +129,7 @@ static void settle_head(struct ptc_stripper *s, enum ptc_strip_answer answer, co
         tail = &(*tail)->next;
     *tail = r;
     /* Delivered from the loop: a requester is never called back inside its own request. */
-    ptc__defer(&s->host->loop, deliver_settled, s);
+    ptc__defer(&s->host->loop, &s->deliver_call, on_deliver_call);
     ptc__timer_arm(&s->answer_timer, s->pending ? PTC_STRIPPER_ANSWER_MS : 0);
 }
 
@@ -322,7 +329,9 @@ static void destroy(struct ptc_stripper *s)
         host->services.subprocess->release(host->services.subprocess->ctx, s->process);
     if (s->confinement)
         host->services.sandbox->release_confinement(host->services.sandbox->ctx, s->confinement);
-    ptc__defer_cancel(&host->loop, s);
+    ptc__defer_cancel(&s->confined_call);
+    ptc__defer_cancel(&s->deliver_call);
+    ptc__defer_cancel(&s->free_call);
     /* Unload: nobody is told any more. */
     struct ptc_strip_request *lists[] = {s->pending, s->settled};
     for (size_t i = 0; i < 2; i++)
@@ -338,9 +347,9 @@ static void destroy(struct ptc_stripper *s)
 }
 
 /* Frees it once its range is quiescent and its answers were delivered. */
-static void free_when_done(void *arg)
+static void free_when_done(struct ptc_deferred *call)
 {
-    struct ptc_stripper *s = arg;
+    struct ptc_stripper *s = ptc__container_of(call, struct ptc_stripper, free_call);
     if (s->confine_pending || (s->process && !s->quiescent))
         return;
     deliver_settled(s);
@@ -367,7 +376,7 @@ static void on_quiescent(struct ptc_watch *watch, uint32_t events)
             lost(s, "the stripper exited");
         return;
     }
-    ptc__defer(&s->host->loop, free_when_done, s);
+    ptc__defer(&s->host->loop, &s->free_call, free_when_done);
 }
 
 /* Ends the stripper: every request it still holds goes back to the child first. */
@@ -389,7 +398,7 @@ static void close_stripper(struct ptc_stripper *s)
             s->quiescent = true; /* release() kills and waits for it */
     }
     if (!s->process || s->quiescent)
-        ptc__defer(&s->host->loop, free_when_done, s);
+        ptc__defer(&s->host->loop, &s->free_call, free_when_done);
 }
 
 static void fail_start(struct ptc_stripper *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -458,11 +467,11 @@ static void spawn_stripper(struct ptc_stripper *s)
         }
 }
 
-static void after_confined(void *arg)
+static void after_confined(struct ptc_deferred *call)
 {
-    struct ptc_stripper *s = arg;
+    struct ptc_stripper *s = ptc__container_of(call, struct ptc_stripper, confined_call);
     if (s->state == STRIPPER_CLOSING) {
-        ptc__defer(&s->host->loop, free_when_done, s);
+        ptc__defer(&s->host->loop, &s->free_call, free_when_done);
         return;
     }
     if (s->start_error)
@@ -481,7 +490,7 @@ static void on_confined(void *userdata, int status, struct dsh_confinement *conf
     s->confine_status = status;
     s->confinement = confinement;
     /* Possibly called from inside confine(): continue from the loop. */
-    ptc__defer(&s->host->loop, after_confined, s);
+    ptc__defer(&s->host->loop, &s->confined_call, after_confined);
 }
 
 /* Least recently used stripper that holds no request, if the set is full. */
@@ -533,7 +542,7 @@ static struct ptc_stripper *start_stripper(struct ptc_strippers *set, const char
     struct dsh_error err = {0};
     if (host->language->stripper_argv(host, &argv, dir, sizeof dir, &err) < 0) {
         s->start_error = strdup(err.message);
-        ptc__defer(&host->loop, after_confined, s);
+        ptc__defer(&host->loop, &s->confined_call, after_confined);
         return s;
     }
     json_object *policy = json_object_new_object();
@@ -553,7 +562,7 @@ static struct ptc_stripper *start_stripper(struct ptc_strippers *set, const char
     if (rc < 0) {
         s->confine_pending = false;
         s->confine_status = rc;
-        ptc__defer(&host->loop, after_confined, s);
+        ptc__defer(&host->loop, &s->confined_call, after_confined);
     }
     return s;
 }

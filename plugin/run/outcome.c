@@ -42,7 +42,7 @@ void ptc__run_destroy(struct ptc_run *run)
     free(run->message);
     free(run->calls);
     ptc__spec_destroy(&run->spec);
-    ptc__defer_cancel(&host->loop, run);
+    ptc__defer_cancel(&run->finish_call);
     free(run);
 }
 
@@ -82,9 +82,9 @@ static char *result_json(struct ptc_run *run, size_t *ret_len, void **ret_block)
     return ptc__result_json(&result, ret_len, ret_block);
 }
 
-static void finish(void *arg)
+static void finish(struct ptc_deferred *call)
 {
-    struct ptc_run *run = arg;
+    struct ptc_run *run = ptc__container_of(call, struct ptc_run, finish_call);
     if (run->env)
         ptc__env_detach(run->env, run);
     size_t len = 0;
@@ -103,13 +103,9 @@ static void finish(void *arg)
 
 void ptc__run_schedule_finish(struct ptc_run *run)
 {
-    if (run->finish_scheduled)
-        return;
-    run->finish_scheduled = true;
     run->phase = PTC_RUN_FINISHING;
     /* Deferred: a run is never freed inside a callback that still uses it. */
-    if (ptc__defer(&run->host->loop, finish, run) < 0)
-        run->finish_scheduled = false;
+    ptc__defer(&run->host->loop, &run->finish_call, finish);
 }
 
 static bool settled_by_program(const struct ptc_run *run)

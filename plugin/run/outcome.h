@@ -54,7 +54,7 @@ struct ptc_run {
     bool has_value;
     json_object *value;
     const char *retained_state; /* "preserved" | "cleared" | NULL */
-    bool finish_scheduled;
+    struct ptc_deferred finish_call; /* the delivery, queued once the outcome is settled */
 };
 
 struct ptc_run *ptc__run_find(struct ptc_runs *runs, dsh_run_id id);

@@ -16,11 +16,12 @@ struct release_request {
     void *userdata;
     char *owner;
     int status;
+    struct ptc_deferred complete_call;
 };
 
-static void complete_release(void *arg)
+static void complete_release(struct ptc_deferred *call)
 {
-    struct release_request *req = arg;
+    struct release_request *req = ptc__container_of(call, struct release_request, complete_call);
     req->fn(req->userdata, req->owner, req->status);
     free(req->owner);
     free(req);
@@ -31,8 +32,7 @@ static void on_released_env_closed(void *arg, int status)
     struct release_request *req = arg;
     req->status = status;
     /* Deliver from the loop, never from inside another callback chain. */
-    if (ptc__defer(&req->host->loop, complete_release, req) < 0)
-        complete_release(req);
+    ptc__defer(&req->host->loop, &req->complete_call, complete_release);
 }
 
 int ptc__owners_release(struct ptc_runs *runs, const char *owner, dsh_released_fn fn, void *userdata,
@@ -49,11 +49,7 @@ int ptc__owners_release(struct ptc_runs *runs, const char *owner, dsh_released_f
     ptc__pool_drain(runs->pool, NULL);
     struct ptc_env *env = ptc__envs_find_owned(runs->envs, owner, PTC_OWNED_ANY);
     if (!env) { /* nothing retained: released at once */
-        if (ptc__defer(&runs->host->loop, complete_release, req) < 0) {
-            free(req->owner);
-            free(req);
-            return ptc__fail(err, -ENOMEM, "out of memory");
-        }
+        ptc__defer(&runs->host->loop, &req->complete_call, complete_release);
         return 0;
     }
     int rc = ptc__env_wait_closed(env, on_released_env_closed, req);
