@@ -9,21 +9,35 @@
 //   finalExpression true: the last top-level expression statement is the completion.
 //   onRedeclaration hook(names) for a program that declares earlier names again; prints nothing.
 //
-// Asynchronous failures follow Node's REPL: every evaluation runs in its own domain, so an
-// exception thrown by one of its callbacks, or a rejection it leaves unhandled, fails that
-// evaluation while it is active and is discarded afterwards. As in Node's REPL, a callback that
-// throws a frozen or non-extensible object still ends the process (the domain cannot tag it).
+// Asynchronous failures follow Node's REPL: an exception thrown by one of an evaluation's
+// callbacks, or a rejection it leaves unhandled, fails that evaluation while it is active and is
+// discarded afterwards. The child loop already attributes them so for every format (its
+// `uncaughtException` and `unhandledRejection` handlers fail only the run a callback belongs to),
+// so evaluations need no domain of their own; a domain would turn on async hooks for the whole
+// process, which costs more than the rest of a small evaluation. As in Node's REPL, whose domain
+// must tag the thrown value, a callback that throws a frozen or non-extensible object still ends
+// the process (`endOnUntaggable`).
 
-import { createRequire } from 'node:module';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import path from 'node:path';
 import vm from 'node:vm';
 import { settledCompletion } from './repl-completion.js';
 import { copyNodeGlobals, createGlobalsInstaller, registerContextRealm } from './repl-globals.js';
 import { ScopeChain } from './scoped-repl.js';
 
-const require = createRequire(import.meta.url);
-// node:domain loads on the first evaluation; a require() per evaluation costs more than its run.
-let domains = null;
+// Marks the code of scoped REPL evaluations, their callbacks included, for `endOnUntaggable`.
+const evaluationCode = new AsyncLocalStorage();
+let untaggableRuleInstalled = false;
+
+// Runs before the loop's own handler: an uncaught exception it ends the process for never
+// reaches a run (Node prints it and exits with status 7, as for Node's REPL).
+function endOnUntaggable(thrown) {
+  if (evaluationCode.getStore() !== true) return;
+  const isObject = (typeof thrown === 'object' && thrown !== null) || typeof thrown === 'function';
+  if (isObject && !Object.isExtensible(thrown)) {
+    throw new TypeError('Cannot attribute the uncaught exception to its evaluation: object is not extensible');
+  }
+}
 
 export const PROGRAM_NAME = '[program]';
 
@@ -80,27 +94,16 @@ export function createScopedReplEvaluator(overrides = {}) {
       const filename = path.join(environment.importBase, name);
       const call = environment.chain.prepare(program, { filename, context: environment.context, stripped });
       const { programFunction, args } = call.start();
-      domains ??= require('node:domain');
-      const domain = domains.create();
-      return new Promise((resolve, reject) => {
-        let active = true;
-        const fail = (thrown) => {
-          if (!active) return; // a callback of an ended evaluation: discarded
-          active = false;
-          reject(thrown);
-        };
-        domain.on('error', fail);
-        // From the microtask queue through Reflect.apply, so no bootstrap frame sits under the
-        // program's frames; entered inside the domain, so its callbacks belong to it.
-        const callProgram = Reflect.apply.bind(undefined, programFunction, undefined, args);
-        const finished = domain.run(() => Promise.resolve().then(callProgram));
-        finished.then(() => {
-          if (!active) return;
-          active = false;
-          // A Promise completion is not awaited.
-          resolve(settledCompletion(call.completion(), discardCompletion));
-        }, fail);
-      });
+      if (!untaggableRuleInstalled) {
+        process.prependListener('uncaughtException', endOnUntaggable);
+        untaggableRuleInstalled = true;
+      }
+      // From the microtask queue through Reflect.apply, so no bootstrap frame sits under the
+      // program's frames; entered inside evaluationCode, so its callbacks carry the mark.
+      const callProgram = Reflect.apply.bind(undefined, programFunction, undefined, args);
+      const finished = evaluationCode.run(true, () => Promise.resolve().then(callProgram));
+      // A Promise completion is not awaited.
+      return finished.then(() => settledCompletion(call.completion(), discardCompletion));
     },
   };
 }

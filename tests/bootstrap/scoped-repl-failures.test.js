@@ -36,12 +36,51 @@ test('a callback that throws after its evaluation ended is not reported later; t
     assert.equal(child.session.exit, undefined);
   }));
 
+// The process's end, or a failure once `exited` has not come within 10 s (a hang without the rule).
+async function processEnd(child) {
+  let timer;
+  const hung = new Promise((resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('the process did not end')), 10000);
+  });
+  try {
+    return await Promise.race([child.session.exited, hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const UNTAGGABLE = 'TypeError: Cannot attribute the uncaught exception to its evaluation: object is not extensible';
+
 test('a callback that throws a frozen object ends the process, as in Node REPL', () =>
   withChild(async (child) => {
     assert.equal(await child.value('setTimeout(() => { throw Object.freeze(new Error("frozen")) }, 20); 1'), 1);
-    const exit = await child.session.exited;
-    assert.notEqual(exit.code, 0);
-    assert.match(child.session.stderr, /not extensible/);
+    const exit = await processEnd(child);
+    assert.equal(exit.code, 7, 'Node ends with 7 when an uncaughtException handler throws');
+    assert.ok(child.session.stderr.includes(UNTAGGABLE), child.session.stderr);
+  }));
+
+test('a non-extensible throw by a callback of the active evaluation ends the process before any result', () =>
+  withChild(async (child) => {
+    const program = `setTimeout(() => { throw Object.preventExtensions(() => {}) }, 10); ${SLEEP} 1`;
+    child.session.send({ type: 'run', run: 1, format: 'scoped-repl', program, cwd: process.cwd(), bindings: [], retain: true });
+    const exit = await processEnd(child);
+    assert.equal(exit.code, 7);
+    assert.ok(child.session.stderr.includes(UNTAGGABLE), child.session.stderr);
+    assert.deepEqual(child.session.frames.filter((frame) => frame.type === 'result'), []);
+  }));
+
+test('control: in vm-script a callback\'s frozen throw only fails its evaluation', () =>
+  withRetainedChild({ format: 'vm-script' }, async (child) => {
+    const { result } = await child.run(`setTimeout(() => { throw Object.freeze(new Error("frozen")) }, 10); ${SLEEP} 1`);
+    assert.equal(result.ok, false);
+    assert.match(result.error.message, /^Error: frozen/);
+    assert.equal(await child.value('"alive"'), 'alive');
+  }));
+
+test('evaluations run outside any domain', () =>
+  withChild(async (child) => {
+    // A domain would turn on async hooks for the whole process (see scoped-repl-evaluator.js).
+    assert.equal(await child.value('await new Promise((resolve) => setTimeout(() => resolve(process.domain === null), 1))'), true);
   }));
 
 test('a frozen object thrown by the program itself is an ordinary exception', () =>
