@@ -5,6 +5,7 @@
 #include "dsh_roots.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,23 +29,45 @@ static bool within(const char *path, const char *root)
     return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+#define SYSTEM_TREES (sizeof system_trees / sizeof *system_trees - 1)
+#define SYSTEM_PARENTS (sizeof system_parents / sizeof *system_parents - 1)
+
+/* What each system directory's name resolves to (/lib may be a link into /usr), resolved once
+ * per process: about 55 readlink calls that every request's roots check would otherwise repeat.
+ * These are the operating system's own links, which only its installer changes; a name that does
+ * not resolve keeps its own spelling, and both spellings are always compared. */
+static char resolved_trees[SYSTEM_TREES][PATH_MAX];
+static char resolved_parents[SYSTEM_PARENTS][PATH_MAX];
+static pthread_once_t resolved_once = PTHREAD_ONCE_INIT;
+
+static void resolve_system_directories(void)
+{
+    for (size_t i = 0; i < SYSTEM_TREES; i++)
+        if (!realpath(system_trees[i], resolved_trees[i]))
+            snprintf(resolved_trees[i], PATH_MAX, "%s", system_trees[i]);
+    for (size_t i = 0; i < SYSTEM_PARENTS; i++)
+        if (!realpath(system_parents[i], resolved_parents[i]))
+            snprintf(resolved_parents[i], PATH_MAX, "%s", system_parents[i]);
+}
+
 /* The system directory `canonical` is or lies in, judged by its name and by what the name
- * resolves to (/lib may be a link into /usr); *ret_dir gets that directory. NULL when none. */
+ * resolves to; *ret_dir gets the spelling that matched. NULL when none. */
 static const char *system_directory(const char *canonical, char ret_dir[PATH_MAX])
 {
-    for (int trees = 1; trees >= 0; trees--)
-        for (const char *const *d = trees ? system_trees : system_parents; *d; d++) {
-            if (!realpath(*d, ret_dir))
-                snprintf(ret_dir, PATH_MAX, "%s", *d);
+    pthread_once(&resolved_once, resolve_system_directories);
+    for (int trees = 1; trees >= 0; trees--) {
+        const char *const *names = trees ? system_trees : system_parents;
+        for (size_t i = 0; names[i]; i++) {
+            const char *resolved = trees ? resolved_trees[i] : resolved_parents[i];
             for (int by_name = 0; by_name < 2; by_name++) {
-                const char *dir = by_name ? *d : ret_dir;
+                const char *dir = by_name ? names[i] : resolved;
                 if (trees ? within(canonical, dir) : !strcmp(canonical, dir)) {
-                    if (dir != ret_dir)
-                        snprintf(ret_dir, PATH_MAX, "%s", dir);
-                    return *d;
+                    snprintf(ret_dir, PATH_MAX, "%s", dir);
+                    return names[i];
                 }
             }
         }
+    }
     return NULL;
 }
 
