@@ -35,6 +35,7 @@ struct srun {
     dsh_run_id run;
     bool demo;       /* the demo `tools` namespace is declared for this run */
     bool stream;     /* "stream": true: output events as the ledger accepts entries */
+    bool retained;   /* names a stateOwner: an evaluation in a retained environment */
     struct dshh_demo_pending *pending;
     uint64_t *calls; /* calls forwarded to the client and not yet answered */
     size_t ncalls, capcalls;
@@ -55,6 +56,7 @@ struct serve {
     struct dshh_lines lines;
     bool eof;
     int stop_signal; /* SIGTERM or SIGINT received: the runs are cancelled, dsh exits 128 + it */
+    unsigned small_evaluations_untrimmed; /* see release_idle_heap() */
 };
 
 /* ---- lifetime ------------------------------------------------------------------------------------ */
@@ -154,6 +156,21 @@ static void on_output(void *userdata, dsh_run_id run, const char *entry_json, si
     json_object_put(ev);
 }
 
+/* Idle: hand the heap pages that interleaved runs of different sizes freed back to the kernel,
+ * so a long-lived host's RSS stays what one run needs (tests/soak). A small evaluation in a
+ * retained environment allocates little and may come every fraction of a millisecond, where a
+ * trim each time would be a measurable part of it: those trim every TRIM_EVERY_EVALUATIONS. */
+#define TRIM_RESULT_BYTES ((size_t)64 << 10)
+#define TRIM_EVERY_EVALUATIONS 64
+
+static void release_idle_heap(struct serve *srv, bool small_evaluation)
+{
+    if (small_evaluation && ++srv->small_evaluations_untrimmed < TRIM_EVERY_EVALUATIONS)
+        return;
+    srv->small_evaluations_untrimmed = 0;
+    malloc_trim(0);
+}
+
 static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
 {
     (void)run;
@@ -173,13 +190,12 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
     json_object *ev = dshh__event("result", r->id);
     dshh__emit_event(ev, "result", result_json, result_len);
     json_object_put(ev);
+    bool small_evaluation = r->retained && result_len < TRIM_RESULT_BYTES;
     free(r->calls);
     free(r->id);
     free(r);
-    /* Idle: hand the heap pages that interleaved runs of different sizes freed back to the
-     * kernel, so a long-lived host's RSS stays what one run needs (tests/soak). */
     if (!srv->runs)
-        malloc_trim(0);
+        release_idle_heap(srv, small_evaluation);
     maybe_finish(srv);
 }
 
@@ -318,6 +334,7 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
     }
     run->srv = srv;
     run->stream = stream && json_object_get_boolean(stream);
+    run->retained = owner != NULL;
     /* The demo namespace joins the client's unless the client declared `tools` itself. */
     run->demo = srv->host->demo_tools && dshh__add_demo_bindings(b);
     /* The host's native namespaces join every run; a client namespace of the same name makes the

@@ -126,12 +126,16 @@ void ptc__defer(struct ptc_loop *loop, struct ptc_deferred *call, ptc_deferred_f
     call->fn = fn;
     if (call->next)
         return;
+    /* The wake fd stays readable until run_deferred reads it: only the first call needs it. */
+    bool wake = !has_deferred(loop);
     call->prev = loop->queue.prev;
     call->next = &loop->queue;
     call->prev->next = call;
     loop->queue.prev = call;
-    uint64_t one = 1;
-    (void)!write(loop->wake_fd, &one, sizeof one);
+    if (wake) {
+        uint64_t one = 1;
+        (void)!write(loop->wake_fd, &one, sizeof one);
+    }
 }
 
 void ptc__defer_cancel(struct ptc_deferred *call)
@@ -161,10 +165,7 @@ static void run_deferred(struct ptc_loop *loop)
         ptc__defer_cancel(call);
         call->fn(call);
     }
-    if (has_deferred(loop)) {
-        uint64_t one = 1;
-        (void)!write(loop->wake_fd, &one, sizeof one);
-    }
+    /* A call queued by the batch found the queue empty and wrote the wake fd again. */
 }
 
 int ptc__loop_dispatch(struct ptc_loop *loop)

@@ -35,8 +35,7 @@ void ptc__run_destroy(struct ptc_run *run)
     free(run->stripped);
     if (run->env)
         ptc__env_unref(run->env);
-    ptc__timer_destroy(&host->loop, &run->deadline);
-    ptc__timer_destroy(&host->loop, &run->stop_grace);
+    ptc__timer_destroy(&host->loop, &run->timer);
     ptc__ledger_destroy(&run->ledger);
     json_object_put(run->value);
     free(run->message);
@@ -129,7 +128,7 @@ static void send_revoke(struct ptc_run *run)
     if (rc < 0)
         ptc__env_terminate(run->env);
     else
-        ptc__timer_arm(&run->stop_grace, (uint64_t)run->host->config.stop_grace_ms);
+        ptc__timer_arm(&run->timer, (uint64_t)run->host->config.stop_grace_ms);
 }
 
 static void close_after_outcome(struct ptc_run *run)
@@ -177,8 +176,8 @@ void ptc__run_select(struct ptc_run *run, enum ptc_failure kind, const char *fmt
             run->message = NULL;
         va_end(ap);
     }
-    /* The timer stops when an outcome is selected, before cleanup. */
-    ptc__timer_arm(&run->deadline, 0);
+    /* The deadline stops when an outcome is selected, before cleanup. */
+    ptc__timer_arm(&run->timer, 0);
     close_after_outcome(run);
 }
 

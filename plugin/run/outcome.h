@@ -45,7 +45,9 @@ struct ptc_run {
     size_t n_calls, cap_calls;
     uint64_t open_arg_bytes;
     struct ptc_ledger ledger;
-    struct ptc_timer deadline, stop_grace;
+    /* The deadline until an outcome is selected, then the stop grace (they never overlap):
+     * one timer, so a run costs one timerfd. */
+    struct ptc_timer timer;
 
     bool outcome_selected;
     bool terminal_seen;

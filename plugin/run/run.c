@@ -38,18 +38,17 @@ void ptc__runs_cancel_all(struct ptc_runs *runs, const char *reason)
         ptc__run_cancel(run, reason);
 }
 
-static void on_deadline(struct ptc_timer *timer)
+static void on_timer(struct ptc_timer *timer)
 {
-    struct ptc_run *run = ptc__container_of(timer, struct ptc_run, deadline);
-    ptc__run_select(run, PTC_FAILURE_TIMEOUT, "execution timed out %s (%lld ms)",
-                    run->code_started ? "during execution" : "before code started",
-                    (long long)run->spec.timeout_ms);
-}
-
-static void on_stop_grace(struct ptc_timer *timer)
-{
-    struct ptc_run *run = ptc__container_of(timer, struct ptc_run, stop_grace);
-    /* No acknowledgment (a synchronous loop, or a failed revoke): terminate and lose the state. */
+    struct ptc_run *run = ptc__container_of(timer, struct ptc_run, timer);
+    if (!run->outcome_selected) { /* the deadline */
+        ptc__run_select(run, PTC_FAILURE_TIMEOUT, "execution timed out %s (%lld ms)",
+                        run->code_started ? "during execution" : "before code started",
+                        (long long)run->spec.timeout_ms);
+        return;
+    }
+    /* The stop grace ended without acknowledgment (a synchronous loop, or a failed revoke):
+     * terminate and lose the state. */
     if (run->env)
         ptc__env_terminate(run->env);
 }
@@ -101,7 +100,7 @@ static void on_env_failed(void *arg, enum ptc_failure kind, const char *message)
         return;
     }
     if (run->phase == PTC_RUN_STOPPING) {
-        ptc__timer_arm(&run->stop_grace, 0);
+        ptc__timer_arm(&run->timer, 0);
         return; /* stays timeout/abort; the closure reports the state as cleared */
     }
     ptc__run_select(run, kind, "%s", message);
@@ -130,7 +129,7 @@ static void on_env_closed(void *arg, int status)
     }
     if (run->retained)
         run->retained_state = "cleared";
-    ptc__timer_arm(&run->stop_grace, 0);
+    ptc__timer_arm(&run->timer, 0);
     ptc__run_schedule_finish(run);
 }
 
@@ -280,13 +279,11 @@ int ptc__run_start(struct ptc_runs *runs, const char *spec_json, size_t spec_len
     memcpy(&run->cb, callbacks, callbacks->struct_size < sizeof run->cb ? callbacks->struct_size : sizeof run->cb);
     run->retained = runs->retains_state && run->spec.state_owner;
     ptc__ledger_init(&run->ledger, (uint64_t)host->config.max_output_bytes);
-    if ((rc = ptc__timer_init(&host->loop, &run->deadline, on_deadline)) < 0 ||
-        (rc = ptc__timer_init(&host->loop, &run->stop_grace, on_stop_grace)) < 0) {
-        ptc__timer_destroy(&host->loop, &run->deadline);
+    if ((rc = ptc__timer_init(&host->loop, &run->timer, on_timer)) < 0) {
         ptc__ledger_destroy(&run->ledger);
         ptc__spec_destroy(&run->spec);
         free(run);
-        return ptc__fail(err, rc, "cannot create timers: %s", dsh_strerror(rc));
+        return ptc__fail(err, rc, "cannot create a timer: %s", dsh_strerror(rc));
     }
     run->next = runs->head;
     runs->head = run;
@@ -300,7 +297,7 @@ int ptc__run_start(struct ptc_runs *runs, const char *spec_json, size_t spec_len
     *ret_run = run->id;
     /* The deadline starts now and covers setup, launch and every binding wait. */
     if (run->spec.has_timeout && !run->outcome_selected)
-        ptc__timer_arm(&run->deadline, (uint64_t)run->spec.timeout_ms);
+        ptc__timer_arm(&run->timer, (uint64_t)run->spec.timeout_ms);
     return 0;
 }
 
