@@ -71,14 +71,15 @@ export function createScopedReplEvaluator(overrides = {}) {
   let retained = null; // the environment kept for the process when runs ask to retain
   const perRun = new WeakMap(); // run -> environment of a run that does not retain
 
-  function environmentFor(run, retain, cwd) {
+  // A new environment is named in the directory the evaluation just changed to (resolved).
+  function environmentFor(run, retain) {
     if (retain) {
-      retained ??= createEnvironment(options, cwd);
+      retained ??= createEnvironment(options, process.cwd());
       return retained;
     }
     let environment = perRun.get(run);
     if (environment === undefined) {
-      environment = createEnvironment(options, cwd);
+      environment = createEnvironment(options, process.cwd());
       perRun.set(run, environment);
     }
     return environment;
@@ -89,7 +90,7 @@ export function createScopedReplEvaluator(overrides = {}) {
     options,
     evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, discardCompletion = false, stripped }) {
       process.chdir(cwd);
-      const environment = environmentFor(run, retain, process.cwd());
+      const environment = environmentFor(run, retain);
       environment.installGlobals(globals);
       const filename = path.join(environment.importBase, name);
       const call = environment.chain.prepare(program, { filename, context: environment.context, stripped });

@@ -77,16 +77,35 @@ function patternNames(pattern, into) {
   }
 }
 
+// The walk of scanDeclarations: made once, so every scan walks with the same visitor object.
+// Function and class bodies are their own scopes: nothing inside is a top-level name.
+let scanVisitor = null;
+
+function declarationVisitor(walk) {
+  scanVisitor ??= walk.make({
+    Function() {},
+    Class() {},
+    FunctionDeclaration(node, scan) {
+      // Sloppy code also gives a block-level function a var binding (Annex B).
+      if (!scan.strict && !scan.topLevel.has(node)) scan.vars.add(node.id.name);
+    },
+    VariableDeclaration(node, scan) {
+      if (node.kind === 'var') for (const declarator of node.declarations) patternNames(declarator.id, scan.vars);
+    },
+    ReturnStatement(node, scan) {
+      scan.topLevelReturn ??= node;
+    },
+  });
+  return scanVisitor;
+}
+
 // Top-level names of one program: `vars` (including `var` inside blocks, loops, try...),
 // `functions` (top-level declarations), `lexical` (let/const/class/using). Also finds a
 // top-level `return` and the final top-level expression statement.
 function scanDeclarations(ast, { strict }) {
   const { walk } = loadParser();
-  const vars = new Set();
   const functions = new Set();
   const lexical = new Set();
-  const topLevel = new Set(ast.body);
-  let topLevelReturn = null;
   for (const statement of ast.body) {
     if (statement.type === 'VariableDeclaration' && statement.kind !== 'var') {
       for (const declarator of statement.declarations) patternNames(declarator.id, lexical);
@@ -96,27 +115,14 @@ function scanDeclarations(ast, { strict }) {
       lexical.add(statement.id.name);
     }
   }
-  walk.recursive(ast, null, {
-    // Function and class bodies are their own scopes: nothing inside is a top-level name.
-    Function() {},
-    Class() {},
-    FunctionDeclaration(node) {
-      // Sloppy code also gives a block-level function a var binding (Annex B).
-      if (!strict && !topLevel.has(node)) vars.add(node.id.name);
-    },
-    VariableDeclaration(node) {
-      if (node.kind === 'var') for (const declarator of node.declarations) patternNames(declarator.id, vars);
-    },
-    ReturnStatement(node) {
-      topLevelReturn ??= node;
-    },
-  });
+  const scan = { strict, topLevel: new Set(ast.body), vars: new Set(), topLevelReturn: null };
+  walk.recursive(ast, scan, null, declarationVisitor(walk));
   let finalExpression = null;
   for (let i = ast.body.length - 1; i >= 0 && finalExpression === null; i--) {
     if (ast.body[i].type === 'ExpressionStatement') finalExpression = ast.body[i].expression;
   }
   const hasStrictDirective = ast.body.some((statement) => statement.directive === 'use strict');
-  return { vars, functions, lexical, topLevelReturn, finalExpression, hasStrictDirective };
+  return { vars: scan.vars, functions, lexical, topLevelReturn: scan.topLevelReturn, finalExpression, hasStrictDirective };
 }
 
 // Where "__$binding_value=" goes: before the expression, or before the last element of a bare
