@@ -11,9 +11,10 @@ import net from 'node:net';
 
 const CHUNK_BYTES = 64 * 1024;
 
-// onChunk(buffer) for every chunk read (the buffer is the caller's to keep); while reading is
-// synchronous, it returns true once the chunk's frames included a run, and reading goes
-// asynchronous. onEnd() once the host closes the channel; onError(error) if reading fails.
+// onChunk(buffer) for every chunk read; the buffer is only valid during the call (one buffer is
+// read into again and again), so the caller copies what it keeps. While reading is synchronous,
+// onChunk returns true once the chunk's frames included a run, and reading goes asynchronous.
+// onEnd() once the host closes the channel; onError(error) if reading fails.
 export function readControl(fd, handlers) {
   // From a tick, like the socket's data events: a program's stack then ends the same way in
   // every run (the promise jobs it starts run under processTicksAndRejections).
@@ -21,8 +22,8 @@ export function readControl(fd, handlers) {
 }
 
 function readUntilRun(fd, { onChunk, onEnd, onError }) {
+  const chunk = Buffer.allocUnsafeSlow(CHUNK_BYTES);
   for (;;) {
-    const chunk = Buffer.allocUnsafeSlow(CHUNK_BYTES);
     let bytes;
     try {
       bytes = fs.readSync(fd, chunk, 0, CHUNK_BYTES, null);
@@ -39,8 +40,10 @@ function readUntilRun(fd, { onChunk, onEnd, onError }) {
     if (onChunk(chunk.subarray(0, bytes))) break;
   }
   setImmediate(() => {
-    const control = new net.Socket({ fd, readable: true, writable: true });
-    control.on('data', (chunk) => onChunk(chunk));
+    // `onread` hands each read to the callback in one buffer, without the stream machinery's
+    // per-chunk work. The bytes are copied out and handled from a tick, as the first ones were.
+    const onread = { buffer: chunk, callback: (bytes, buffer) => void process.nextTick(onChunk, Buffer.from(buffer.subarray(0, bytes))) };
+    const control = new net.Socket({ fd, readable: true, writable: true, onread });
     control.on('end', onEnd);
     control.on('error', onError);
   });

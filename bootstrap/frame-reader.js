@@ -23,12 +23,13 @@ export class FrameReader {
     this.#onError = onError;
   }
 
+  // `chunk` is only read during the call: an unfinished frame's bytes are copied.
   push(chunk) {
     let start = 0;
     while (!this.#failed && start < chunk.length) {
       const newline = chunk.indexOf(0x0a, start);
       if (newline === -1) {
-        this.#buffer(chunk.subarray(start));
+        this.#buffer(Buffer.from(chunk.subarray(start)));
         return;
       }
       this.#buffer(chunk.subarray(start, newline));
