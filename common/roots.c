@@ -35,19 +35,24 @@ static bool within(const char *path, const char *root)
 /* What each system directory's name resolves to (/lib may be a link into /usr), resolved once
  * per process: about 55 readlink calls that every request's roots check would otherwise repeat.
  * These are the operating system's own links, which only its installer changes; a name that does
- * not resolve keeps its own spelling, and both spellings are always compared. */
-static char resolved_trees[SYSTEM_TREES][PATH_MAX];
-static char resolved_parents[SYSTEM_PARENTS][PATH_MAX];
+ * not resolve (or whose copy cannot be made) keeps its own spelling, and both spellings are
+ * always compared. */
+static const char *resolved_trees[SYSTEM_TREES];
+static const char *resolved_parents[SYSTEM_PARENTS];
 static pthread_once_t resolved_once = PTHREAD_ONCE_INIT;
+
+static void resolve_names(const char *const *names, const char **resolved, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *canonical = realpath(names[i], NULL);
+        resolved[i] = canonical ? canonical : names[i];
+    }
+}
 
 static void resolve_system_directories(void)
 {
-    for (size_t i = 0; i < SYSTEM_TREES; i++)
-        if (!realpath(system_trees[i], resolved_trees[i]))
-            snprintf(resolved_trees[i], PATH_MAX, "%s", system_trees[i]);
-    for (size_t i = 0; i < SYSTEM_PARENTS; i++)
-        if (!realpath(system_parents[i], resolved_parents[i]))
-            snprintf(resolved_parents[i], PATH_MAX, "%s", system_parents[i]);
+    resolve_names(system_trees, resolved_trees, SYSTEM_TREES);
+    resolve_names(system_parents, resolved_parents, SYSTEM_PARENTS);
 }
 
 /* The system directory `canonical` is or lies in, judged by its name and by what the name
