@@ -35,24 +35,37 @@ static bool within(const char *path, const char *root)
 /* What each system directory's name resolves to (/lib may be a link into /usr), resolved once
  * per process: about 55 readlink calls that every request's roots check would otherwise repeat.
  * These are the operating system's own links, which only its installer changes; a name that does
- * not resolve (or whose copy cannot be made) keeps its own spelling, and both spellings are
- * always compared. */
+ * not resolve keeps its own spelling, and both spellings are always compared. The copies live in
+ * static memory (the plugin can be unloaded, taking any pointer to the heap with it); one that
+ * does not fit is resolved again at every check (NULL here). */
+static char resolved_pool[4096];
 static const char *resolved_trees[SYSTEM_TREES];
 static const char *resolved_parents[SYSTEM_PARENTS];
 static pthread_once_t resolved_once = PTHREAD_ONCE_INIT;
 
-static void resolve_names(const char *const *names, const char **resolved, size_t n)
+static void resolve_names(const char *const *names, const char **resolved, size_t n, size_t *used)
 {
+    char canonical[PATH_MAX];
     for (size_t i = 0; i < n; i++) {
-        char *canonical = realpath(names[i], NULL);
-        resolved[i] = canonical ? canonical : names[i];
+        if (!realpath(names[i], canonical)) {
+            resolved[i] = names[i];
+            continue;
+        }
+        size_t size = strlen(canonical) + 1;
+        if (size > sizeof resolved_pool - *used) {
+            resolved[i] = NULL;
+            continue;
+        }
+        resolved[i] = memcpy(resolved_pool + *used, canonical, size);
+        *used += size;
     }
 }
 
 static void resolve_system_directories(void)
 {
-    resolve_names(system_trees, resolved_trees, SYSTEM_TREES);
-    resolve_names(system_parents, resolved_parents, SYSTEM_PARENTS);
+    size_t used = 0;
+    resolve_names(system_trees, resolved_trees, SYSTEM_TREES, &used);
+    resolve_names(system_parents, resolved_parents, SYSTEM_PARENTS, &used);
 }
 
 /* The system directory `canonical` is or lies in, judged by its name and by what the name
@@ -64,10 +77,13 @@ static const char *system_directory(const char *canonical, char ret_dir[PATH_MAX
         const char *const *names = trees ? system_trees : system_parents;
         for (size_t i = 0; names[i]; i++) {
             const char *resolved = trees ? resolved_trees[i] : resolved_parents[i];
+            if (!resolved)
+                resolved = realpath(names[i], ret_dir) ? ret_dir : names[i];
             for (int by_name = 0; by_name < 2; by_name++) {
                 const char *dir = by_name ? names[i] : resolved;
                 if (trees ? within(canonical, dir) : !strcmp(canonical, dir)) {
-                    snprintf(ret_dir, PATH_MAX, "%s", dir);
+                    if (dir != ret_dir)
+                        snprintf(ret_dir, PATH_MAX, "%s", dir);
                     return names[i];
                 }
             }
