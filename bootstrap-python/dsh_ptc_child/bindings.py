@@ -92,7 +92,8 @@ class Bindings:
             raise TypeError(f'{label} takes one JSON argument or keyword arguments, not both or more')
         values = [kwargs] if kwargs else list(args)
         try:
-            args_json = encode_lossless(values, 'args')
+            # Each argument is a value of its own for the depth limit, as in the Node runtime.
+            args_json = '[' + ','.join(encode_lossless(value, f'args[{i}]') for i, value in enumerate(values)) + ']'
         except LossyValueError as error:
             raise TypeError(f'{label}: arguments are not lossless JSON: {error}') from None
         if len(run.pending) >= self._max_pending:

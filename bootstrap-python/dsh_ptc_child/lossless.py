@@ -11,6 +11,13 @@ import sys
 
 _IDENTIFIER = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 
+# The deepest nesting of lists and dicts a value sent to the host may have, as for the Node
+# runtime (bootstrap/PROTOCOL.md): the host parses frames with a 512-level bound.
+MAX_VALUE_DEPTH = 500
+_LIMIT_PROBLEM = f'nests arrays and objects deeper than {MAX_VALUE_DEPTH} levels (the limit for values)'
+# Recursion-limit units one level of nesting takes in _encode (measured: under 2), with room.
+_FRAMES_PER_LEVEL = 3
+
 
 class LossyValueError(Exception):
     def __init__(self, path, problem):
@@ -44,7 +51,7 @@ def _member(path, key):
     return f'{path}.{key}' if _IDENTIFIER.match(key) else f'{path}[{_string(key, path)}]'
 
 
-def _encode(value, path, ancestors):
+def _encode(value, path, ancestors, root):
     kind = type(value)
     if value is None:
         return 'null'
@@ -66,28 +73,44 @@ def _encode(value, path, ancestors):
         raise LossyValueError(path, f'is {_describe(value)}')
     if id(value) in ancestors:
         raise LossyValueError(path, 'is a circular reference')
+    if len(ancestors) >= MAX_VALUE_DEPTH:
+        # The path of the offending level would be hundreds of steps long: name the value instead.
+        raise LossyValueError(root, _LIMIT_PROBLEM)
     ancestors.add(id(value))
     try:
-        if kind is list:
-            return '[' + ','.join(_encode(item, f'{path}[{i}]', ancestors) for i, item in enumerate(value)) + ']'
         parts = []
+        if kind is list:  # a loop, not a generator: each level then costs only this frame
+            for i, item in enumerate(value):
+                parts.append(_encode(item, f'{path}[{i}]', ancestors, root))
+            return '[' + ','.join(parts) + ']'
         for key, item in value.items():
             if type(key) is not str:
                 raise LossyValueError(path, f'has a non-string key {key!r}')
             key_path = _member(path, key)
-            parts.append(f'{_string(key, key_path + " (key)")}:{_encode(item, key_path, ancestors)}')
+            parts.append(f'{_string(key, key_path + " (key)")}:{_encode(item, key_path, ancestors, root)}')
         return '{' + ','.join(parts) + '}'
     finally:
         ancestors.discard(id(value))
 
 
+def _stack_depth():
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    return depth
+
+
 def encode_lossless(value, root='value'):
     """The JSON text of value, or LossyValueError naming the first lossy path."""
-    saved = sys.get_int_max_str_digits()
+    saved_digits = sys.get_int_max_str_digits()
+    saved_limit = sys.getrecursionlimit()
     sys.set_int_max_str_digits(0)  # big ints keep all their digits
+    # Room for a value at the limit wherever the caller is; the limit itself stops deeper ones.
+    sys.setrecursionlimit(max(saved_limit, _stack_depth() + _FRAMES_PER_LEVEL * (MAX_VALUE_DEPTH + 2) + 50))
     try:
-        return _encode(value, root, set())
-    except RecursionError:
+        return _encode(value, root, set(), root)
+    except RecursionError:  # not expected (the limit above leaves room); never a crash
         raise LossyValueError(root, 'is nested too deeply to encode') from None
     finally:
-        sys.set_int_max_str_digits(saved)
+        sys.setrecursionlimit(saved_limit)
+        sys.set_int_max_str_digits(saved_digits)

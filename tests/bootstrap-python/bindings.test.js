@@ -128,3 +128,24 @@ test('revoke rejects open calls with the error class, drops output and answers r
     await session.kill();
   }
 });
+
+const LIMIT = 'nests arrays and objects deeper than 500 levels (the limit for values)';
+
+test('each argument may nest 500 levels; a deeper one rejects inside the program and sends no call', async () => {
+  const one = () => ({ ok: true, value: 1 });
+  const { result, calls } = await runProgram([
+    'import sys',
+    'sys.setrecursionlimit(80)',
+    'a = []',
+    'for _ in range(499):',
+    '    a = [a]',
+    'sent = await tools.echo(a)',
+    'try:',
+    '    await tools.echo([a])',
+    'except TypeError as error:',
+    '    return [sent, str(error), sys.getrecursionlimit()]',
+  ].join('\n'), { bindings: TOOLS, reply: one });
+  assert.deepEqual(result.value, [1, `tools.echo: arguments are not lossless JSON: args[0] ${LIMIT}`, 80]);
+  assert.equal(calls.length, 1, 'the deeper argument sends no call');
+});
+

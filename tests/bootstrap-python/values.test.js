@@ -52,7 +52,9 @@ for (const [program, message] of [
   ['return len', 'result is a function or other callable'],
   ['return "\\ud800"', 'result contains a lone surrogate'],
   ['a = []\na.append(a)\nreturn a', 'result[0] is a circular reference'],
-  ['a = []\nfor _ in range(100000):\n    a = [a]\nreturn a', 'result is nested too deeply to encode'],
+  // Far deeper than Python could recurse: still the limit of every runtime, not a RecursionError.
+  ['a = []\nfor _ in range(100000):\n    a = [a]\nreturn a', 'result nests arrays and objects deeper than 500 levels (the limit for values)'],
+  ['a = []\nfor _ in range(500):\n    a = [a]\nreturn a', 'result nests arrays and objects deeper than 500 levels (the limit for values)'],
 ]) {
   test(`invalid-output: ${message}`, async () => {
     const { result } = await runProgram(program);
@@ -65,6 +67,15 @@ test('a subclass of a JSON type is not JSON', async () => {
   assert.equal(result.error.kind, 'invalid-output');
   const bools = await valueOf('return [True, 1]');
   assert.deepEqual(bools, [true, 1]);
+});
+
+test('a value nested exactly 500 levels deep is returned whole, also under a program\'s low recursion limit', async () => {
+  const depthOf = (value) => (Array.isArray(value) ? 1 + depthOf(value[0]) : 0);
+  assert.equal(depthOf(await valueOf('a = []\nfor _ in range(499):\n    a = [a]\nreturn a')), 500);
+  // [a, 60] nests 500 levels when a nests 499.
+  const [value, limit] = await valueOf('import sys\nsys.setrecursionlimit(60)\na = []\nfor _ in range(498):\n    a = [a]\nreturn [a, sys.getrecursionlimit()]');
+  assert.equal(depthOf(value), 499);
+  assert.equal(limit, 60);
 });
 
 test('a shared (not circular) value is fine', async () => {

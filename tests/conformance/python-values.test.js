@@ -38,6 +38,22 @@ test('a program without return has no value', async () => {
   assert.equal('value' in result, false);
 });
 
+// The nesting limit of every runtime (tests/conformance/nesting.test.js): 500 levels of lists and dicts.
+const LIMIT_MESSAGE = 'nests arrays and objects deeper than 500 levels (the limit for values)';
+const nested = (levels) => `v = 1\nfor i in range(${levels}):\n    v = {"k": v} if i % 2 else [v]\n`;
+const depthOf = (value) => (value !== null && typeof value === 'object' ? 1 + depthOf(Array.isArray(value) ? value[0] : value.k) : 0);
+
+test('a completion nested 500 levels deep is returned whole; 501 is invalid-output naming the limit', async () => {
+  assert.equal(depthOf((await ok(`${nested(500)}return v`)).result.value), 500);
+  const { result } = await fails(`${nested(501)}return v`, 'invalid-output');
+  assert.equal(result.error.message, `result ${LIMIT_MESSAGE}`);
+});
+
+test('a binding argument deeper than the limit rejects the call inside the program', async () => {
+  const { result } = await ok(`${nested(500)}back = await tools.echo(v)\ntry:\n    await tools.echo([v])\nexcept TypeError as error:\n    return [len(str(back)) > 0, str(error)]`);
+  assert.deepEqual(result.value, [true, `tools.echo: arguments are not lossless JSON: args[0] ${LIMIT_MESSAGE}`]);
+});
+
 for (const [program, message] of [
   ['return float("nan")', 'result is nan'],
   ['return [float("inf")]', 'result[0] is inf'],
