@@ -128,3 +128,36 @@ test('a compile error of a stripped program quotes the program, not the stripped
   assert.equal(viaHost.error.message, inChild.error.message);
   assert.match(viaHost.error.message, /\nlet y: number = 1; let y: string = 2;\n/);
 });
+
+test('frames larger than one read, written in pieces, arrive whole before and after the first run', async () => {
+  const session = new ChildSession({ maxMessageBytes: 1 << 20 });
+  try {
+    await session.waitFor((frame) => frame.type === 'hello');
+    const hash = (text) => {
+      let h = 0;
+      for (const c of text) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+      return h;
+    };
+    // About 190 KB of text that differs everywhere, so a lost or reused piece changes the hash.
+    const payload = (seed) => Array.from({ length: 30000 }, (_, i) => (i * seed) % 100003).join(',');
+    const program = (run, text) =>
+      `const s${run} = "${text}"; let h${run} = 0; for (const c of s${run}) h${run} = (h${run} * 31 + c.charCodeAt(0)) >>> 0; [s${run}.length, h${run}]`;
+    // The first run is read synchronously (control-reader.js), the second by the adopted socket.
+    for (const [run, seed] of [[1, 7], [2, 13]]) {
+      const text = payload(seed);
+      const frame = { type: 'run', run, format: 'vm-script', program: program(run, text), cwd: '/', bindings: [], retain: true };
+      const line = `${JSON.stringify(frame)}\n`;
+      for (let at = 0; at < line.length; at += 7001) {
+        session.sendRaw(line.slice(at, at + 7001));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const result = await session.waitFor((f) => f.type === 'result' && f.run === run);
+      assert.ok(result.ok, `run ${run}: ${JSON.stringify(result).slice(0, 300)}`);
+      assert.deepEqual(result.value, [text.length, hash(text)]);
+    }
+    session.closeControl();
+    assert.equal((await session.exited).code, 0);
+  } finally {
+    await session.kill();
+  }
+});
