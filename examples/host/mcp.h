@@ -25,22 +25,42 @@ struct dshh_mcp_tool {
     char *description;
     json_object *input_schema;  /* owned; may be NULL */
     json_object *output_schema; /* owned; may be NULL */
+    bool missing;               /* the restarted server does not list it: calls reject */
 };
 
 struct dshh_mcp_pending;
+
+/* Where a server is in its life (examples/host/README.md, "Restarts"). */
+enum dshh_mcp_state {
+    DSHH_MCP_READY,       /* calls are sent at once */
+    DSHH_MCP_RESTART_DUE, /* it exited; the back-off timer starts it again; calls queue */
+    DSHH_MCP_HANDSHAKE,   /* restarted, not yet initialized and listed; calls queue */
+    DSHH_MCP_GAVE_UP,     /* too many lives in a row ended early; calls reject */
+};
 
 struct dshh_mcp_server {
     struct dshh_host *host;
     char *name;  /* as configured */
     char *ident; /* the namespace programs see */
+    char **argv, **env; /* how it was started, for restarts */
     pid_t pid;
     int to_fd, from_fd; /* its stdin and stdout (ours: write, read) */
     struct dshh_lines lines;
     bool watching, exited;
-    struct dshh_mcp_tool *tools;
+    struct dshh_mcp_tool *tools; /* fixed when dsh mcp starts */
     size_t ntools;
     int64_t next_id;
-    struct dshh_mcp_pending *pending; /* tools/call requests without an answer */
+    struct dshh_mcp_pending *pending; /* tools/call requests without an answer, oldest first */
+    size_t queued;                    /* of them, those not yet sent (the server is restarting) */
+    enum dshh_mcp_state state;
+    int strikes;         /* consecutive lives that failed to start or ended early */
+    int64_t started_ms;  /* when the current process was started */
+    int64_t timer;       /* the restart delay or the handshake deadline on host->loop; 0: none */
+    int64_t awaited_id;  /* the restart handshake's open request */
+    bool listing;        /* that request is tools/list (else initialize) */
+    bool failed;         /* the restart handshake failed: the server ends after the current read */
+    int pages;           /* tools/list pages read in this handshake */
+    json_object *relisted; /* tool names the restarted server listed so far */
 };
 
 struct dshh_mcp_downstream {
@@ -49,12 +69,14 @@ struct dshh_mcp_downstream {
 };
 
 /* Starts every server of the enabled dsh-mcp-bindings row (none without one), completes the MCP
- * handshake and lists their tools (blocking, bounded), then watches their stdout on host->loop.
+ * handshake and lists their tools (blocking, bounded), then watches their stdout on host->loop;
+ * a server that exits is restarted from there (examples/host/README.md, "Restarts").
  * taken: identifiers programs already see (the demo namespace); NULL-terminated. Prints a
  * diagnostic and returns -1 on error. */
 int dshh__mcp_downstream_start(struct dshh_mcp_downstream *ds, struct dshh_host *host,
                                const struct dshh_profile *profile, const char *const *taken);
-/* Closes the servers' stdin, waits a little for them to exit, then kills what is left. */
+/* Closes the servers' stdin, waits a little for them to exit, then kills what is left (also a
+ * server mid-restart). */
 void dshh__mcp_downstream_stop(struct dshh_mcp_downstream *ds);
 /* Appends {global, functions, errorClass} of each server to a run request's bindings. */
 void dshh__mcp_downstream_bindings(const struct dshh_mcp_downstream *ds, json_object *bindings);

@@ -21,6 +21,19 @@
 #define MAX_MESSAGE ((size_t)64 << 20)
 #define HANDSHAKE_MS 30000
 #define STOP_GRACE_MS 2000
+/* Restarts (examples/host/README.md, "Restarts"): the first at once, then a doubling delay; dsh
+ * gives up after MAX_RESTARTS lives in a row that failed to start or ended within STABLE_MS. */
+#define MAX_RESTARTS 5
+#define STABLE_MS 30000
+#define FIRST_BACKOFF_MS 100
+#define MAX_BACKOFF_MS 5000
+#define MAX_QUEUED 64 /* calls waiting for a restarting server */
+#define MAX_TOOL_PAGES 1000
+/* What a call's rejection says (examples/host/README.md, "Restarts"). */
+#define EXITED_FMT "the MCP server %s exited"
+#define GAVE_UP_FMT "the MCP server %s exited and dsh gave up restarting it"
+#define QUEUE_FULL_FMT "the MCP server %s is restarting and already has %d calls waiting"
+#define MISSING_TOOL_FMT "the MCP server %s no longer offers the tool %s"
 
 /* Only these of dsh's environment reach a server (as MCP clients commonly do), plus its `env`. */
 static const char *const inherited_env[] = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", NULL};
@@ -31,6 +44,8 @@ struct dshh_mcp_pending {
     dsh_run_id run;
     uint64_t call;
     const struct dshh_mcp_tool *tool;
+    bool sent;
+    json_object *arguments; /* until it is sent */
 };
 
 /* ---- messages ------------------------------------------------------------------------------------ */
@@ -58,6 +73,23 @@ static json_object *request(int64_t id, const char *method, json_object *params)
     if (params)
         json_object_object_add(msg, "params", params);
     return msg;
+}
+
+/* Sends a request whose answer is awaited (the handshake's). */
+static void send_request(struct dshh_mcp_server *s, const char *method, json_object *params)
+{
+    s->awaited_id = ++s->next_id;
+    json_object *msg = request(s->awaited_id, method, params);
+    send_message(s, msg);
+    json_object_put(msg);
+}
+
+static json_object *tools_page_params(const char *cursor)
+{
+    json_object *params = json_object_new_object();
+    if (cursor)
+        json_object_object_add(params, "cursor", json_object_new_string(cursor));
+    return params;
 }
 
 /* Requests a server sends us: ping is answered, everything else is not supported. */
@@ -105,13 +137,23 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The result object of a response (a reference), or NULL with a diagnostic on stderr. */
+static json_object *result_of(struct dshh_mcp_server *s, const char *method, json_object *response)
+{
+    json_object *result, *error, *message;
+    if (json_object_object_get_ex(response, "result", &result) && json_object_is_type(result, json_type_object))
+        return json_object_get(result);
+    json_object_object_get_ex(response, "error", &error);
+    fprintf(stderr, "dsh: MCP server %s: %s failed: %s\n", s->name, method,
+            json_object_object_get_ex(error, "message", &message) ? json_object_get_string(message) : "no result");
+    return NULL;
+}
+
 /* Sends method and waits (bounded) for its result; NULL with a diagnostic on stderr. */
 static json_object *call_blocking(struct dshh_mcp_server *s, const char *method, json_object *params)
 {
-    struct awaited a = {.s = s, .id = ++s->next_id};
-    json_object *msg = request(a.id, method, params);
-    send_message(s, msg);
-    json_object_put(msg);
+    send_request(s, method, params);
+    struct awaited a = {.s = s, .id = s->awaited_id};
     int64_t deadline = now_ms() + HANDSHAKE_MS;
     while (!a.response) {
         int64_t left = deadline - now_ms();
@@ -133,21 +175,12 @@ static json_object *call_blocking(struct dshh_mcp_server *s, const char *method,
         }
         dshh__lines_feed(&s->lines, chunk, (size_t)n, on_handshake_line, &a);
     }
-    json_object *result, *error, *message;
-    if (json_object_object_get_ex(a.response, "result", &result) && json_object_is_type(result, json_type_object)) {
-        result = json_object_get(result);
-    } else {
-        json_object_object_get_ex(a.response, "error", &error);
-        fprintf(stderr, "dsh: MCP server %s: %s failed: %s\n", s->name, method,
-                json_object_object_get_ex(error, "message", &message) ? json_object_get_string(message)
-                                                                      : "no result");
-        result = NULL;
-    }
+    json_object *result = result_of(s, method, a.response);
     json_object_put(a.response);
     return result;
 }
 
-static int handshake(struct dshh_mcp_server *s)
+static json_object *initialize_params(void)
 {
     static const char *const versions[] = DSHH_MCP_PROTOCOL_VERSIONS;
     json_object *params = json_object_new_object(), *info = json_object_new_object();
@@ -156,14 +189,18 @@ static int handshake(struct dshh_mcp_server *s)
     json_object_object_add(info, "name", json_object_new_string("dsh"));
     json_object_object_add(info, "version", json_object_new_string(DSH_VERSION));
     json_object_object_add(params, "clientInfo", info);
-    json_object *init = call_blocking(s, "initialize", params), *v;
-    if (!init)
-        return -1;
+    return params;
+}
+
+/* Checks initialize's result; when dsh speaks its revision, sends notifications/initialized. */
+static int initialized(struct dshh_mcp_server *s, json_object *init)
+{
+    static const char *const versions[] = DSHH_MCP_PROTOCOL_VERSIONS;
+    json_object *v;
     const char *version = json_object_object_get_ex(init, "protocolVersion", &v) ? json_object_get_string(v) : "";
     bool known = false;
     for (size_t i = 0; versions[i]; i++)
         known = known || !strcmp(versions[i], version);
-    json_object_put(init);
     if (!known) {
         fprintf(stderr, "dsh: MCP server %s speaks protocol revision \"%s\", which dsh does not\n", s->name, version);
         return -1;
@@ -173,6 +210,14 @@ static int handshake(struct dshh_mcp_server *s)
     send_message(s, note);
     json_object_put(note);
     return 0;
+}
+
+static int handshake(struct dshh_mcp_server *s)
+{
+    json_object *init = call_blocking(s, "initialize", initialize_params());
+    int rc = init ? initialized(s, init) : -1;
+    json_object_put(init);
+    return rc;
 }
 
 static int add_tool(struct dshh_mcp_server *s, json_object *t)
@@ -210,10 +255,8 @@ static int add_tool(struct dshh_mcp_server *s, json_object *t)
 static int list_tools(struct dshh_mcp_server *s)
 {
     char *cursor = NULL;
-    for (int page = 0; page < 1000; page++) {
-        json_object *params = json_object_new_object();
-        if (cursor)
-            json_object_object_add(params, "cursor", json_object_new_string(cursor));
+    for (int page = 0; page < MAX_TOOL_PAGES; page++) {
+        json_object *params = tools_page_params(cursor);
         free(cursor);
         cursor = NULL;
         json_object *listed = call_blocking(s, "tools/list", params), *tools, *next;
@@ -238,7 +281,7 @@ static int list_tools(struct dshh_mcp_server *s)
 static struct dshh_mcp_pending *take_pending(struct dshh_mcp_server *s, int64_t id)
 {
     for (struct dshh_mcp_pending **link = &s->pending; *link; link = &(*link)->next)
-        if ((*link)->id == id) {
+        if ((*link)->sent && (*link)->id == id) {
             struct dshh_mcp_pending *p = *link;
             *link = p->next;
             return p;
@@ -285,13 +328,265 @@ static void settle(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, 
     free(text.data);
 }
 
+static void send_call(struct dshh_mcp_server *s, struct dshh_mcp_pending *p)
+{
+    p->sent = true;
+    p->id = ++s->next_id;
+    json_object *params = json_object_new_object();
+    json_object_object_add(params, "name", json_object_new_string(p->tool->name));
+    json_object_object_add(params, "arguments", p->arguments);
+    p->arguments = NULL;
+    json_object *msg = request(p->id, "tools/call", params);
+    send_message(s, msg);
+    json_object_put(msg);
+}
+
+static void enqueue(struct dshh_mcp_server *s, struct dshh_mcp_pending *p)
+{
+    struct dshh_mcp_pending **tail = &s->pending;
+    while (*tail)
+        tail = &(*tail)->next;
+    p->next = NULL;
+    *tail = p;
+}
+
+/* Unlinks the calls that were sent (or all of them) as a list of their own, oldest first:
+ * rejecting one may end its run, which edits s->pending. */
+static struct dshh_mcp_pending *detach(struct dshh_mcp_server *s, bool all)
+{
+    struct dshh_mcp_pending *taken = NULL, **tail = &taken;
+    for (struct dshh_mcp_pending **link = &s->pending; *link;) {
+        struct dshh_mcp_pending *p = *link;
+        if (!all && !p->sent) {
+            link = &p->next;
+            continue;
+        }
+        *link = p->next;
+        if (!p->sent)
+            s->queued--;
+        p->next = NULL;
+        *tail = p;
+        tail = &p->next;
+    }
+    return taken;
+}
+
+static void reject_each(struct dshh_mcp_server *s, struct dshh_mcp_pending *list, const char *message)
+{
+    while (list) {
+        struct dshh_mcp_pending *p = list;
+        list = p->next;
+        reject(s, p, message);
+        json_object_put(p->arguments);
+        free(p);
+    }
+}
+
+/* ---- the life of a server: exit, restart with back-off, give up (README "Restarts") ---------- */
+
+static int spawn_server(struct dshh_mcp_server *s);
+static void on_readable(void *arg, uint32_t events);
+
+/* Ends the current process: stops watching it, closes its pipes and reaps it (killed first when
+ * it still runs: it only closed its stdout, or failed the handshake). */
+static void end_process(struct dshh_mcp_server *s)
+{
+    if (s->timer)
+        dshh__loop_cancel_timer(s->host->loop, s->timer);
+    if (s->watching)
+        dshh__loop_remove_fd(s->host->loop, s->from_fd);
+    if (s->to_fd >= 0)
+        close(s->to_fd);
+    if (s->from_fd >= 0)
+        close(s->from_fd);
+    if (s->pid > 0 && waitpid(s->pid, NULL, WNOHANG) == 0) {
+        kill(s->pid, SIGKILL);
+        while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
+    s->timer = 0;
+    s->watching = s->failed = false;
+    s->to_fd = s->from_fd = -1;
+    s->pid = 0;
+    s->exited = true;
+    dshh__lines_free(&s->lines);
+    json_object_put(s->relisted);
+    s->relisted = NULL;
+}
+
+static void give_up(struct dshh_mcp_server *s)
+{
+    s->state = DSHH_MCP_GAVE_UP;
+    fprintf(stderr, "dsh: MCP server %s: gave up restarting it\n", s->name);
+    char message[512];
+    snprintf(message, sizeof message, GAVE_UP_FMT, s->name);
+    reject_each(s, detach(s, true), message);
+}
+
+static void on_restart_due(void *arg);
+
+/* The process exited, closed its stdout or failed to (re)start: the calls sent to it reject, the
+ * queued ones wait for the restart the back-off timer makes. */
+static void lost(struct dshh_mcp_server *s)
+{
+    bool stable = s->state == DSHH_MCP_READY && now_ms() - s->started_ms >= STABLE_MS;
+    end_process(s);
+    char message[512];
+    snprintf(message, sizeof message, EXITED_FMT, s->name);
+    reject_each(s, detach(s, false), message);
+    s->strikes = stable ? 1 : s->strikes + 1;
+    if (s->strikes > MAX_RESTARTS) {
+        give_up(s);
+        return;
+    }
+    uint32_t delay = s->strikes == 1 ? 0 : (uint32_t)FIRST_BACKOFF_MS << (s->strikes - 2);
+    delay = delay < MAX_BACKOFF_MS ? delay : MAX_BACKOFF_MS;
+    int64_t timer = dshh__loop_add_timer(s->host->loop, delay, on_restart_due, s);
+    if (timer < 0) {
+        fprintf(stderr, "dsh: MCP server %s: cannot schedule its restart: %s\n", s->name, strerror((int)-timer));
+        give_up(s);
+        return;
+    }
+    s->state = DSHH_MCP_RESTART_DUE;
+    s->timer = timer;
+    fprintf(stderr, "dsh: MCP server %s: restart %d of %d in %u ms\n", s->name, s->strikes, MAX_RESTARTS, delay);
+}
+
+static void on_handshake_deadline(void *arg)
+{
+    struct dshh_mcp_server *s = arg;
+    s->timer = 0;
+    fprintf(stderr, "dsh: MCP server %s: no answer to %s within %d ms\n", s->name,
+            s->listing ? "tools/list" : "initialize", HANDSHAKE_MS);
+    lost(s);
+}
+
+static void on_restart_due(void *arg)
+{
+    struct dshh_mcp_server *s = arg;
+    s->timer = 0;
+    s->state = DSHH_MCP_HANDSHAKE;
+    s->listing = s->exited = false;
+    s->pages = 0;
+    if (spawn_server(s) < 0 || dshh__loop_add_fd(s->host->loop, s->from_fd, EPOLLIN, on_readable, s) < 0) {
+        lost(s);
+        return;
+    }
+    s->watching = true;
+    int64_t timer = dshh__loop_add_timer(s->host->loop, HANDSHAKE_MS, on_handshake_deadline, s);
+    if (timer < 0) {
+        lost(s);
+        return;
+    }
+    s->timer = timer;
+    send_request(s, "initialize", initialize_params());
+}
+
+static bool relisted(const struct dshh_mcp_server *s, const char *name)
+{
+    for (size_t i = 0; i < json_object_array_length(s->relisted); i++)
+        if (!strcmp(json_object_get_string(json_object_array_get_idx(s->relisted, i)), name))
+            return true;
+    return false;
+}
+
+/* The restarted server is initialized and listed its tools. Programs were told the tools when
+ * dsh mcp started: one it no longer lists rejects its calls, a new one stays out of reach. The
+ * queued calls go out in the order they came. */
+static void ready(struct dshh_mcp_server *s)
+{
+    dshh__loop_cancel_timer(s->host->loop, s->timer);
+    s->timer = 0;
+    s->state = DSHH_MCP_READY;
+    fprintf(stderr, "dsh: MCP server %s restarted (pid %ld)\n", s->name, (long)s->pid);
+    for (size_t t = 0; t < s->ntools; t++) {
+        s->tools[t].missing = !relisted(s, s->tools[t].name);
+        if (s->tools[t].missing)
+            fprintf(stderr, "dsh: MCP server %s no longer offers the tool %s; calls to it reject\n", s->name,
+                    s->tools[t].name);
+    }
+    for (size_t i = 0; i < json_object_array_length(s->relisted); i++) {
+        const char *name = json_object_get_string(json_object_array_get_idx(s->relisted, i));
+        bool known = false;
+        for (size_t t = 0; t < s->ntools && !known; t++)
+            known = !strcmp(s->tools[t].name, name);
+        if (!known)
+            fprintf(stderr, "dsh: MCP server %s now offers the tool %s, which programs cannot call\n", s->name, name);
+    }
+    json_object_put(s->relisted);
+    s->relisted = NULL;
+    struct dshh_mcp_pending *queue = detach(s, true), *refused = NULL, **refused_tail = &refused;
+    while (queue) {
+        struct dshh_mcp_pending *p = queue;
+        queue = p->next;
+        p->next = NULL;
+        if (p->tool->missing) {
+            *refused_tail = p;
+            refused_tail = &p->next;
+        } else {
+            enqueue(s, p);
+            send_call(s, p);
+        }
+    }
+    while (refused) {
+        struct dshh_mcp_pending *p = refused;
+        refused = p->next;
+        char message[512];
+        snprintf(message, sizeof message, MISSING_TOOL_FMT, s->name, p->tool->name);
+        reject(s, p, message);
+        json_object_put(p->arguments);
+        free(p);
+    }
+}
+
+/* An answer during the restart handshake. A failure only marks the server: it is ended once the
+ * current read is fed (the line buffer is in use). */
+static void handshake_step(struct dshh_mcp_server *s, json_object *response)
+{
+    json_object *result = result_of(s, s->listing ? "tools/list" : "initialize", response), *tools, *next;
+    if (!result || (!s->listing && initialized(s, result) < 0)) {
+        json_object_put(result);
+        s->failed = true;
+        return;
+    }
+    if (!s->listing) {
+        json_object_put(result);
+        s->listing = true;
+        s->relisted = json_object_new_array();
+        s->pages = 1;
+        send_request(s, "tools/list", tools_page_params(NULL));
+        return;
+    }
+    if (json_object_object_get_ex(result, "tools", &tools) && json_object_is_type(tools, json_type_array))
+        for (size_t i = 0; i < json_object_array_length(tools); i++) {
+            json_object *name;
+            if (json_object_object_get_ex(json_object_array_get_idx(tools, i), "name", &name) &&
+                json_object_is_type(name, json_type_string))
+                json_object_array_add(s->relisted, json_object_get(name));
+        }
+    bool more = json_object_object_get_ex(result, "nextCursor", &next) && json_object_is_type(next, json_type_string) &&
+                s->pages < MAX_TOOL_PAGES;
+    if (more) {
+        s->pages++;
+        send_request(s, "tools/list", tools_page_params(json_object_get_string(next)));
+    }
+    json_object_put(result);
+    if (!more)
+        ready(s);
+}
+
 static void on_message(struct dshh_mcp_server *s, json_object *msg)
 {
     json_object *id, *result, *error, *message;
-    if (!json_object_object_get_ex(msg, "id", &id))
+    if (s->failed || !json_object_object_get_ex(msg, "id", &id))
         return; /* notifications: nothing dsh needs */
     if (json_object_object_get_ex(msg, "method", NULL)) {
         answer_server_request(s, msg, id);
+        return;
+    }
+    if (s->state == DSHH_MCP_HANDSHAKE) {
+        if (json_object_is_type(id, json_type_int) && json_object_get_int64(id) == s->awaited_id)
+            handshake_step(s, msg);
         return;
     }
     struct dshh_mcp_pending *p = json_object_is_type(id, json_type_int) ? take_pending(s, json_object_get_int64(id)) : NULL;
@@ -322,29 +617,16 @@ static void on_server_line(void *arg, const char *line, size_t len)
     json_object_put(msg);
 }
 
-static void gone(struct dshh_mcp_server *s)
-{
-    char message[512];
-    snprintf(message, sizeof message, "the MCP server %s exited", s->name);
-    s->exited = true;
-    while (s->pending) {
-        struct dshh_mcp_pending *p = s->pending;
-        s->pending = p->next;
-        reject(s, p, message);
-        free(p);
-    }
-}
-
 static void on_readable(void *arg, uint32_t events)
 {
     (void)events;
     struct dshh_mcp_server *s = arg;
-    if (dshh__lines_read(&s->lines, s->from_fd, on_server_line, s))
+    bool open = dshh__lines_read(&s->lines, s->from_fd, on_server_line, s);
+    if (open && !s->failed)
         return;
-    dshh__loop_remove_fd(s->host->loop, s->from_fd);
-    s->watching = false;
-    fprintf(stderr, "dsh: MCP server %s closed its stdout\n", s->name);
-    gone(s);
+    if (!open)
+        fprintf(stderr, "dsh: MCP server %s closed its stdout\n", s->name);
+    lost(s);
 }
 
 bool dshh__mcp_downstream_call(struct dshh_mcp_downstream *ds, dsh_run_id run, uint64_t call,
@@ -364,26 +646,33 @@ bool dshh__mcp_downstream_call(struct dshh_mcp_downstream *ds, dsh_run_id run, u
     json_object *args = dsh_json_parse_strict_value(args_json, args_len);
     size_t nargs = json_object_is_type(args, json_type_array) ? json_object_array_length(args) : 0;
     json_object *input = nargs ? json_object_array_get_idx(args, 0) : NULL;
-    const char *problem = !tool ? "no such MCP tool"
-                          : s->exited ? "the MCP server has exited"
-                          : nargs > 1 ||
-                                  (input && !json_object_is_type(input, json_type_object))
-                              ? "an MCP tool takes one argument, an object"
-                              : NULL;
-    struct dshh_mcp_pending *p = problem ? NULL : calloc(1, sizeof(*p));
+    /* A server that is restarting (or whose stdin just broke: its exit is on the way) gets the
+     * call once it is ready again. */
+    bool now = s->state == DSHH_MCP_READY && !s->exited;
+    char problem[512] = "";
+    if (!tool)
+        snprintf(problem, sizeof problem, "no such MCP tool");
+    else if (nargs > 1 || (input && !json_object_is_type(input, json_type_object)))
+        snprintf(problem, sizeof problem, "an MCP tool takes one argument, an object");
+    else if (s->state == DSHH_MCP_GAVE_UP)
+        snprintf(problem, sizeof problem, GAVE_UP_FMT, s->name);
+    else if (s->state == DSHH_MCP_READY && tool->missing)
+        snprintf(problem, sizeof problem, MISSING_TOOL_FMT, s->name, tool->name);
+    else if (!now && s->queued >= MAX_QUEUED)
+        snprintf(problem, sizeof problem, QUEUE_FULL_FMT, s->name, MAX_QUEUED);
+    struct dshh_mcp_pending *p = *problem ? NULL : calloc(1, sizeof(*p));
     if (!p) {
-        reject(s, &probe, problem ? problem : "dsh: out of memory");
+        reject(s, &probe, *problem ? problem : "dsh: out of memory");
         json_object_put(args);
         return true;
     }
-    *p = (struct dshh_mcp_pending){.next = s->pending, .id = ++s->next_id, .run = run, .call = call, .tool = tool};
-    s->pending = p;
-    json_object *params = json_object_new_object();
-    json_object_object_add(params, "name", json_object_new_string(tool->name));
-    json_object_object_add(params, "arguments", input ? json_object_get(input) : json_object_new_object());
-    json_object *msg = request(p->id, "tools/call", params);
-    send_message(s, msg);
-    json_object_put(msg);
+    *p = (struct dshh_mcp_pending){.run = run, .call = call, .tool = tool,
+                                   .arguments = input ? json_object_get(input) : json_object_new_object()};
+    enqueue(s, p);
+    if (now)
+        send_call(s, p);
+    else
+        s->queued++;
     json_object_put(args);
     return true;
 }
@@ -399,13 +688,18 @@ void dshh__mcp_downstream_run_ended(struct dshh_mcp_downstream *ds, dsh_run_id r
                 continue;
             }
             *link = p->next;
-            json_object *note = json_object_new_object(), *params = json_object_new_object();
-            json_object_object_add(note, "method", json_object_new_string("notifications/cancelled"));
-            json_object_object_add(params, "requestId", json_object_new_int64(p->id));
-            json_object_object_add(params, "reason", json_object_new_string("the program's run ended"));
-            json_object_object_add(note, "params", params);
-            send_message(s, note);
-            json_object_put(note);
+            if (p->sent) {
+                json_object *note = json_object_new_object(), *params = json_object_new_object();
+                json_object_object_add(note, "method", json_object_new_string("notifications/cancelled"));
+                json_object_object_add(params, "requestId", json_object_new_int64(p->id));
+                json_object_object_add(params, "reason", json_object_new_string("the program's run ended"));
+                json_object_object_add(note, "params", params);
+                send_message(s, note);
+                json_object_put(note);
+            } else {
+                s->queued--;
+            }
+            json_object_put(p->arguments);
             free(p);
         }
     }
@@ -464,11 +758,16 @@ void dshh__mcp_downstream_declare(const struct dshh_mcp_downstream *ds, FILE *ou
 
 /* ---- start and stop ------------------------------------------------------------------------------ */
 
+static size_t items(const yaml_node_t *list)
+{
+    return list && list->type == YAML_SEQUENCE_NODE
+               ? (size_t)(list->data.sequence.items.top - list->data.sequence.items.start)
+               : 0;
+}
+
 static char **server_env(yaml_document_t *doc, yaml_node_t *list)
 {
-    size_t extra = list && list->type == YAML_SEQUENCE_NODE
-                       ? (size_t)(list->data.sequence.items.top - list->data.sequence.items.start)
-                       : 0;
+    size_t extra = items(list);
     char **env = calloc(sizeof(inherited_env) / sizeof(*inherited_env) + extra + 1, sizeof(*env));
     size_t n = 0;
     for (size_t i = 0; env && inherited_env[i]; i++) {
@@ -484,31 +783,50 @@ static char **server_env(yaml_document_t *doc, yaml_node_t *list)
     return env;
 }
 
-static int spawn_server(struct dshh_mcp_server *s, yaml_document_t *doc, yaml_node_t *map)
+/* Copies the server's command, args and environment: every restart uses the same. */
+static int command_line(struct dshh_mcp_server *s, yaml_document_t *doc, yaml_node_t *map)
 {
     const char *command = dshh__yaml_scalar(dshh__yaml_get(doc, map, "command"));
     yaml_node_t *args = dshh__yaml_get(doc, map, "args");
-    size_t nargs = args && args->type == YAML_SEQUENCE_NODE
-                       ? (size_t)(args->data.sequence.items.top - args->data.sequence.items.start)
-                       : 0;
-    char **argv = calloc(nargs + 2, sizeof(*argv));
-    char **env = server_env(doc, dshh__yaml_get(doc, map, "env"));
+    size_t nargs = items(args), n = 1;
+    s->argv = calloc(nargs + 2, sizeof(*s->argv));
+    s->env = server_env(doc, dshh__yaml_get(doc, map, "env"));
+    if (!s->argv || !s->env || !command || !(s->argv[0] = strdup(command)))
+        return -1;
+    for (size_t i = 0; i < nargs; i++) {
+        const char *arg = dshh__yaml_scalar(yaml_document_get_node(doc, args->data.sequence.items.start[i]));
+        if (arg && !(s->argv[n++] = strdup(arg)))
+            return -1;
+    }
+    return 0;
+}
+
+static void free_strings(char **strings)
+{
+    for (size_t i = 0; strings && strings[i]; i++)
+        free(strings[i]);
+    free(strings);
+}
+
+static int spawn_server(struct dshh_mcp_server *s)
+{
     int in[2] = {-1, -1}, out[2] = {-1, -1}, rc = -1;
-    if (!argv || !env || !command || pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
+        fprintf(stderr, "dsh: cannot start the MCP server %s: %s\n", s->name, strerror(errno));
         goto done;
-    argv[0] = (char *)command;
-    for (size_t i = 0; i < nargs; i++)
-        argv[i + 1] = (char *)dshh__yaml_scalar(yaml_document_get_node(doc, args->data.sequence.items.start[i]));
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
     posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-    int err = posix_spawnp(&s->pid, command, &fa, NULL, argv, env);
+    int err = posix_spawnp(&s->pid, s->argv[0], &fa, NULL, s->argv, s->env);
     posix_spawn_file_actions_destroy(&fa);
     if (err) {
-        fprintf(stderr, "dsh: cannot start the MCP server %s (%s): %s\n", s->name, command, strerror(err));
+        s->pid = 0;
+        fprintf(stderr, "dsh: cannot start the MCP server %s (%s): %s\n", s->name, s->argv[0], strerror(err));
         goto done;
     }
+    s->started_ms = now_ms();
     s->to_fd = in[1];
     s->from_fd = out[0];
     in[1] = out[0] = -1;
@@ -520,10 +838,6 @@ done:
         if (out[i] >= 0)
             close(out[i]);
     }
-    for (size_t i = 0; env && env[i]; i++)
-        free(env[i]);
-    free(env);
-    free(argv);
     return rc;
 }
 
@@ -539,9 +853,7 @@ int dshh__mcp_downstream_start(struct dshh_mcp_downstream *ds, struct dshh_host 
         return 0;
     yaml_document_t *doc = (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc;
     yaml_node_t *list = dshh__yaml_get(doc, row->config, "servers");
-    size_t n = list && list->type == YAML_SEQUENCE_NODE
-                   ? (size_t)(list->data.sequence.items.top - list->data.sequence.items.start)
-                   : 0;
+    size_t n = items(list);
     size_t ntaken = 0;
     while (taken && taken[ntaken])
         ntaken++;
@@ -562,7 +874,8 @@ int dshh__mcp_downstream_start(struct dshh_mcp_downstream *ds, struct dshh_host 
         s->name = strdup(dshh__yaml_scalar(dshh__yaml_get(doc, map, "name")));
         s->ident = s->name ? dshh__mcp_identifier(s->name, DSH_BINDING_GLOBAL, names) : NULL;
         ds->n++;
-        if (!s->ident || spawn_server(s, doc, map) < 0 || handshake(s) < 0 || list_tools(s) < 0) {
+        if (!s->ident || command_line(s, doc, map) < 0 || spawn_server(s) < 0 || handshake(s) < 0 ||
+            list_tools(s) < 0) {
             rc = -1;
             break;
         }
@@ -581,25 +894,23 @@ void dshh__mcp_downstream_stop(struct dshh_mcp_downstream *ds)
 {
     for (size_t i = 0; i < ds->n; i++) {
         struct dshh_mcp_server *s = &ds->servers[i];
-        if (s->watching)
-            dshh__loop_remove_fd(s->host->loop, s->from_fd);
-        if (s->to_fd >= 0)
+        if (s->to_fd >= 0) {
             close(s->to_fd); /* EOF on its stdin: the stdio transport's way to end a server */
-        if (s->pid > 0) {
-            int64_t deadline = now_ms() + STOP_GRACE_MS;
-            while (waitpid(s->pid, NULL, WNOHANG) == 0) {
-                if (now_ms() >= deadline) {
-                    kill(s->pid, SIGKILL);
-                    waitpid(s->pid, NULL, 0);
-                    break;
-                }
-                struct timespec pause = {.tv_nsec = 10 * 1000000L};
-                nanosleep(&pause, NULL);
-            }
+            s->to_fd = -1;
         }
-        if (s->from_fd >= 0)
-            close(s->from_fd);
-        gone(s);
+        int64_t deadline = now_ms() + STOP_GRACE_MS;
+        while (s->pid > 0 && now_ms() < deadline) {
+            if (waitpid(s->pid, NULL, WNOHANG) != 0) {
+                s->pid = 0;
+                break;
+            }
+            struct timespec pause = {.tv_nsec = 10 * 1000000L};
+            nanosleep(&pause, NULL);
+        }
+        end_process(s); /* kills what is left, also a server mid-restart */
+        char message[512];
+        snprintf(message, sizeof message, EXITED_FMT, s->name);
+        reject_each(s, detach(s, true), message);
         for (size_t t = 0; t < s->ntools; t++) {
             free(s->tools[t].name);
             free(s->tools[t].ident);
@@ -608,7 +919,8 @@ void dshh__mcp_downstream_stop(struct dshh_mcp_downstream *ds)
             json_object_put(s->tools[t].output_schema);
         }
         free(s->tools);
-        dshh__lines_free(&s->lines);
+        free_strings(s->argv);
+        free_strings(s->env);
         free(s->name);
         free(s->ident);
     }

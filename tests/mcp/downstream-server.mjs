@@ -2,11 +2,24 @@
 // Its tools exercise what dsh maps: a structured result, a text result, a tool error, names that
 // are not identifiers or are reserved words, and a call that only ends when it is cancelled (it
 // writes $MARKER_DIR/blocked when called and $MARKER_DIR/cancelled when the cancellation arrives).
-import { writeFileSync } from "node:fs";
+// For restarts: every start appends its pid to $MARKER_DIR/pids, `pid` answers it, `crash` exits
+// mid-call, and RESTART_MODE says what a restarted process (one that finds pids already there)
+// does: "exit" exits at once, "hang" never answers (nor reads its stdin), "fewer-tools" lacks the
+// first life's tool `first_life`.
+import { appendFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sdk from "./sdk.cjs";
 
 const { McpServer, StdioServerTransport, z } = sdk;
+const pids = join(process.env.MARKER_DIR, "pids");
+const restarted = existsSync(pids);
+appendFileSync(pids, `${process.pid}\n`);
+const mode = restarted ? process.env.RESTART_MODE : undefined;
+if (mode === "exit") process.exit(3);
+if (mode === "hang") {
+  setInterval(() => {}, 1 << 30);
+  await new Promise(() => {});
+}
 const server = new McpServer({ name: "issue-tracker", version: "1.0.0" });
 const issues = [
   { id: 1, title: "ptc streams output" },
@@ -51,5 +64,16 @@ server.registerTool(
       });
     }),
 );
+
+server.registerTool("pid", { description: "This process's pid" }, async () => ({
+  content: [{ type: "text", text: String(process.pid) }],
+}));
+
+server.registerTool("crash", { description: "Exits before it answers" }, async () => process.exit(1));
+
+if (!restarted || mode !== "fewer-tools")
+  server.registerTool("first_life", { description: "Only before a fewer-tools restart" }, async () => ({
+    content: [{ type: "text", text: "first life" }],
+  }));
 
 await server.connect(new StdioServerTransport());

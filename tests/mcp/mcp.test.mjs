@@ -249,3 +249,128 @@ test("a retaining profile: one stateOwner per session, released when the session
   assert.equal(text(fresh), "undefined\n");
   await second.client.close();
 });
+
+// ---- restarts: a downstream server that exits is started again (README "Restarts") ----
+
+// A session whose downstream server behaves as RESTART_MODE says once restarted (see
+// downstream-server.mjs); its starts' pids are listed in <markers>/pids.
+async function restartSession(mode) {
+  const dir = mkdtempSync(join(tmpdir(), `dsh-mcp-restart-${mode}-`));
+  const patch = join(dir, "bindings.yaml");
+  writeFileSync(
+    patch,
+    `- insert:
+  - id: mcp-bindings
+    name: dsh-mcp-bindings
+    config:
+      servers:
+        - name: issue-tracker
+          command: ${JSON.stringify(process.execPath)}
+          args: [${JSON.stringify(join(here, "downstream-server.mjs"))}]
+          env: [${JSON.stringify("MARKER_DIR=" + dir)}, "RESTART_MODE=${mode}"]
+`,
+  );
+  const s = await connect([patch]);
+  s.pids = () => readFileSync(join(dir, "pids"), "utf8").split("\n").filter(Boolean).map(Number);
+  return s;
+}
+
+// Ends dsh by closing its stdin (as a harness does) and resolves once it exited and its stderr
+// was read to the end.
+function finish(s) {
+  const proc = s.transport._process;
+  const exited = new Promise((r) => proc.once("exit", (code) => r(code)));
+  const drained = new Promise((r) => s.transport.stderr.once("end", r));
+  proc.stdin.end();
+  return Promise.all([exited, drained]).then(([code]) => code);
+}
+
+// A process that still runs (a zombie has ended: only its parent has not reaped it yet).
+function running(pid) {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+test("a server that crashes mid-call: that call rejects, later calls reach a new process", async () => {
+  const s = await restartSession("fewer-tools");
+  const result = await run(
+    s.client,
+    `const first = await issue_tracker.pid();
+     inspect(first === (await issue_tracker.pid())); // control: one process answers both
+     inspect(await issue_tracker.first_life());
+     try { await issue_tracker.crash() } catch (e) { inspect(e instanceof McpToolError, e.member, e.message) }
+     // Sent while the server restarts (or after): queued until it is ready, then answered.
+     const second = await issue_tracker.pid();
+     inspect(first, second);
+     try { await issue_tracker.first_life() } catch (e) { inspect(e.message) }
+     inspect((await issue_tracker.search_issues({ query: "MCP" })).hits.length)`,
+  );
+  const pids = s.pids();
+  assert.equal(pids.length, 2);
+  assert.notEqual(pids[0], pids[1]);
+  assert.equal(
+    text(result),
+    "true\nfirst life\ntrue crash the MCP server issue-tracker exited\n" +
+      `${pids[0]} ${pids[1]}\n` +
+      "the MCP server issue-tracker no longer offers the tool first_life\n1\n",
+  );
+  assert.equal(running(pids[0]), false, "the crashed process was reaped");
+  assert.equal(running(pids[1]), true);
+  assert.equal(await finish(s), 0);
+  assert.match(s.stderr(), /^dsh: MCP server issue-tracker closed its stdout\ndsh: MCP server issue-tracker: restart 1 of 5 in 0 ms\n/m);
+  assert.ok(s.stderr().includes(`dsh: MCP server issue-tracker restarted (pid ${pids[1]})\n`), s.stderr());
+  assert.ok(s.stderr().includes("dsh: MCP server issue-tracker no longer offers the tool first_life; calls to it reject\n"));
+  assert.equal(running(pids[1]), false, "dsh's exit stopped the restarted server");
+});
+
+test("a server that exits at every restart is given up after 5 attempts; its calls then reject", async () => {
+  const s = await restartSession("exit");
+  const result = await run(
+    s.client,
+    `inspect(typeof (await issue_tracker.pid())); // control: the first process serves calls
+     try { await issue_tracker.crash() } catch (e) { inspect(e.message) }
+     // Queued through the restarts, rejected when dsh gives up.
+     try { await issue_tracker.pid() } catch (e) { inspect(e.message) }
+     try { await issue_tracker.search_issues({ query: "x" }) } catch (e) { inspect(e instanceof McpToolError, e.message) }`,
+  );
+  assert.equal(
+    text(result),
+    "string\nthe MCP server issue-tracker exited\n" +
+      "the MCP server issue-tracker exited and dsh gave up restarting it\n" +
+      "true the MCP server issue-tracker exited and dsh gave up restarting it\n",
+  );
+  const pids = s.pids();
+  assert.equal(pids.length, 6, "the first start and 5 restarts");
+  assert.deepEqual(pids.filter(running), []);
+  assert.equal(await finish(s), 0);
+  const restarts = s.stderr().match(/^dsh: MCP server issue-tracker: restart .*$/gm);
+  assert.deepEqual(restarts, [0, 100, 200, 400, 800].map((ms, i) => `dsh: MCP server issue-tracker: restart ${i + 1} of 5 in ${ms} ms`));
+  assert.ok(s.stderr().includes("dsh: MCP server issue-tracker: gave up restarting it\n"), s.stderr());
+});
+
+test("calls queue (at most 64) while a restarted server is in its handshake; dsh's exit stops it", async () => {
+  const s = await restartSession("hang");
+  const result = await run(
+    s.client,
+    `try { await issue_tracker.crash() } catch (e) { inspect(e.message) }
+     // The restarted process never answers initialize: 64 calls wait, the 65th is refused.
+     const calls = Array.from({ length: 65 }, () => issue_tracker.pid());
+     inspect(await Promise.race(calls.map((c) => c.then(() => "answered", (e) => e.message))))`,
+  );
+  assert.equal(
+    text(result),
+    "the MCP server issue-tracker exited\nthe MCP server issue-tracker is restarting and already has 64 calls waiting\n",
+  );
+  while (s.pids().length < 2) await new Promise((r) => setTimeout(r, 20));
+  const [crashed, hanging] = s.pids();
+  assert.equal(running(crashed), false);
+  assert.equal(running(hanging), true, "control: a running server is seen as running");
+  // The session still runs programs while the server is mid-restart.
+  assert.equal(text(await run(s.client, "inspect('still here')")), "still here\n");
+  assert.equal(await finish(s), 0);
+  assert.equal(running(hanging), false, "stopping dsh killed the server mid-handshake");
+  assert.deepEqual(s.pids(), [crashed, hanging]);
+});
