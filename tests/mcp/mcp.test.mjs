@@ -275,14 +275,15 @@ async function restartSession(mode) {
   return s;
 }
 
-// Ends dsh by closing its stdin (as a harness does) and resolves once it exited and its stderr
-// was read to the end.
+// Ends dsh by closing its stdin (as a harness does); resolves with its exit code once it exited.
+// s.drained resolves once its stderr was read to the end (a process it left behind would hold
+// stderr open, so tests of orphans check right at the exit).
 function finish(s) {
   const proc = s.transport._process;
   const exited = new Promise((r) => proc.once("exit", (code) => r(code)));
-  const drained = new Promise((r) => s.transport.stderr.once("end", r));
+  s.drained = new Promise((r) => s.transport.stderr.once("end", r));
   proc.stdin.end();
-  return Promise.all([exited, drained]).then(([code]) => code);
+  return exited;
 }
 
 // A process that still runs (a zombie has ended: only its parent has not reaped it yet).
@@ -320,10 +321,11 @@ test("a server that crashes mid-call: that call rejects, later calls reach a new
   assert.equal(running(pids[0]), false, "the crashed process was reaped");
   assert.equal(running(pids[1]), true);
   assert.equal(await finish(s), 0);
+  assert.equal(running(pids[1]), false, "dsh's exit stopped the restarted server");
+  await s.drained;
   assert.match(s.stderr(), /^dsh: MCP server issue-tracker closed its stdout\ndsh: MCP server issue-tracker: restart 1 of 5 in 0 ms\n/m);
   assert.ok(s.stderr().includes(`dsh: MCP server issue-tracker restarted (pid ${pids[1]})\n`), s.stderr());
   assert.ok(s.stderr().includes("dsh: MCP server issue-tracker no longer offers the tool first_life; calls to it reject\n"));
-  assert.equal(running(pids[1]), false, "dsh's exit stopped the restarted server");
 });
 
 test("a server that exits at every restart is given up after 5 attempts; its calls then reject", async () => {
@@ -346,6 +348,7 @@ test("a server that exits at every restart is given up after 5 attempts; its cal
   assert.equal(pids.length, 6, "the first start and 5 restarts");
   assert.deepEqual(pids.filter(running), []);
   assert.equal(await finish(s), 0);
+  await s.drained;
   const restarts = s.stderr().match(/^dsh: MCP server issue-tracker: restart .*$/gm);
   assert.deepEqual(restarts, [0, 100, 200, 400, 800].map((ms, i) => `dsh: MCP server issue-tracker: restart ${i + 1} of 5 in ${ms} ms`));
   assert.ok(s.stderr().includes("dsh: MCP server issue-tracker: gave up restarting it\n"), s.stderr());
