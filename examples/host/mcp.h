@@ -90,6 +90,14 @@ bool dshh__mcp_downstream_call(struct dshh_mcp_downstream *ds, dsh_run_id run, u
 /* The run ended: its unanswered tools/call requests are cancelled downstream and forgotten. */
 void dshh__mcp_downstream_run_ended(struct dshh_mcp_downstream *ds, dsh_run_id run);
 
+/* ---- mcp_restart.c: the restart policy ------------------------------------------------------- */
+/* Restarts in a row that failed to start or ended early, after which dsh gives up a server. */
+#define DSHH_MCP_MAX_RESTARTS 8
+/* A server's life ended after uptime_ms (0 for a start that never became ready): updates
+ * *strikes, the count of lives in a row that ended within 30 s, and returns the delay in ms before
+ * the next start, or -1 when dsh gives up. */
+int32_t dshh__mcp_restart_delay(int *strikes, int64_t uptime_ms);
+
 /* ---- mcp_typescript.c: names and declarations ------------------------------------------------- */
 /* The identifier programs use for an MCP name (a namespace: DSH_BINDING_GLOBAL, a tool:
  * DSH_BINDING_FUNCTION): every byte outside [A-Za-z0-9_] becomes '_', a leading digit (or an

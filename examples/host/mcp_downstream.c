@@ -21,12 +21,6 @@
 #define MAX_MESSAGE ((size_t)64 << 20)
 #define HANDSHAKE_MS 30000
 #define STOP_GRACE_MS 2000
-/* Restarts (examples/host/README.md, "Restarts"): the first at once, then a doubling delay; dsh
- * gives up after MAX_RESTARTS lives in a row that failed to start or ended within STABLE_MS. */
-#define MAX_RESTARTS 5
-#define STABLE_MS 30000
-#define FIRST_BACKOFF_MS 100
-#define MAX_BACKOFF_MS 5000
 #define MAX_QUEUED 64 /* calls waiting for a restarting server */
 #define MAX_TOOL_PAGES 1000
 /* What a call's rejection says (examples/host/README.md, "Restarts"). */
@@ -429,19 +423,17 @@ static void on_restart_due(void *arg);
  * queued ones wait for the restart the back-off timer makes. */
 static void lost(struct dshh_mcp_server *s)
 {
-    bool stable = s->state == DSHH_MCP_READY && now_ms() - s->started_ms >= STABLE_MS;
+    int64_t uptime = s->state == DSHH_MCP_READY ? now_ms() - s->started_ms : 0;
     end_process(s);
     char message[512];
     snprintf(message, sizeof message, EXITED_FMT, s->name);
     reject_each(s, detach(s, false), message);
-    s->strikes = stable ? 1 : s->strikes + 1;
-    if (s->strikes > MAX_RESTARTS) {
+    int32_t delay = dshh__mcp_restart_delay(&s->strikes, uptime);
+    if (delay < 0) {
         give_up(s);
         return;
     }
-    uint32_t delay = s->strikes == 1 ? 0 : (uint32_t)FIRST_BACKOFF_MS << (s->strikes - 2);
-    delay = delay < MAX_BACKOFF_MS ? delay : MAX_BACKOFF_MS;
-    int64_t timer = dshh__loop_add_timer(s->host->loop, delay, on_restart_due, s);
+    int64_t timer = dshh__loop_add_timer(s->host->loop, (uint32_t)delay, on_restart_due, s);
     if (timer < 0) {
         fprintf(stderr, "dsh: MCP server %s: cannot schedule its restart: %s\n", s->name, strerror((int)-timer));
         give_up(s);
@@ -449,7 +441,8 @@ static void lost(struct dshh_mcp_server *s)
     }
     s->state = DSHH_MCP_RESTART_DUE;
     s->timer = timer;
-    fprintf(stderr, "dsh: MCP server %s: restart %d of %d in %u ms\n", s->name, s->strikes, MAX_RESTARTS, delay);
+    fprintf(stderr, "dsh: MCP server %s: restart %d of %d in %d ms\n", s->name, s->strikes, DSHH_MCP_MAX_RESTARTS,
+            (int)delay);
 }
 
 static void on_handshake_deadline(void *arg)

@@ -323,12 +323,12 @@ test("a server that crashes mid-call: that call rejects, later calls reach a new
   assert.equal(await finish(s), 0);
   assert.equal(running(pids[1]), false, "dsh's exit stopped the restarted server");
   await s.drained;
-  assert.match(s.stderr(), /^dsh: MCP server issue-tracker closed its stdout\ndsh: MCP server issue-tracker: restart 1 of 5 in 0 ms\n/m);
+  assert.match(s.stderr(), /^dsh: MCP server issue-tracker closed its stdout\ndsh: MCP server issue-tracker: restart 1 of 8 in 0 ms\n/m);
   assert.ok(s.stderr().includes(`dsh: MCP server issue-tracker restarted (pid ${pids[1]})\n`), s.stderr());
   assert.ok(s.stderr().includes("dsh: MCP server issue-tracker no longer offers the tool first_life; calls to it reject\n"));
 });
 
-test("a server that exits at every restart is given up after 5 attempts; its calls then reject", async () => {
+test("a server that exits at every restart is given up after 8 restarts; its calls then reject", async () => {
   const s = await restartSession("exit");
   const result = await run(
     s.client,
@@ -345,12 +345,14 @@ test("a server that exits at every restart is given up after 5 attempts; its cal
       "true the MCP server issue-tracker exited and dsh gave up restarting it\n",
   );
   const pids = s.pids();
-  assert.equal(pids.length, 6, "the first start and 5 restarts");
+  assert.equal(pids.length, 9, "the first start and 8 restarts");
   assert.deepEqual(pids.filter(running), []);
   assert.equal(await finish(s), 0);
   await s.drained;
   const restarts = s.stderr().match(/^dsh: MCP server issue-tracker: restart .*$/gm);
-  assert.deepEqual(restarts, [0, 100, 200, 400, 800].map((ms, i) => `dsh: MCP server issue-tracker: restart ${i + 1} of 5 in ${ms} ms`));
+  assert.deepEqual(restarts, [0, 100, 200, 400, 800, 1600, 3200, 5000].map(
+      (ms, i) => `dsh: MCP server issue-tracker: restart ${i + 1} of 8 in ${ms} ms`,
+    ));
   assert.ok(s.stderr().includes("dsh: MCP server issue-tracker: gave up restarting it\n"), s.stderr());
 });
 
