@@ -4,7 +4,8 @@
 // writes $MARKER_DIR/blocked when called and $MARKER_DIR/cancelled when the cancellation arrives).
 // For restarts: every start appends its pid to $MARKER_DIR/pids, `pid` answers it, `crash` exits
 // mid-call, and RESTART_MODE says what a restarted process (one that finds pids already there)
-// does: "exit" exits at once, "hang" never answers (nor reads its stdin), "fewer-tools" lacks the
+// does: "exit" exits at once, "hang" never answers (nor reads its stdin), "bad-version" (hostile,
+// not the SDK) answers initialize with a protocol revision nobody speaks, "fewer-tools" lacks the
 // first life's tool `first_life`.
 import { appendFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -19,6 +20,15 @@ if (mode === "exit") process.exit(3);
 if (mode === "hang") {
   setInterval(() => {}, 1 << 30);
   await new Promise(() => {});
+}
+if (mode === "bad-version") {
+  const { createInterface } = await import("node:readline");
+  for await (const line of createInterface({ input: process.stdin })) {
+    const { id, method } = JSON.parse(line);
+    const result = { protocolVersion: "1999-01-01", capabilities: {}, serverInfo: { name: "old", version: "0" } };
+    if (method === "initialize") process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, result }) + "\n");
+  }
+  process.exit(0);
 }
 const server = new McpServer({ name: "issue-tracker", version: "1.0.0" });
 const issues = [

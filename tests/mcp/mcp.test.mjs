@@ -18,10 +18,11 @@ const dsh = resolve(process.env.DSH ?? join(src, "build/examples/host/dsh"));
 const cwd = mkdtempSync(join(tmpdir(), "dsh-mcp-"));
 const markers = mkdtempSync(join(tmpdir(), "dsh-mcp-markers-"));
 
-const bindingsPatch = join(cwd, "mcp-bindings.yaml");
-writeFileSync(
-  bindingsPatch,
-  `- insert:
+// A patch (written to path) mounting downstream-server.mjs with these environment entries.
+function writeBindingsPatch(path, env) {
+  writeFileSync(
+    path,
+    `- insert:
   - id: mcp-bindings
     name: dsh-mcp-bindings
     config:
@@ -29,9 +30,12 @@ writeFileSync(
         - name: issue-tracker
           command: ${JSON.stringify(process.execPath)}
           args: [${JSON.stringify(join(here, "downstream-server.mjs"))}]
-          env: [${JSON.stringify("MARKER_DIR=" + markers)}]
+          env: ${JSON.stringify(env)}
 `,
-);
+  );
+  return path;
+}
+const bindingsPatch = writeBindingsPatch(join(cwd, "mcp-bindings.yaml"), ["MARKER_DIR=" + markers]);
 
 async function connect(patches = [bindingsPatch]) {
   const transport = new StdioClientTransport({
@@ -256,20 +260,7 @@ test("a retaining profile: one stateOwner per session, released when the session
 // downstream-server.mjs); its starts' pids are listed in <markers>/pids.
 async function restartSession(mode) {
   const dir = mkdtempSync(join(tmpdir(), `dsh-mcp-restart-${mode}-`));
-  const patch = join(dir, "bindings.yaml");
-  writeFileSync(
-    patch,
-    `- insert:
-  - id: mcp-bindings
-    name: dsh-mcp-bindings
-    config:
-      servers:
-        - name: issue-tracker
-          command: ${JSON.stringify(process.execPath)}
-          args: [${JSON.stringify(join(here, "downstream-server.mjs"))}]
-          env: [${JSON.stringify("MARKER_DIR=" + dir)}, "RESTART_MODE=${mode}"]
-`,
-  );
+  const patch = writeBindingsPatch(join(dir, "bindings.yaml"), ["MARKER_DIR=" + dir, "RESTART_MODE=" + mode]);
   const s = await connect([patch]);
   s.pids = () => readFileSync(join(dir, "pids"), "utf8").split("\n").filter(Boolean).map(Number);
   return s;
@@ -354,6 +345,26 @@ test("a server that exits at every restart is given up after 8 restarts; its cal
       (ms, i) => `dsh: MCP server issue-tracker: restart ${i + 1} of 8 in ${ms} ms`,
     ));
   assert.ok(s.stderr().includes("dsh: MCP server issue-tracker: gave up restarting it\n"), s.stderr());
+});
+
+test("a restart that answers initialize with a revision dsh does not speak is a failed start", async () => {
+  const s = await restartSession("bad-version");
+  const result = await run(
+    s.client,
+    `inspect(typeof (await issue_tracker.pid())); // control: the first process (the SDK's) is accepted
+     try { await issue_tracker.crash() } catch (e) { inspect(e.message) }
+     try { await issue_tracker.pid() } catch (e) { inspect(e.message) }`,
+  );
+  assert.equal(
+    text(result),
+    "string\nthe MCP server issue-tracker exited\nthe MCP server issue-tracker exited and dsh gave up restarting it\n",
+  );
+  assert.equal(s.pids().length, 9);
+  assert.deepEqual(s.pids().filter(running), [], "each refused process was ended");
+  assert.equal(await finish(s), 0);
+  await s.drained;
+  const refusals = s.stderr().match(/^dsh: MCP server issue-tracker speaks protocol revision "1999-01-01", which dsh does not$/gm);
+  assert.equal(refusals?.length, 8, s.stderr());
 });
 
 test("calls queue (at most 64) while a restarted server is in its handshake; dsh's exit stops it", async () => {
