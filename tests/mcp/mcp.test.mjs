@@ -367,7 +367,7 @@ test("a restart that answers initialize with a revision dsh does not speak is a 
   assert.equal(refusals?.length, 8, s.stderr());
 });
 
-test("calls queue (at most 64) while a restarted server is in its handshake; dsh's exit stops it", async () => {
+test("calls queue (at most 64) while a restarted server is in its handshake (30 s at most); dsh's exit stops it", async () => {
   const s = await restartSession("hang");
   const result = await run(
     s.client,
@@ -386,7 +386,14 @@ test("calls queue (at most 64) while a restarted server is in its handshake; dsh
   assert.equal(running(hanging), true, "control: a running server is seen as running");
   // The session still runs programs while the server is mid-restart.
   assert.equal(text(await run(s.client, "inspect('still here')")), "still here\n");
+  // The handshake's 30 s run out (barrier: the next start's pid): the silent process was killed.
+  while (s.pids().length < 3) await new Promise((r) => setTimeout(r, 50));
+  const third = s.pids()[2];
+  assert.equal(running(hanging), false, "the process that missed its handshake was ended");
+  assert.ok(s.stderr().includes("dsh: MCP server issue-tracker: no answer to initialize within 30000 ms\n"), s.stderr());
+  assert.ok(s.stderr().includes("dsh: MCP server issue-tracker: restart 2 of 8 in 100 ms\n"), s.stderr());
+  assert.equal(running(third), true, "control: a running server is seen as running");
   assert.equal(await finish(s), 0);
-  assert.equal(running(hanging), false, "stopping dsh killed the server mid-handshake");
-  assert.deepEqual(s.pids(), [crashed, hanging]);
+  assert.equal(running(third), false, "stopping dsh killed the server mid-handshake");
+  assert.deepEqual(s.pids(), [crashed, hanging, third]);
 });
