@@ -1,7 +1,8 @@
 /* Compiled with gcc by a program under workspace-write (tests/conformance/setid.test.js) and run in
  * its workspace: issues each call that could give a file a set-user-ID or set-group-ID bit or a
  * file capability, with raw syscalls so no C library rewrites the request, and the controls a
- * program needs. Prints one "name=RESULT" line per call: OK or the errno's name. */
+ * program needs. Prints one "name=RESULT" line per call: OK or the errno's name. The arguments
+ * name more roots whose mount flags and device node it reports as it does the workspace's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +30,7 @@ static long created(long fd)
     return fd;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     int fd = open("py", O_RDONLY);
     /* The break: a copy of an interpreter made set-user-ID and set-group-ID. */
@@ -56,14 +57,21 @@ int main(void)
     report("fsetxattr security.capability", syscall(SYS_fsetxattr, fd, "security.capability", cap, sizeof(cap), 0));
     report("setxattr user.note", syscall(SYS_setxattr, "py", "user.note", "x", 1, 0));
     report("removexattr user.note", syscall(SYS_removexattr, "py", "user.note"));
-    /* The workspace mount inside, and a device node the host placed there. */
-    struct statvfs vfs;
-    if (statvfs(".", &vfs) == 0) {
-        printf("nosuid=%s\n", vfs.f_flag & ST_NOSUID ? "yes" : "no");
-        printf("nodev=%s\n", vfs.f_flag & ST_NODEV ? "yes" : "no");
+    /* The workspace mount inside and the roots named on the command line, each with the device
+     * node the host placed there (a copy of its /dev/null). */
+    for (int i = 0; i < argc; i++) {
+        const char *dir = i == 0 ? "." : argv[i];
+        char name[64], node[4096];
+        struct statvfs vfs;
+        if (statvfs(dir, &vfs) == 0) {
+            printf("nosuid %d=%s\n", i, vfs.f_flag & ST_NOSUID ? "yes" : "no");
+            printf("nodev %d=%s\n", i, vfs.f_flag & ST_NODEV ? "yes" : "no");
+        }
+        snprintf(node, sizeof(node), "%s/host-null", dir);
+        snprintf(name, sizeof(name), "open host device %d", i);
+        if (access(node, F_OK) == 0)
+            report(name, created(syscall(SYS_open, node, O_RDONLY)));
     }
-    if (access("host-null", F_OK) == 0)
-        report("open host device", created(syscall(SYS_open, "host-null", O_RDWR)));
     /* Controls: ordinary modes, the sticky bit, a fifo, and a mode argument the kernel ignores
      * (no O_CREAT). */
     report("chmod 0755", syscall(SYS_chmod, "py", 0755));

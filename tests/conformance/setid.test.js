@@ -4,30 +4,51 @@
 // sets an xattr. Each refusal is asserted by its errno and on disk, next to the controls a program
 // needs (ordinary modes, the sticky bit, a fifo, a mode the kernel ignores without O_CREAT), and a
 // danger-full-access run of the same probe shows each refused call does succeed unconfined. The
-// workspace mount is nosuid and nodev inside: a device node the host placed there does not open.
+// workspace, an extra writable root and a readable root are nosuid and nodev inside: a device node
+// the host placed in each does not open.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, lstatSync } from 'node:fs';
+import { chmodSync, lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, runProgram, tempDir, text } from './harness.js';
+import { pathToFileURL } from 'node:url';
+import { NODE, ROOT, runProgram, tempDir, text } from './harness.js';
 
 const root = process.getuid() === 0;
 const PROBE = readFileSync(join(ROOT, 'tests/conformance/setid-probe.c'), 'utf8');
 
-const program = `const fs = await import("node:fs"), cp = await import("node:child_process");
+const RUNNER = join(ROOT, 'bootstrap/runners/module-map-runner.js');
+
+// The probe's report for the workspace and the roots in dirs (its arguments 1..n).
+const probe = (dirs) => `const fs = await import("node:fs"), cp = await import("node:child_process");
 fs.copyFileSync("/usr/bin/python3", "py");
 fs.writeFileSync("setid-probe.c", ${JSON.stringify(PROBE)});
 cp.execFileSync("/usr/bin/gcc", ["-o", "setid-probe", "setid-probe.c"]);
-const lines = cp.execFileSync("./setid-probe", { encoding: "utf8" }).trim().split("\\n");
+const lines = cp.execFileSync("./setid-probe", ${JSON.stringify(dirs)}, { encoding: "utf8" }).trim().split("\\n");
 return Object.fromEntries(lines.map((l) => l.split("=")))`;
 
-// A host-made device node (the host's /dev/null) in the workspace; mknod needs a root host.
-function workspaceWithDevice() {
-  const ws = tempDir('dsh-ws-');
+// A host-made device node (a copy of the host's /dev/null) in dir; mknod needs a root host.
+function withDevice(dir) {
   if (root)
-    execFileSync('/usr/bin/mknod', ['-m', '0666', join(ws, 'host-null'), 'c', '1', '3']);
-  return ws;
+    execFileSync('/usr/bin/mknod', ['-m', '0666', join(dir, 'host-null'), 'c', '1', '3']);
+  return dir;
+}
+
+// The three kinds of root, each with a device node: the workspace, an extra writable root, and a
+// readable root (the runner's directory of a node-script launch).
+function roots() {
+  const ws = withDevice(tempDir('dsh-ws-'));
+  const extra = withDevice(tempDir('dsh-extra-'));
+  const runner = withDevice(tempDir('dsh-runner-'));
+  chmodSync(runner, 0o755);
+  writeFileSync(join(runner, 'runner.mjs'), `import ${JSON.stringify(pathToFileURL(RUNNER).href)};\n`);
+  writeFileSync(join(runner, 'module-map.json'), '{}');
+  return {
+    ws,
+    program: probe([extra, runner]),
+    sandbox: { extraWritableRoots: [extra] },
+    runtime: { launch: { kind: 'node-script', executable: NODE, bootstrapPath: join(runner, 'runner.mjs') } },
+  };
 }
 
 const refused = {
@@ -64,14 +85,13 @@ const controls = {
 };
 
 test('a workspace-write program sets no set-id bit or xattr; ordinary modes still work', async () => {
-  const ws = workspaceWithDevice();
-  const { result } = await runProgram(program, { ws });
+  const { ws, program, sandbox, runtime } = roots();
+  const { result } = await runProgram(program, { ws, sandbox, runtime });
   assert.equal(result.ok, true, JSON.stringify(result));
   assert.deepEqual(result.value, {
     ...refused,
-    nosuid: 'yes',
-    nodev: 'yes',
-    ...(root ? { 'open host device': 'EACCES' } : {}),
+    ...Object.fromEntries([0, 1, 2].flatMap((i) => [[`nosuid ${i}`, 'yes'], [`nodev ${i}`, 'yes'],
+      ...(root ? [[`open host device ${i}`, 'EACCES']] : [])])),
     ...controls,
   });
   assert.equal(result.sandbox.denied, false, 'the probe printed no errno names to the output');
@@ -88,13 +108,13 @@ test('a workspace-write program sets no set-id bit or xattr; ordinary modes stil
 });
 
 test('control: unconfined, the same calls succeed', async () => {
-  const ws = workspaceWithDevice();
-  const { result } = await runProgram(program, { ws, mode: 'danger-full-access' });
+  const { ws, program, sandbox, runtime } = roots();
+  const { result } = await runProgram(program, { ws, sandbox, runtime, mode: 'danger-full-access' });
   assert.equal(result.ok, true, JSON.stringify(result));
   const expected = ['chmod 6755', 'fchmod 4755', 'open creat 4755', 'creat 4755', 'open tmpfile 4755',
     'mknod reg 4755', 'mknodat reg 2755', 'openat2', 'setxattr user.note', 'removexattr user.note'];
   if (root)
-    expected.push('setxattr security.capability', 'open host device');
+    expected.push('setxattr security.capability', 'open host device 0', 'open host device 1', 'open host device 2');
   for (const name of expected)
     assert.equal(result.value[name], 'OK', name);
   assert.equal(lstatSync(join(ws, 'made-node')).mode & 0o7777, 0o4755, 'mknod keeps S_ISUID');
