@@ -4,7 +4,8 @@
  * checks fail on root's files. The roots that belong to the host's user (the workspace, the
  * extra writable roots, the private temp dir) are bind-mounted through an idmapped mount whose
  * mapping is "host uid <-> program uid": there the program acts as the host's user, and what it
- * creates is owned by the host's user on disk. So are the directories a stranger could not reach
+ * creates is owned by the host's user on disk (root's on a root host: the seccomp rules refuse
+ * set-id modes and xattrs, so such a file carries no privilege; host-abi/ABI.md, "Roots"). So are the directories a stranger could not reach
  * (program_identity.c lists them), read-only like the rest. */
 #include "launcher.h"
 #include "mount_defs.h"
