@@ -94,7 +94,6 @@ test('a workspace-write program sets no set-id bit or xattr; ordinary modes stil
       ...(root ? [[`open host device ${i}`, 'EACCES']] : [])])),
     ...controls,
   });
-  assert.equal(result.sandbox.denied, false, 'the probe printed no errno names to the output');
   // On disk: nothing the program made or changed carries a set-id bit; the refused creations made
   // nothing; the copy keeps its control mode.
   for (const name of readdirSync(ws)) {
