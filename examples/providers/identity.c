@@ -5,8 +5,9 @@
  * extra writable roots, the private temp dir) are bind-mounted through an idmapped mount whose
  * mapping is "host uid <-> program uid": there the program acts as the host's user, and what it
  * creates is owned by the host's user on disk (root's on a root host: the seccomp rules refuse
- * set-id modes and xattrs, so such a file carries no privilege; host-abi/ABI.md, "Roots"). So are the directories a stranger could not reach
- * (program_identity.c lists them), read-only like the rest. */
+ * set-id modes and xattrs, so such a file carries no privilege; host-abi/ABI.md, "Roots"). So
+ * are the directories a stranger could not reach (program_identity.c lists them), read-only
+ * like the rest. */
 #include "launcher.h"
 #include "mount_defs.h"
 #include "world.h"

@@ -112,22 +112,22 @@ static const unsigned long namespace_flags[] = {
 };
 
 /* Every call that sets a file's mode, and which argument holds it. A mode with S_ISUID or S_ISGID
- * is refused with EPERM whatever the uid mapping: a set-id file a program leaves in a writable root
- * runs with its on-disk owner's ids for whoever executes it outside (with a dedicated identity on a
- * root host, root's; ABI.md "Roots"). The kernel honours the mode of open/openat only with O_CREAT
- * or O_TMPFILE (flags_arg), and ignores it otherwise, so those are refused only then. mkdir's
- * set-id bits are dropped by the kernel today; they are refused anyway so that the rule does not
- * rest on that. fchmodat2 is outside the reviewed table (ENOSYS, glibc falls back to fchmodat);
- * its rule keeps it closed should it ever be allowed. A name libseccomp does not know is skipped:
- * the table cannot allow it either. */
+ * is refused with EPERM whatever the uid mapping: a set-id file a program leaves in a writable
+ * root runs with its on-disk owner's ids for whoever executes it outside (with a dedicated
+ * identity on a root host, root's; host-abi/ABI.md, "Roots"). The kernel honours the mode of
+ * open/openat only with O_CREAT or O_TMPFILE (flags_arg) and ignores it otherwise, so those are
+ * refused only then. mkdir's set-id bits are dropped by the kernel today; they are refused anyway
+ * so that the rule does not rest on that. fchmodat2 is outside the reviewed table (ENOSYS, glibc
+ * falls back to fchmodat); its rule keeps it closed should it ever be allowed. A name libseccomp
+ * does not know is skipped: the table cannot allow it either. */
 static const struct mode_rule {
     const char *name;
     unsigned mode_arg;
     int flags_arg; /* -1: the call always uses the mode */
 } mode_rules[] = {
-    {"chmod", 1, -1},   {"fchmod", 1, -1},  {"fchmodat", 2, -1}, {"fchmodat2", 2, -1},
-    {"creat", 1, -1},   {"mkdir", 1, -1},   {"mkdirat", 2, -1},  {"mknod", 1, -1},
-    {"mknodat", 2, -1}, {"open", 2, 1},     {"openat", 3, 2},
+    {"chmod", 1, -1},   {"fchmod", 1, -1}, {"fchmodat", 2, -1}, {"fchmodat2", 2, -1},
+    {"creat", 1, -1},   {"mkdir", 1, -1},  {"mkdirat", 2, -1},  {"mknod", 1, -1},
+    {"mknodat", 2, -1}, {"open", 2, 1},    {"openat", 3, 2},
 };
 
 static const unsigned long set_id_bits[] = {S_ISUID, S_ISGID};
@@ -188,16 +188,17 @@ static int build(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
         if (nr == __NR_SCMP_ERROR)
             continue;
         for (size_t b = 0; b < 2; b++) {
-            struct scmp_arg_cmp mode = {m->mode_arg, SCMP_CMP_MASKED_EQ, set_id_bits[b], set_id_bits[b]};
+            struct scmp_arg_cmp mode = {m->mode_arg, SCMP_CMP_MASKED_EQ, set_id_bits[b],
+                                        set_id_bits[b]};
             if (m->flags_arg < 0) {
                 if ((rc = add(ctx, EPERM, nr, 1, &mode)) < 0)
                     goto fail;
                 continue;
             }
             for (size_t f = 0; f < 2; f++) {
-                struct scmp_arg_cmp cmp[2] = {
-                    {(unsigned)m->flags_arg, SCMP_CMP_MASKED_EQ, creating_flags[f], creating_flags[f]},
-                    mode};
+                struct scmp_arg_cmp cmp[2] = {{(unsigned)m->flags_arg, SCMP_CMP_MASKED_EQ,
+                                               creating_flags[f], creating_flags[f]},
+                                              mode};
                 if ((rc = add(ctx, EPERM, nr, 2, cmp)) < 0)
                     goto fail;
             }

@@ -41,10 +41,13 @@ int main(int argc, char **argv)
     report("fchmodat 2755", syscall(SYS_fchmodat, AT_FDCWD, "py", 02755, 0));
     report("fchmodat2 4755", syscall(FCHMODAT2, AT_FDCWD, "py", 04755, 0));
     report("open creat 4755", created(syscall(SYS_open, "made-open", O_CREAT | O_WRONLY, 04755)));
-    report("openat creat 2755", created(syscall(SYS_openat, AT_FDCWD, "made-openat", O_CREAT | O_WRONLY, 02755)));
+    report("openat creat 2755",
+           created(syscall(SYS_openat, AT_FDCWD, "made-openat", O_CREAT | O_WRONLY, 02755)));
     report("creat 4755", created(syscall(SYS_creat, "made-creat", 04755)));
     report("open tmpfile 4755", created(syscall(SYS_open, ".", O_TMPFILE | O_WRONLY, 04755)));
-    struct { unsigned long long flags, mode, resolve; } how = {O_CREAT | O_WRONLY, 0644, 0};
+    struct {
+        unsigned long long flags, mode, resolve;
+    } how = {O_CREAT | O_WRONLY, 0644, 0};
     report("openat2", created(syscall(OPENAT2, AT_FDCWD, "made-openat2", &how, sizeof(how))));
     report("mkdir 2755", syscall(SYS_mkdir, "made-dir", 02755));
     report("mkdirat 4755", syscall(SYS_mkdirat, AT_FDCWD, "made-dirat", 04755));
@@ -52,9 +55,12 @@ int main(int argc, char **argv)
     report("mknodat reg 2755", syscall(SYS_mknodat, AT_FDCWD, "made-nodeat", S_IFREG | 02755, 0));
     /* A file capability (v2, cap_setuid permitted), then xattrs of other namespaces. */
     unsigned int cap[5] = {0x02000000 | 1, 1u << 7, 0, 0, 0};
-    report("setxattr security.capability", syscall(SYS_setxattr, "py", "security.capability", cap, sizeof(cap), 0));
-    report("lsetxattr security.capability", syscall(SYS_lsetxattr, "py", "security.capability", cap, sizeof(cap), 0));
-    report("fsetxattr security.capability", syscall(SYS_fsetxattr, fd, "security.capability", cap, sizeof(cap), 0));
+    report("setxattr security.capability",
+           syscall(SYS_setxattr, "py", "security.capability", cap, sizeof(cap), 0));
+    report("lsetxattr security.capability",
+           syscall(SYS_lsetxattr, "py", "security.capability", cap, sizeof(cap), 0));
+    report("fsetxattr security.capability",
+           syscall(SYS_fsetxattr, fd, "security.capability", cap, sizeof(cap), 0));
     report("setxattr user.note", syscall(SYS_setxattr, "py", "user.note", "x", 1, 0));
     report("removexattr user.note", syscall(SYS_removexattr, "py", "user.note"));
     /* The workspace mount inside and the roots named on the command line, each with the device
