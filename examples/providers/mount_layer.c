@@ -2,8 +2,8 @@
  * namespaces every mount becomes read-only except bind mounts of the writable roots, so metadata
  * changes Landlock does not control (chmod, utimes, xattrs) and any Landlock gap (truncate below
  * ABI 3) hit EROFS outside the writable roots. Every mount is nosuid and nodev too, /dev's devices
- * excepted. The new network namespace has no interfaces and
- * its own abstract unix socket space; the new IPC namespace hides the host's SysV/POSIX IPC. */
+ * excepted. The new network namespace has no interfaces and its own abstract unix socket space;
+ * the new IPC namespace hides the host's SysV/POSIX IPC. */
 #include "launcher.h"
 #include "mount_defs.h"
 
