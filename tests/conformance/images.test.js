@@ -2,7 +2,7 @@
 // order with text, inside the shared maxOutputBytes budget.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { symlinkSync, writeFileSync } from 'node:fs';
+import { statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { DSH, patchFile, runProgram, Serve, tempDir, text } from './harness.js';
@@ -16,7 +16,13 @@ function workspace() {
   return ws;
 }
 
-const A1 = (ws) => ({ type: 'image', attachmentId: 'a1', path: join(ws, 'a.png'), width: 3, height: 2 });
+// An output entry: the descriptor plus the registered file's identity (dev, ino as decimal
+// strings) and size, which a host uses to find exactly that file again.
+const entry = (attachmentId, path, width, height) => {
+  const st = statSync(path, { bigint: true });
+  return { type: 'image', attachmentId, path, width, height, dev: String(st.dev), ino: String(st.ino), size: Number(st.size) };
+};
+const A1 = (ws) => entry('a1', join(ws, 'a.png'), 3, 2);
 
 async function show(program, { runtime, mode } = {}) {
   const ws = workspace();
@@ -80,7 +86,7 @@ test('images and text follow argument order', async () => {
     { type: 'text', text: 'before [Image a1 3x2]' },
     A1(ws),
     { type: 'text', text: ' middle [Image b1 640x480]' },
-    { type: 'image', attachmentId: 'b1', path: join(ws, 'b.jpg'), width: 640, height: 480 },
+    entry('b1', join(ws, 'b.jpg'), 640, 480),
     { type: 'text', text: ' after\n' },
   ]);
 });
@@ -105,7 +111,7 @@ test('a program-created PNG registered through a host binding is displayed', asy
   const { result } = await runProgram(program, { ws, mode: 'workspace-write' });
   assert.equal(result.ok, true, JSON.stringify(result));
   assert.equal(result.value, 'chart');
-  assert.deepEqual(result.output[1], { type: 'image', attachmentId: 'chart', path: join(ws, 'chart.png'), width: 3, height: 2 });
+  assert.deepEqual(result.output[1], entry('chart', join(ws, 'chart.png'), 3, 2));
 });
 
 test('Image.path names a file the program can read in the execution world', async () => {
