@@ -156,6 +156,20 @@ test('registering a file outside the execution world reveals nothing about it', 
   }
 });
 
+// Hostile: a name with a NUL byte is refused, never cut at the NUL into another file or id.
+test('tools.registerImage refuses a path or attachmentId with a NUL byte, or an attachmentId that is not a string', async () => {
+  const ws = workspace();
+  const { result } = await runProgram(`const out = [];
+    for (const a of [{ path: "a.png\\u0000.txt" }, { path: "a.png", attachmentId: "a\\u0000b" }, { path: "a.png", attachmentId: null }]) {
+      try { out.push(await tools.registerImage(a)) } catch (e) { out.push(e.message) }
+    }
+    out.push(await tools.registerImage({ path: "a.png", attachmentId: "ok" }));
+    return out`, { ws });
+  assert.equal(result.ok, true, JSON.stringify(result));
+  const refused = 'tools.registerImage expects {path: string, attachmentId?: string}';
+  assert.deepEqual(result.value, [refused, refused, refused, 'ok']);
+});
+
 test('registering a file that is not an image rejects inside the program', async () => {
   const ws = workspace();
   const { result } = await runProgram('try { await tools.registerImage({ path: "c.txt" }) } catch (e) { return e.message }', { ws });
