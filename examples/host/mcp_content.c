@@ -279,7 +279,8 @@ char *dshh__mcp_progress_message(const char *entry_json, size_t len)
         if (asprintf(&message, "[image %s %" PRId64 "x%" PRId64 "]", str(entry, "attachmentId", "?"), w, h) < 0)
             message = NULL;
     } else {
-        message = strdup(str(entry, "text", ""));
+        const char *t = dsh_json_get_string(entry, "text", NULL); /* a NUL inside ends the message */
+        message = strdup(t ? t : "");
     }
     json_object_put(entry);
     return message;
