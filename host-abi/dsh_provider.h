@@ -111,7 +111,8 @@ struct dsh_provider {
      * and makes it an `Image` value the program can reach (`Image.get(attachment_id)`) and display
      * with inspect(). Registrations live until the process ends or its owner is released.
      * *ret_descriptor_json (transfer full, free_text; may be NULL): {attachmentId, path, width,
-     * height}. Spec field `images` registers images before the program starts. */
+     * height} and, since 1.4, the registered file's dev, ino (decimal strings) and size (ABI.md,
+     * "Images a host reads"). Spec field `images` registers images before the program starts. */
     int (*registerImage)(struct dsh_instance *instance, dsh_run_id run, const char *attachment_id,
                          const char *host_path, char **ret_descriptor_json, size_t *ret_len,
                          struct dsh_error *ret_error);

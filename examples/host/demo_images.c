@@ -2,6 +2,7 @@
  * the run's cwd) through provider->registerImage and answers with its attachmentId, so the
  * program can display it: inspect(Image.get(await tools.registerImage({path: "chart.png"}))).
  * The provider queues the child's image-register frame before this reply, so Image.get sees it. */
+#include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 #include "dshh.h"
 
@@ -14,26 +15,25 @@
 void dshh__demo_register_image(struct dshh_host *host, dsh_run_id run, uint64_t call, json_object *arg)
 {
     static unsigned long long next_id = 1;
-    json_object *path, *id;
-    if (!json_object_is_type(arg, json_type_object) || !json_object_object_get_ex(arg, "path", &path) ||
-        !json_object_is_type(path, json_type_string) || json_object_get_string_len(path) == 0) {
+    /* Text only (no NUL inside): a truncated name could name another file or id. */
+    const char *p = dsh_json_get_text(arg, "path"), *attachment_id = dsh_json_get_text(arg, "attachmentId");
+    if (!p || !*p || (dsh_json_has(arg, "attachmentId") && (!attachment_id || !*attachment_id))) {
         const char *m = "tools.registerImage expects {path: string, attachmentId?: string}";
         host->provider->reply(host->instance, run, call, false, m, strlen(m));
         return;
     }
     char generated[64], full[2 * PATH_MAX + 2];
-    const char *attachment_id;
-    if (json_object_object_get_ex(arg, "attachmentId", &id) && json_object_is_type(id, json_type_string)) {
-        attachment_id = json_object_get_string(id);
-    } else {
+    if (!attachment_id) {
         snprintf(generated, sizeof generated, "img-%llu", next_id++);
         attachment_id = generated;
     }
-    const char *p = json_object_get_string(path), *cwd = dshh__run_cwd(run);
-    if (p[0] != '/' && cwd)
-        snprintf(full, sizeof full, "%s/%s", cwd, p);
-    else
-        snprintf(full, sizeof full, "%s", p);
+    const char *cwd = dshh__run_cwd(run);
+    int n = p[0] != '/' && cwd ? snprintf(full, sizeof full, "%s/%s", cwd, p) : snprintf(full, sizeof full, "%s", p);
+    if (n < 0 || (size_t)n >= sizeof full) { /* a cut name would be another file */
+        const char *m = "tools.registerImage: the path is too long";
+        host->provider->reply(host->instance, run, call, false, m, strlen(m));
+        return;
+    }
     struct dsh_error err = {0};
     /* A provider built before the appendix has no registerImage slot. */
     int rc = host->provider->struct_size < offsetof(struct dsh_provider, registerImage) + sizeof(void *)

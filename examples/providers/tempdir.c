@@ -150,6 +150,18 @@ struct walk {
     bool deferred; /* something was moved up and needs another pass */
 };
 
+/* chmod 0700 of the directory name in dir, if it is one (never what a symlink points to). */
+static void unlock_dir(int dir, const char *name)
+{
+    int fd = openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    (void)chmod(proc, S_IRWXU);
+    close(fd);
+}
+
 /* Empties the directory open at fd (consumed). */
 static int empty_dir(struct walk *w, int fd, int depth)
 {
@@ -184,9 +196,10 @@ static int empty_dir(struct walk *w, int fd, int depth)
         }
         int sub = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0 && errno == EACCES && geteuid() != 0) {
-            /* Unreadable, not a symlink (O_NOFOLLOW says ELOOP): ours, so unlock it. 0700 only
-             * ever narrows access, should the name be swapped meanwhile; root never needs it. */
-            (void)fchmodat(dirfd(d), n, S_IRWXU, 0);
+            /* Unreadable, not a symlink (O_NOFOLLOW says ELOOP): ours, so unlock it. The mode is
+             * changed on the directory an O_PATH|O_NOFOLLOW fd holds (through its /proc link),
+             * never by name: a symlink swapped in meanwhile leads nowhere. Root never needs it. */
+            unlock_dir(dirfd(d), n);
             sub = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }
         if (sub < 0) {

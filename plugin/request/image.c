@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void ptc__image_free(struct ptc_image *image)
@@ -36,27 +37,34 @@ int ptc__image_load(struct ptc_host *host, const char *attachment_id, const char
     if ((size_t)n >= sizeof world)
         return ptc__fail(err, DSH_E_REQUEST_INVALID, "image %s: mapped path is too long", attachment_id);
     char why[256];
-    int fd = ptc__image_open(host_path, why, sizeof why);
-    if (fd < 0)
+    int path_fd = ptc__image_open(host_path, why, sizeof why);
+    if (path_fd < 0)
         return ptc__fail(err, DSH_E_REQUEST_INVALID, "image %s (%s): %s", attachment_id, host_path, why);
-    /* The file opened must be one the world can see, also if the path changed since the check
-     * (a symlink swapped in by the program). */
-    char proc[64], opened[PATH_MAX], scratch[PATH_MAX];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    /* The file the name led to must be one the world can see, also if the path changed since the
+     * check (a symlink swapped in by the program); it is recorded under that file's own name. */
+    char proc[64], opened[PATH_MAX];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", path_fd);
     ssize_t len = readlink(proc, opened, sizeof opened - 1);
     if (len > 0)
         opened[len] = '\0';
-    if (len <= 0 || (size_t)len >= sizeof opened - 1 || fs->map_host_path(fs->ctx, opened, scratch, sizeof scratch) < 0) {
-        close(fd);
+    if (len <= 0 || (size_t)len >= sizeof opened - 1 || opened[0] != '/' ||
+        (n = fs->map_host_path(fs->ctx, opened, world, sizeof world)) < 0 || (size_t)n >= sizeof world) {
+        close(path_fd);
         return ptc__fail(err, DSH_E_NOT_MAPPED, "image %s: the execution world cannot see %s: %s", attachment_id,
                          host_path, dsh_strerror(DSH_E_NOT_MAPPED));
     }
+    int fd = ptc__image_open_for_reading(path_fd, why, sizeof why);
+    close(path_fd);
+    if (fd < 0)
+        return ptc__fail(err, DSH_E_REQUEST_INVALID, "image %s (%s): %s", attachment_id, host_path, why);
     uint32_t w = 0, h = 0;
-    int rc = ptc__image_size_of(fd, &w, &h, why, sizeof why);
+    struct stat st;
+    int rc = fstat(fd, &st) != 0 ? -errno : ptc__image_size_of(fd, &w, &h, why, sizeof why);
     close(fd);
+    if (rc < 0 && rc > -4096)
+        return ptc__fail(err, DSH_E_REQUEST_INVALID, "image %s (%s): %s", attachment_id, host_path, strerror(-rc));
     if (rc != 0)
-        return ptc__fail(err, rc < -4096 ? rc : DSH_E_REQUEST_INVALID, "image %s (%s): %s", attachment_id,
-                         host_path, why);
+        return ptc__fail(err, rc, "image %s (%s): %s", attachment_id, host_path, why);
     struct ptc_image *image = calloc(1, sizeof *image);
     if (image) {
         image->attachment_id = strdup(attachment_id);
@@ -68,6 +76,9 @@ int ptc__image_load(struct ptc_host *host, const char *attachment_id, const char
     }
     image->width = w;
     image->height = h;
+    image->dev = (uint64_t)st.st_dev;
+    image->ino = (uint64_t)st.st_ino;
+    image->size = (uint64_t)st.st_size;
     *ret_image = image;
     return 0;
 }
@@ -81,6 +92,19 @@ json_object *ptc__image_descriptor(const struct ptc_image *image, const char *ty
     json_object_object_add(d, "path", json_object_new_string(image->path));
     json_object_object_add(d, "width", json_object_new_int64(image->width));
     json_object_object_add(d, "height", json_object_new_int64(image->height));
+    return d;
+}
+
+json_object *ptc__image_host_descriptor(const struct ptc_image *image, const char *type)
+{
+    json_object *d = ptc__image_descriptor(image, type);
+    char number[24];
+    /* Decimal strings: a device or inode number may not fit a JSON reader's double. */
+    snprintf(number, sizeof number, "%" PRIu64, image->dev);
+    json_object_object_add(d, "dev", json_object_new_string(number));
+    snprintf(number, sizeof number, "%" PRIu64, image->ino);
+    json_object_object_add(d, "ino", json_object_new_string(number));
+    json_object_object_add(d, "size", json_object_new_int64((int64_t)image->size));
     return d;
 }
 
@@ -145,7 +169,9 @@ int ptc__images_add(struct ptc_image **list, struct ptc_image *image, struct dsh
         *list = image;
         return 0;
     }
-    bool same = strcmp(known->path, image->path) == 0 && known->width == image->width && known->height == image->height;
+    bool same = strcmp(known->path, image->path) == 0 && known->width == image->width &&
+                known->height == image->height && known->dev == image->dev && known->ino == image->ino &&
+                known->size == image->size;
     if (!same)
         ptc__fail(err, DSH_E_REQUEST_INVALID,
                   "attachment id \"%s\" is already registered for %s (%" PRIu32 "x%" PRIu32 "), not %s (%" PRIu32 "x%" PRIu32 ")",

@@ -262,10 +262,10 @@ void ptc__run_on_frame(void *arg, const struct ptc_frame *frame)
             ptc__run_select(run, PTC_FAILURE_PROTOCOL, "image frame for an unregistered attachmentId");
             break;
         }
-        if (ptc__ledger_image(&run->ledger, ptc__image_descriptor(image, "image")) != 0)
+        if (ptc__ledger_image(&run->ledger, ptc__image_host_descriptor(image, "image")) != 0)
             on_overflow(run);
         else if (run->cb.on_output)
-            report_image(run, ptc__image_descriptor(image, "image"));
+            report_image(run, ptc__image_host_descriptor(image, "image"));
         break;
     }
     case PTC_FRAME_CALL:
@@ -342,7 +342,7 @@ int ptc__runs_register_image(struct ptc_runs *runs, dsh_run_id id, const char *a
     int rc = ptc__image_load(runs->host, attachment_id, host_path, &image, err);
     if (rc != 0)
         return rc;
-    json_object *d = ptc__image_descriptor(image, NULL);
+    json_object *d = ptc__image_host_descriptor(image, NULL);
     rc = ptc__env_register_image(run->env, image, err);
     if (rc < 0) {
         json_object_put(d);

@@ -2,7 +2,7 @@
 // order with text, inside the shared maxOutputBytes budget.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { symlinkSync, writeFileSync } from 'node:fs';
+import { statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { DSH, patchFile, runProgram, Serve, tempDir, text } from './harness.js';
@@ -16,7 +16,13 @@ function workspace() {
   return ws;
 }
 
-const A1 = (ws) => ({ type: 'image', attachmentId: 'a1', path: join(ws, 'a.png'), width: 3, height: 2 });
+// An output entry: the descriptor plus the registered file's identity (dev, ino as decimal
+// strings) and size, which a host uses to find exactly that file again.
+const entry = (attachmentId, path, width, height) => {
+  const st = statSync(path, { bigint: true });
+  return { type: 'image', attachmentId, path, width, height, dev: String(st.dev), ino: String(st.ino), size: Number(st.size) };
+};
+const A1 = (ws) => entry('a1', join(ws, 'a.png'), 3, 2);
 
 async function show(program, { runtime, mode } = {}) {
   const ws = workspace();
@@ -80,7 +86,7 @@ test('images and text follow argument order', async () => {
     { type: 'text', text: 'before [Image a1 3x2]' },
     A1(ws),
     { type: 'text', text: ' middle [Image b1 640x480]' },
-    { type: 'image', attachmentId: 'b1', path: join(ws, 'b.jpg'), width: 640, height: 480 },
+    entry('b1', join(ws, 'b.jpg'), 640, 480),
     { type: 'text', text: ' after\n' },
   ]);
 });
@@ -105,7 +111,7 @@ test('a program-created PNG registered through a host binding is displayed', asy
   const { result } = await runProgram(program, { ws, mode: 'workspace-write' });
   assert.equal(result.ok, true, JSON.stringify(result));
   assert.equal(result.value, 'chart');
-  assert.deepEqual(result.output[1], { type: 'image', attachmentId: 'chart', path: join(ws, 'chart.png'), width: 3, height: 2 });
+  assert.deepEqual(result.output[1], entry('chart', join(ws, 'chart.png'), 3, 2));
 });
 
 test('Image.path names a file the program can read in the execution world', async () => {
@@ -148,6 +154,20 @@ test('registering a file outside the execution world reveals nothing about it', 
     assert.ok(message.includes(`the execution world cannot see ${paths[i]}: the host path has no execution-world mapping`), message);
     assert.doesNotMatch(message, /PNG|JPEG|7x7|No such file/);
   }
+});
+
+// Hostile: a name with a NUL byte is refused, never cut at the NUL into another file or id.
+test('tools.registerImage refuses a path or attachmentId with a NUL byte, or an attachmentId that is not a string', async () => {
+  const ws = workspace();
+  const { result } = await runProgram(`const out = [];
+    for (const a of [{ path: "a.png\\u0000.txt" }, { path: "a.png", attachmentId: "a\\u0000b" }, { path: "a.png", attachmentId: null }]) {
+      try { out.push(await tools.registerImage(a)) } catch (e) { out.push(e.message) }
+    }
+    out.push(await tools.registerImage({ path: "a.png", attachmentId: "ok" }));
+    return out`, { ws });
+  assert.equal(result.ok, true, JSON.stringify(result));
+  const refused = 'tools.registerImage expects {path: string, attachmentId?: string}';
+  assert.deepEqual(result.value, [refused, refused, refused, 'ok']);
 });
 
 test('registering a file that is not an image rejects inside the program', async () => {

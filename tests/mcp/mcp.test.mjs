@@ -3,12 +3,12 @@
 // namespace. Usage: node --test tests/mcp/mcp.test.mjs (DSH=build/examples/host/dsh).
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { pngBytes } from "../conformance/image-fixtures.js";
+import { jpegBytes, pngBytes } from "../conformance/image-fixtures.js";
 import sdk from "./sdk.cjs";
 
 const { Client, StdioClientTransport } = sdk;
@@ -167,6 +167,107 @@ test("images: image content with the file's bytes (base64) and a progress messag
   const images = result.content.filter((c) => c.type === "image");
   assert.deepEqual(images, [{ type: "image", data: png.toString("base64"), mimeType: "image/png" }]);
   assert.ok(messages.includes("[image c1 4x3]"), JSON.stringify(messages));
+});
+
+// Hostile: the image's file is found again when the result is built, after the program could
+// change its path. A host file must never be sent, and the bytes sent must be the registered
+// image's (format and pixel size checked again). Each note's text is exact.
+const secretText = "root:$y$j9T$host-secret-" + process.pid + ":19000:0:99999:7:::\n";
+function hostSecretDir() {
+  const dir = mkdtempSync(join(tmpdir(), "dsh-mcp-secret-"));
+  writeFileSync(join(dir, "x"), secretText);
+  writeFileSync(join(dir, "x.png"), Buffer.concat([pngBytes(4, 3), Buffer.from(secretText)]));
+  return dir;
+}
+// Whether any content item carries bytes of a host secret file.
+function leaks(result) {
+  return result.content.some((c) =>
+    (c.type === "text" && c.text.includes("host-secret")) ||
+    (c.type === "image" && Buffer.from(c.data, "base64").includes("host-secret")));
+}
+// A session whose programs may write their workspace (the files they register).
+let writer;
+async function writingSession() {
+  if (!writer) {
+    const ws = mkdtempSync(join(tmpdir(), "dsh-mcp-ws-"));
+    const patch = join(ws, "..", ws.split("/").at(-1) + ".yaml");
+    writeFileSync(patch, `- id: sandbox-policy\n  config: ${JSON.stringify({ mode: "workspace-write", workspaceRoot: ws })}\n`);
+    writer = await connect([bindingsPatch, patch]);
+  }
+  return writer;
+}
+after(async () => {
+  await writer?.client.close();
+});
+const writePng = (path, w, h) =>
+  `fs.writeFileSync(${JSON.stringify(path)}, Buffer.from(${JSON.stringify(pngBytes(w, h).toString("base64"))}, "base64"));`;
+
+test("images: a directory swapped for a symlink to a host directory after registration sends no host file", async () => {
+  const secret = hostSecretDir();
+  const result = await run(
+    (await writingSession()).client,
+    `const fs = await import("node:fs");
+     fs.mkdirSync("swap-d");
+     ${writePng("swap-d/x", 4, 3)}
+     inspect(Image.get(await tools.registerImage({ path: "swap-d/x", attachmentId: "s1" })));
+     fs.renameSync("swap-d", "swap-d.old");
+     fs.symlinkSync(${JSON.stringify(secret)}, "swap-d");`,
+  );
+  assert.equal(result.isError, false, text(result));
+  assert.equal(leaks(result), false, JSON.stringify(result));
+  assert.deepEqual(result.content, [
+    { type: "text", text: "[Image s1 4x3]\n" },
+    { type: "text", text: "[image s1 not included: its path no longer leads to the file that was registered]" },
+  ]);
+});
+
+test("images: a final-component symlink to a host PNG, and a same-size non-image written in place, are refused", async () => {
+  const secret = hostSecretDir();
+  const png = pngBytes(4, 3);
+  const result = await run(
+    (await writingSession()).client,
+    `const fs = await import("node:fs");
+     ${writePng("last.png", 4, 3)}
+     ${writePng("inplace.png", 4, 3)}
+     ${writePng("resized.png", 4, 3)}
+     const shown = [];
+     for (const [path, id] of [["last.png", "l1"], ["inplace.png", "p1"], ["resized.png", "r1"]])
+       shown.push(Image.get(await tools.registerImage({ path, attachmentId: id })));
+     inspect(...shown);
+     fs.renameSync("last.png", "last.old");
+     fs.symlinkSync(${JSON.stringify(join(secret, "x.png"))}, "last.png");
+     fs.writeFileSync("inplace.png", "N".repeat(${png.length}));
+     const resized = fs.readFileSync("resized.png");
+     resized.writeUInt32BE(5, 16); // IHDR width: same bytes count, another pixel size
+     fs.writeFileSync("resized.png", resized);`,
+  );
+  assert.equal(result.isError, false, text(result));
+  assert.equal(leaks(result), false, JSON.stringify(result));
+  assert.deepEqual(result.content, [
+    { type: "text", text: "[Image l1 4x3] [Image p1 4x3] [Image r1 4x3]\n" },
+    { type: "text", text: "[image l1 not included: its path no longer leads to the file that was registered]" },
+    { type: "text", text: "[image p1 not included: the file changed after it was registered: not a PNG or JPEG file]" },
+    { type: "text", text: "[image r1 not included: the file changed after it was registered: it is 5x3, not 4x3]" },
+  ]);
+});
+
+test("images: untouched PNG and JPEG files are sent with their bytes and MIME types (control)", async () => {
+  const jpeg = jpegBytes(6, 5);
+  const result = await run(
+    (await writingSession()).client,
+    `const fs = await import("node:fs");
+     fs.mkdirSync("ctl-d", { recursive: true });
+     ${writePng("ctl-d/a.png", 4, 3)}
+     fs.writeFileSync("ctl-d/b.jpg", Buffer.from(${JSON.stringify(jpeg.toString("base64"))}, "base64"));
+     inspect(Image.get(await tools.registerImage({ path: "ctl-d/a.png", attachmentId: "k1" })),
+             Image.get(await tools.registerImage({ path: "ctl-d/b.jpg", attachmentId: "k2" })));`,
+  );
+  assert.equal(result.isError, false, text(result));
+  assert.deepEqual(result.content, [
+    { type: "text", text: "[Image k1 4x3] [Image k2 6x5]\n" },
+    { type: "image", data: pngBytes(4, 3).toString("base64"), mimeType: "image/png" },
+    { type: "image", data: jpeg.toString("base64"), mimeType: "image/jpeg" },
+  ]);
 });
 
 test("a downstream tool's structured result, a mapped reserved name, and a tool error", async () => {

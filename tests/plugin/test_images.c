@@ -5,6 +5,7 @@
 #include "dsh_abi.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,15 @@ static const char *fixture(const unsigned char *bytes, size_t len)
     return path;
 }
 
-/* What the plugin does with a host file: open it, then probe the open file. */
+/* What the plugin does with a host file: open it O_PATH, re-open that file for reading, then
+ * probe the open file. */
 static int probe(const char *host_path, uint32_t *w, uint32_t *h, char *why, size_t why_len)
 {
-    int fd = ptc__image_open(host_path, why, why_len);
+    int path_fd = ptc__image_open(host_path, why, why_len);
+    if (path_fd < 0)
+        return path_fd;
+    int fd = ptc__image_open_for_reading(path_fd, why, why_len);
+    close(path_fd);
     if (fd < 0)
         return fd;
     int rc = ptc__image_size_of(fd, w, h, why, why_len);
@@ -104,7 +110,8 @@ Test(images, missing_files_and_directories_fail)
     uint32_t w, h;
     char why[128];
     cr_expect_lt(probe("/nonexistent/x.png", &w, &h, why, sizeof why), 0);
-    cr_expect_eq(probe("/tmp", &w, &h, why, sizeof why), DSH_E_REQUEST_INVALID);
+    cr_expect_eq(probe("/tmp", &w, &h, why, sizeof why), -EINVAL);
+    cr_expect_str_eq(why, "not a regular file");
 }
 
 static struct ptc_image *record(const char *id, uint32_t w)
@@ -135,6 +142,23 @@ Test(images, registry_keeps_the_first_record_of_an_id_and_describes_from_it)
     cr_expect_str_eq(json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
                      "{\"type\":\"image\",\"attachmentId\":\"a\",\"path\":\"/w/x.png\",\"width\":1,\"height\":1}");
     json_object_put(d);
+    /* The host is also told which file it was, as fstat saw it at registration. */
+    struct ptc_image *c = record("c", 5);
+    c->dev = 2049;
+    c->ino = UINT64_MAX;
+    c->size = 77;
+    d = ptc__image_host_descriptor(c, "image");
+    cr_expect_str_eq(json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+                     "{\"type\":\"image\",\"attachmentId\":\"c\",\"path\":\"/w/x.png\",\"width\":5,\"height\":1,"
+                     "\"dev\":\"2049\",\"ino\":\"18446744073709551615\",\"size\":77}");
+    json_object_put(d);
+    cr_expect_eq(ptc__images_add(&list, c, &err), 0);
+    /* Another file (another inode) at the same path and pixel size is another file. */
+    struct ptc_image *other = record("c", 5);
+    other->dev = 2049;
+    other->ino = 12;
+    other->size = 77;
+    cr_expect_eq(ptc__images_add(&list, other, &err), DSH_E_REQUEST_INVALID);
     ptc__images_clear(&list);
     cr_expect_null(list);
 }
