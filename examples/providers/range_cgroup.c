@@ -303,21 +303,18 @@ int dshx__range_cgroup_set_limits(struct dshx__range_cgroup *cg, const struct ds
     return 0;
 }
 
-/* cgroup2: the session group passes the controllers it got on to the ranges made in it. */
+/* cgroup2: the session group passes the controllers it got on to the ranges made in it (one write:
+ * the kernel takes the whole list or none of it). */
 static int enable_for_children(const struct dshx__range_cgroup *cg)
 {
     static const enum dshx_cgroup_controller limited[] = {DSHX_CGROUP_CTL_MEMORY, DSHX_CGROUP_CTL_PIDS,
                                                           DSHX_CGROUP_CTL_CPU};
-    for (size_t i = 0; i < sizeof(limited) / sizeof(limited[0]); i++) {
-        char text[32];
-        if (cg->ctl[limited[i]] != &cg->main)
-            continue;
-        snprintf(text, sizeof(text), "+%s", controllers[limited[i]].name);
-        int rc = write_group_file(&cg->main, "cgroup.subtree_control", text);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
+    char text[64] = "";
+    for (size_t i = 0; i < sizeof(limited) / sizeof(limited[0]); i++)
+        if (cg->ctl[limited[i]] == &cg->main)
+            snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s+%s", text[0] ? " " : "",
+                     controllers[limited[i]].name);
+    return text[0] ? write_group_file(&cg->main, "cgroup.subtree_control", text) : 0;
 }
 
 int dshx__session_cgroup_create(enum dshx_cgroup_kind kind, const struct dshx__cgroup_roots *roots,
