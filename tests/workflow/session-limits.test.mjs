@@ -130,6 +130,7 @@ test('a memory-hungry fan-out is stopped by maxTotalMemoryMb; the same fan-out u
   if (!(await resourcesFull())) return t.skip('no memory and pids cgroups here (capabilities.resources is partial)');
   // AGENTS x (HOLD_MIB + Node) is about 1.2 GiB; 512 MiB holds at most two of them.
   const limited = await run({ subprocess: { maxTotalMemoryMb: 512 } });
+  t.diagnostic(`under 512 MiB: ${JSON.stringify(limited.result?.value)}`);
   assert.equal(limited.status, 0, limited.stderr);
   assert.ok(limited.result.value.failed >= AGENTS - 3, `the kernel ended agents at the total: ${JSON.stringify(limited.result.value)}`);
   assert.ok(limited.result.value.ok >= 1, `the total kills single ranges, never the session: ${JSON.stringify(limited.result.value)}`);
