@@ -116,8 +116,9 @@ static int group_remove(struct group *g)
     return 0;
 }
 
-int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, const char *name,
-                              struct dshx__range_cgroup **ret)
+/* A range's group (joined through the v1 freezer's tasks) or a session's (joined by nothing). */
+static int make(enum dshx_cgroup_kind kind, const char *parent, const char *name, bool session,
+                struct dshx__range_cgroup **ret)
 {
     if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
         return -EINVAL;
@@ -125,15 +126,22 @@ int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, co
     if (!cg)
         return -ENOMEM;
     cg->kind = kind;
+    cg->session = session;
     for (size_t i = 0; i < DSHX_CGROUP_CTL_COUNT; i++)
         cg->v1[i].dir_fd = cg->v1[i].join_fd = -1;
-    int rc = group_make(&cg->main, parent, name, kind == DSHX_CGROUP_V1_FREEZER);
+    int rc = group_make(&cg->main, parent, name, !session && kind == DSHX_CGROUP_V1_FREEZER);
     if (rc < 0) {
         free(cg);
         return rc;
     }
     *ret = cg;
     return 0;
+}
+
+int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, const char *name,
+                              struct dshx__range_cgroup **ret)
+{
+    return make(kind, parent, name, false, ret);
 }
 
 int dshx__range_cgroup_create_in(const struct dshx__range_cgroup *session, const char *name,
@@ -330,18 +338,8 @@ int dshx__session_cgroup_create(enum dshx_cgroup_kind kind, const struct dshx__c
         dshx__cgroup_sweep_controllers(roots, left_by_dead_hosts[i]);
     }
     struct dshx__range_cgroup *cg;
-    if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-        return -EINVAL;
-    if (!(cg = calloc(1, sizeof(*cg))))
-        return -ENOMEM;
-    cg->kind = kind;
-    cg->session = true;
-    for (size_t i = 0; i < DSHX_CGROUP_CTL_COUNT; i++)
-        cg->v1[i].dir_fd = cg->v1[i].join_fd = -1;
-    if ((rc = group_make(&cg->main, parent, name, false)) < 0) {
-        free(cg);
+    if ((rc = make(kind, parent, name, true, &cg)) < 0)
         return rc;
-    }
     (void)dshx__range_cgroup_add_controllers(cg, roots, name);
     if ((rc = enable_for_children(cg)) < 0) {
         (void)dshx__range_cgroup_remove(cg);
