@@ -65,6 +65,11 @@ struct dsh_linux_services_options {
      * process's membership is its file `self-cgroup` instead of /proc/self/cgroup (a fake tree;
      * an empty directory means: no cgroup can be delegated here). NULL = the host's. */
     const char *cgroup_root;
+    /* Appended in 1.4. The totals of every range this instance starts (its session), held by
+     * one parent cgroup of them all: memory in bytes (0 = 16 GiB) and live tasks (0 = 4096).
+     * The per-range limits still apply inside them; README of the services, "Limits". */
+    uint64_t max_total_memory_bytes;
+    uint32_t max_total_processes;
 };
 
 /* Probes the kernel and creates the four services. 0, or a negative status with ret_error

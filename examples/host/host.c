@@ -66,6 +66,7 @@ struct svc_values {
     int64_t fail_quiescence;  /* test-only fault injection */
     int64_t freeze_skipped_ms; /* test-only fault injection */
     char *cgroup_root;        /* test-only: a fake cgroup filesystem */
+    int64_t max_total_memory_mb, max_total_processes; /* the session's totals */
     bool require_full;
     char *mode;
     char *workspace_root;
@@ -196,6 +197,10 @@ static int read_service_rows(const struct dshh_profile *profile, const struct ds
         if (rc == 0)
             rc = dsh_config_get_int(p, row_doc(row), row->config, "faultFreezeSkippedMs",
                                     &v->freeze_skipped_ms);
+        if (rc == 0)
+            rc = dsh_config_get_int(p, row_doc(row), row->config, "maxTotalMemoryMb", &v->max_total_memory_mb);
+        if (rc == 0)
+            rc = dsh_config_get_int(p, row_doc(row), row->config, "maxTotalProcesses", &v->max_total_processes);
         if (rc == 0 && dsh_config_is_set(p, row_doc(row), row->config, "cgroupRoot"))
             rc = dsh_config_get_str(p, row_doc(row), row->config, "cgroupRoot", &v->cgroup_root);
     }
@@ -292,6 +297,8 @@ static int mount_services(struct dshh_host *host, const struct dshh_profile *pro
         .require_full_enforcement = v.require_full,
         .fault_freeze_skipped_ms = (uint32_t)v.freeze_skipped_ms,
         .cgroup_root = v.cgroup_root,
+        .max_total_memory_bytes = (uint64_t)v.max_total_memory_mb << 20,
+        .max_total_processes = (uint32_t)v.max_total_processes,
     };
     if (check_roots(&o, &v))
         return -1;

@@ -183,6 +183,12 @@ static int configure(const struct dsh_linux_services_options *o, struct dshx__co
     const char *temp_root_option = HAS(o, temp_root) ? o->temp_root : NULL;
     c->max_processes =
         HAS(o, max_processes) && o->max_processes ? o->max_processes : DSHX_DEFAULT_MAX_PROCESSES;
+    c->max_total_memory_bytes = HAS(o, max_total_memory_bytes) && o->max_total_memory_bytes
+                                    ? o->max_total_memory_bytes
+                                    : DSHX_DEFAULT_MAX_TOTAL_MEMORY_BYTES;
+    c->max_total_processes = HAS(o, max_total_processes) && o->max_total_processes
+                                 ? o->max_total_processes
+                                 : DSHX_DEFAULT_MAX_TOTAL_PROCESSES;
     c->max_landlock_abi = o->max_landlock_abi;
     c->confine_delay_ms = o->confine_delay_ms;
     if (HAS(o, fail_quiescence_observations))

@@ -16,6 +16,9 @@
 #define DSHX_DEFAULT_SESSION "default"
 #define DSHX_DEFAULT_MAX_PROCESSES 512u
 #define DSHX_DEFAULT_MAX_TEMP_BYTES (256ull << 20) /* a policy without maxTempBytes */
+/* The session's totals when the options give none (README, "Limits"): sized for a 24 GiB machine. */
+#define DSHX_DEFAULT_MAX_TOTAL_MEMORY_BYTES (16ull << 30)
+#define DSHX_DEFAULT_MAX_TOTAL_PROCESSES 4096u
 
 /* The library's public functions (dsh-linux-services.map lists them); everything else is hidden. */
 #define DSHX_EXPORT __attribute__((visibility("default")))
@@ -29,6 +32,7 @@ struct dshx__kernel {
     bool namespaces;     /* the launcher can build mount/net/ipc namespaces with read-only mounts */
     bool pid_max_per_ns; /* kernel >= 6.14: pid_max bounds one PID namespace */
     unsigned cgroup_controllers; /* bit set (range_cgroup.h controllers) a new range can get */
+    uint64_t file_max;           /* fs.file-max; 0 when unreadable (range_cgroup.h: nofile rule) */
 };
 
 int dshx__kernel_probe(struct dshx__kernel *ret_kernel);
@@ -49,6 +53,8 @@ struct dshx__config {
     int max_landlock_abi;
     uint32_t confine_delay_ms;
     uint32_t max_processes;
+    uint64_t max_total_memory_bytes; /* the session's totals (range_cgroup.h, session group) */
+    uint32_t max_total_processes;
     uint32_t fail_quiescence_observations; /* test-only fault injection */
     uint32_t fault_freeze_skipped_ms;      /* test-only fault injection */
     bool require_full_enforcement;
@@ -130,7 +136,15 @@ struct dshx__range {
     struct dsh_exit_status status;
 };
 
-int dshx__range_spawn(const struct dshx__config *cfg, const struct dsh_spawn_request *request,
-                      struct dshx__range **ret_range, struct dsh_error *ret_error);
+/* The session group of a services instance (range_cgroup.h) with cfg's totals written; *ret NULL
+ * where no range cgroup can be made here. Fails when a total whose controller the report counted
+ * cannot be set. */
+int dshx__range_session_create(const struct dshx__config *cfg, struct dshx__range_cgroup **ret_session,
+                               struct dsh_error *ret_error);
+
+/* Starts a range; its cgroup is made in session (NULL: the range has none). */
+int dshx__range_spawn(const struct dshx__config *cfg, const struct dshx__range_cgroup *session,
+                      const struct dsh_spawn_request *request, struct dshx__range **ret_range,
+                      struct dsh_error *ret_error);
 
 #endif /* DSHX_INTERNAL_H */

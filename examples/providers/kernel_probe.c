@@ -82,6 +82,12 @@ int dshx__kernel_probe(struct dshx__kernel *ret_kernel)
     k.namespaces = rc == PROBE_OK;
     /* Linux 6.14 made pid_max per PID namespace; before, writing it would change the host's. */
     k.pid_max_per_ns = k.pid_ns && kernel_at_least(6, 14);
+    FILE *f = fopen("/proc/sys/fs/file-max", "re");
+    unsigned long long file_max = 0;
+    if (f && fscanf(f, "%llu", &file_max) == 1)
+        k.file_max = file_max;
+    if (f)
+        fclose(f);
     *ret_kernel = k;
     return 0;
 }

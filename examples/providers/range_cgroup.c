@@ -7,7 +7,9 @@
  * memory, pids and cpu controllers: from the same cgroup2 group where the host's cgroup delegates
  * them, else from groups of the same name in the v1 hierarchies (a hybrid host has a controller-
  * less cgroup2 mount next to v1 controllers), which the child joins like the v1 freezer. All of
- * it is written before the range's first instruction runs. */
+ * it is written before the range's first instruction runs. Every range of one services instance
+ * is made under one session group per hierarchy, whose memory and pids limits are the totals of
+ * all of them together (README, "Limits"). */
 #include "range_cgroup.h"
 #include "proc_write.h"
 
@@ -31,6 +33,8 @@ struct group {
 
 struct dshx__range_cgroup {
     enum dshx_cgroup_kind kind;
+    bool session; /* the session group: joins nothing, no group OOM kill */
+    const struct dshx__range_cgroup *parent; /* the session group a range was made in, or NULL */
     struct group main; /* cgroup2, or the v1 freezer */
     struct group v1[DSHX_CGROUP_CTL_COUNT];  /* groups made in v1 controller hierarchies */
     const struct group *ctl[DSHX_CGROUP_CTL_COUNT]; /* where each controller is; NULL = absent */
@@ -112,8 +116,9 @@ static int group_remove(struct group *g)
     return 0;
 }
 
-int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, const char *name,
-                              struct dshx__range_cgroup **ret)
+/* A range's group (joined through the v1 freezer's tasks) or a session's (joined by nothing). */
+static int make(enum dshx_cgroup_kind kind, const char *parent, const char *name, bool session,
+                struct dshx__range_cgroup **ret)
 {
     if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
         return -EINVAL;
@@ -121,15 +126,31 @@ int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, co
     if (!cg)
         return -ENOMEM;
     cg->kind = kind;
+    cg->session = session;
     for (size_t i = 0; i < DSHX_CGROUP_CTL_COUNT; i++)
         cg->v1[i].dir_fd = cg->v1[i].join_fd = -1;
-    int rc = group_make(&cg->main, parent, name, kind == DSHX_CGROUP_V1_FREEZER);
+    int rc = group_make(&cg->main, parent, name, !session && kind == DSHX_CGROUP_V1_FREEZER);
     if (rc < 0) {
         free(cg);
         return rc;
     }
     *ret = cg;
     return 0;
+}
+
+int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, const char *name,
+                              struct dshx__range_cgroup **ret)
+{
+    return make(kind, parent, name, false, ret);
+}
+
+int dshx__range_cgroup_create_in(const struct dshx__range_cgroup *session, const char *name,
+                                 struct dshx__range_cgroup **ret)
+{
+    int rc = dshx__range_cgroup_create(session->kind, session->main.path, name, ret);
+    if (rc == 0)
+        (*ret)->parent = session;
+    return rc;
 }
 
 /* Whether this process is in a v1 hierarchy of controller c (its membership names it) whose
@@ -183,6 +204,20 @@ unsigned dshx__cgroup_controllers_available(const struct dshx__cgroup_roots *roo
     return set;
 }
 
+/* A range in a session takes controller c's v1 group under the session's group of that hierarchy
+ * (the session's cgroup2 group gave it the controller already, or it is absent). */
+static void add_v1_in_session(struct dshx__range_cgroup *cg, enum dshx_cgroup_controller c, const char *name)
+{
+    const struct group *in = cg->parent->ctl[c];
+    if (!in || in == &cg->parent->main)
+        return;
+    for (int o = 0; o < (int)c && !cg->ctl[c]; o++) /* co-mounted: the session shares one group too */
+        if (cg->parent->ctl[o] == in)
+            cg->ctl[c] = cg->ctl[o];
+    if (!cg->ctl[c] && group_make(&cg->v1[c], in->path, name, true) == 0)
+        cg->ctl[c] = &cg->v1[c];
+}
+
 unsigned dshx__range_cgroup_add_controllers(struct dshx__range_cgroup *cg,
                                             const struct dshx__cgroup_roots *roots, const char *name)
 {
@@ -193,6 +228,8 @@ unsigned dshx__range_cgroup_add_controllers(struct dshx__range_cgroup *cg,
         snprintf(file, sizeof(file), "%s/%s", cg->main.path, controllers[c].v2_file);
         if (cg->kind == DSHX_CGROUP_V2 && access(file, F_OK) == 0) {
             cg->ctl[c] = &cg->main;
+        } else if (cg->parent) {
+            add_v1_in_session(cg, (enum dshx_cgroup_controller)c, name);
         } else if (v1_parent((enum dshx_cgroup_controller)c, roots, parent, sizeof(parent))) {
             /* Co-mounted controllers (cpu,cpuacct) share one hierarchy and so one group. */
             struct stat st;
@@ -201,7 +238,7 @@ unsigned dshx__range_cgroup_add_controllers(struct dshx__range_cgroup *cg,
             for (int o = 0; o < c && !cg->ctl[c]; o++)
                 if (cg->v1[o].dir_fd >= 0 && made[o].st_dev == st.st_dev && made[o].st_ino == st.st_ino)
                     cg->ctl[c] = &cg->v1[o];
-            if (!cg->ctl[c] && group_make(&cg->v1[c], parent, name, true) == 0) {
+            if (!cg->ctl[c] && group_make(&cg->v1[c], parent, name, !cg->session) == 0) {
                 made[c] = st;
                 cg->ctl[c] = &cg->v1[c];
             }
@@ -226,8 +263,9 @@ static int set_memory(const struct dshx__range_cgroup *cg, const struct group *g
         int rc = write_u64(g, "memory.max", bytes);
         if (rc == 0 && faccessat(g->dir_fd, "memory.swap.max", F_OK, 0) == 0)
             rc = write_u64(g, "memory.swap.max", 0);
-        /* An OOM kill takes the whole range, not one process of it. */
-        if (rc == 0 && faccessat(g->dir_fd, "memory.oom.group", F_OK, 0) == 0)
+        /* An OOM kill takes the whole range, not one process of it (at the session's total: the
+         * range the victim is in, not the session). */
+        if (rc == 0 && !cg->session && faccessat(g->dir_fd, "memory.oom.group", F_OK, 0) == 0)
             rc = write_u64(g, "memory.oom.group", 1);
         return rc;
     }
@@ -271,6 +309,64 @@ int dshx__range_cgroup_set_limits(struct dshx__range_cgroup *cg, const struct ds
             return rc;
     }
     return 0;
+}
+
+/* cgroup2: the session group passes the controllers it got on to the ranges made in it (one write:
+ * the kernel takes the whole list or none of it). */
+static int enable_for_children(const struct dshx__range_cgroup *cg)
+{
+    static const enum dshx_cgroup_controller limited[] = {DSHX_CGROUP_CTL_MEMORY, DSHX_CGROUP_CTL_PIDS,
+                                                          DSHX_CGROUP_CTL_CPU};
+    char text[64] = "";
+    for (size_t i = 0; i < sizeof(limited) / sizeof(limited[0]); i++)
+        if (cg->ctl[limited[i]] == &cg->main)
+            snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s+%s", text[0] ? " " : "",
+                     controllers[limited[i]].name);
+    return text[0] ? write_group_file(&cg->main, "cgroup.subtree_control", text) : 0;
+}
+
+int dshx__session_cgroup_create(enum dshx_cgroup_kind kind, const struct dshx__cgroup_roots *roots,
+                                const char *name, struct dshx__range_cgroup **ret)
+{
+    char parent[PATH_MAX];
+    int rc = dshx__cgroup_dir_in(kind, roots->proc_cgroup, roots->mount_root, parent, sizeof(parent));
+    if (rc < 0)
+        return rc;
+    static const char *const left_by_dead_hosts[] = {"dsh-session-", "dsh-range-"};
+    for (size_t i = 0; i < 2; i++) {
+        (void)dshx__range_cgroup_sweep(parent, left_by_dead_hosts[i]);
+        dshx__cgroup_sweep_controllers(roots, left_by_dead_hosts[i]);
+    }
+    struct dshx__range_cgroup *cg;
+    if ((rc = make(kind, parent, name, true, &cg)) < 0)
+        return rc;
+    (void)dshx__range_cgroup_add_controllers(cg, roots, name);
+    if ((rc = enable_for_children(cg)) < 0) {
+        (void)dshx__range_cgroup_remove(cg);
+        return rc;
+    }
+    *ret = cg;
+    return 0;
+}
+
+int dshx__session_cgroup_set_totals(struct dshx__range_cgroup *session, const struct dshx__range_limits *totals,
+                                    const char **ret_what)
+{
+    struct dshx__range_limits l = *totals;
+    l.cpu_percent = 0;
+    return dshx__range_cgroup_set_limits(session, &l, ret_what);
+}
+
+uint32_t dshx__range_nofile(uint64_t file_max, uint32_t range_processes, uint32_t total_processes)
+{
+    uint64_t n = DSHX_NOFILE_CEILING;
+    if (total_processes && range_processes > total_processes)
+        range_processes = total_processes; /* the range cannot have more than the session */
+    if (file_max && range_processes && file_max / ((uint64_t)DSHX_RANGE_FILE_SHARE * range_processes) < n)
+        n = file_max / ((uint64_t)DSHX_RANGE_FILE_SHARE * range_processes);
+    if (file_max && total_processes && file_max / ((uint64_t)DSHX_SESSION_FILE_SHARE * total_processes) < n)
+        n = file_max / ((uint64_t)DSHX_SESSION_FILE_SHARE * total_processes);
+    return n < DSHX_NOFILE_FLOOR ? DSHX_NOFILE_FLOOR : (uint32_t)n;
 }
 
 /* The value after `key ` on a line of a flat-keyed file; false when absent. */
@@ -424,6 +520,24 @@ int dshx__range_cgroup_remove(struct dshx__range_cgroup *cg)
     return 0;
 }
 
+/* A dead host's session group still holds its ranges' (empty) groups: those go first. */
+static int remove_children(const char *path)
+{
+    DIR *dir = opendir(path);
+    if (!dir)
+        return -errno;
+    int rc = 0;
+    for (struct dirent *e; (e = readdir(dir));) {
+        char child[PATH_MAX];
+        if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (snprintf(child, sizeof(child), "%s/%s", path, e->d_name) >= (int)sizeof(child) || rmdir(child) < 0)
+            rc = -EBUSY;
+    }
+    closedir(dir);
+    return rc;
+}
+
 int dshx__range_cgroup_sweep(const char *parent, const char *prefix)
 {
     DIR *dir = opendir(parent);
@@ -440,7 +554,8 @@ int dshx__range_cgroup_sweep(const char *parent, const char *prefix)
         if (end == e->d_name + n || *end != '-' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue;
         char path[PATH_MAX];
-        if (snprintf(path, sizeof(path), "%s/%s", parent, e->d_name) < (int)sizeof(path) && rmdir(path) == 0)
+        if (snprintf(path, sizeof(path), "%s/%s", parent, e->d_name) < (int)sizeof(path) &&
+            remove_children(path) == 0 && rmdir(path) == 0)
             removed++;
     }
     closedir(dir);

@@ -1,6 +1,6 @@
 /* One cgroup per managed process range: created before the spawn, joined at clone, frozen to stop
- * the whole range at once, limited (memory, processes, cpu), accounted, killed, removed
- * (range_cgroup.c). */
+ * the whole range at once, limited (memory, processes, cpu), accounted, killed, removed; all ranges
+ * of one services instance under one session group holding their totals (range_cgroup.c). */
 #ifndef DSHX_RANGE_CGROUP_H
 #define DSHX_RANGE_CGROUP_H
 
@@ -62,6 +62,36 @@ struct dshx__range_usage {
 
 struct dshx__range_cgroup;
 
+/* The session group: the parent of every range one services instance starts, in each hierarchy
+ * they use (the cgroup2 or v1 freezer group under this process's own, and a group in each v1
+ * controller hierarchy), so the totals bind all of them together. cgroup2 children get the
+ * controllers the host's group delegates (the session group holds no process, so it may enable
+ * them). Before making it, removes what dead hosts left (sweep of `dsh-session-` and `dsh-range-`).
+ * 0 or -errno. */
+int dshx__session_cgroup_create(enum dshx_cgroup_kind kind, const struct dshx__cgroup_roots *roots,
+                                const char *name, struct dshx__range_cgroup **ret);
+
+/* Writes the session's totals (limits.cpu_percent is ignored): memory without group OOM kill, so
+ * the kernel kills one range at the total, not the session. 0, or -errno with *ret_what naming the
+ * total ("memory", "processes"); -ENOTSUP when its controller is absent. */
+int dshx__session_cgroup_set_totals(struct dshx__range_cgroup *session, const struct dshx__range_limits *totals,
+                                    const char **ret_what);
+
+/* Creates a range's group `<name>` under the session group in its hierarchy; add_controllers
+ * then makes its v1 controller groups under the session's. 0 or -errno. */
+int dshx__range_cgroup_create_in(const struct dshx__range_cgroup *session, const char *name,
+                                 struct dshx__range_cgroup **ret);
+
+/* RLIMIT_NOFILE of a range's processes: the largest value such that range_processes of them hold
+ * at most 1/DSHX_RANGE_FILE_SHARE of fs.file-max and total_processes (the session's, 0 = none) at
+ * most 1/DSHX_SESSION_FILE_SHARE, clamped to [DSHX_NOFILE_FLOOR, DSHX_NOFILE_CEILING]; the
+ * ceiling when file_max is 0 (unknown). */
+#define DSHX_RANGE_FILE_SHARE 8
+#define DSHX_SESSION_FILE_SHARE 2
+#define DSHX_NOFILE_FLOOR 64
+#define DSHX_NOFILE_CEILING 4096
+uint32_t dshx__range_nofile(uint64_t file_max, uint32_t range_processes, uint32_t total_processes);
+
 /* Creates `<parent>/<name>` in a hierarchy of `kind` (parent: an existing cgroup directory, e.g.
  * the host's own cgroup); add_controllers and set_limits follow before the range is cloned into
  * it. Returns 0 or -errno. */
@@ -70,7 +100,8 @@ int dshx__range_cgroup_create(enum dshx_cgroup_kind kind, const char *parent, co
 
 /* Adds the controllers to the range: each comes from the group itself where it is cgroup2 and its
  * parent delegates the controller, else from a `<name>` group made in that controller's v1
- * hierarchy (joined like the v1 freezer, see join_fds). A controller neither offers stays absent.
+ * hierarchy (joined like the v1 freezer, see join_fds): under the session's group there for a
+ * group made by create_in, else under this process's own. A controller neither offers stays absent.
  * Returns the bit set (1 << controller) of the controllers now in use. */
 unsigned dshx__range_cgroup_add_controllers(struct dshx__range_cgroup *cg,
                                             const struct dshx__cgroup_roots *roots, const char *name);

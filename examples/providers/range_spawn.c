@@ -136,19 +136,24 @@ static int await_start(int cmd_fd, int pidfd, const char *program, struct dsh_er
 static int supervisor_argv(const struct dshx__config *cfg, const struct dsh_spawn_request *req,
                            bool pid_ns, char ***ret_argv)
 {
+    unsigned bound = DSH_HAS(req, max_processes) && req->max_processes ? req->max_processes
+                                                                        : cfg->max_processes;
     struct dsh_strv sv = {0};
     int rc = dsh_strv_push(&sv, cfg->supervisor_path);
     if (rc == 0)
         rc = dsh_strv_push(&sv, "--cwd");
     if (rc == 0)
         rc = dsh_strv_push(&sv, req->cwd);
+    /* Open files: the range's processes times this stay within a share of the machine's table. */
+    if (rc == 0)
+        rc = dsh_strv_push(&sv, "--nofile");
+    if (rc == 0)
+        rc = dsh_strv_pushf(&sv, "%u", dshx__range_nofile(cfg->kernel.file_max, bound, cfg->max_total_processes));
     if (rc == 0 && pid_ns)
         rc = dsh_strv_push(&sv, "--pid-ns");
     if (rc == 0 && pid_ns && cfg->kernel.pid_max_per_ns) {
         /* The kernel refuses pid_max below 301; the bound is approximate anyway (pids below 300
          * are not reused after a wrap). The cgroup's pids.max, where there is one, is exact. */
-        unsigned bound = DSH_HAS(req, max_processes) && req->max_processes ? req->max_processes
-                                                                            : cfg->max_processes;
         unsigned max = bound < 301 ? 301 : bound;
         rc = dsh_strv_push(&sv, "--pid-max");
         if (rc == 0)
@@ -178,32 +183,60 @@ static pid_t clone_range(bool pid_ns, bool user_ns, int cgroup_fd, int *ret_pidf
     return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
-/* The range's own cgroup: cgroup2 under the host's cgroup, else the v1 freezer's; NULL where
- * neither can be created (unprivileged, no freezer): the range then has none, and freeze()
- * reports unsupported. Names are unique per host process (dsh-range-<pid>-<n>); the first spawn
- * sweeps away empty groups of hosts that died without releasing their ranges. */
-static struct dshx__range_cgroup *create_range_cgroup(const struct dshx__cgroup_roots *roots, char *name,
+/* The range's own cgroup, in the session's group; NULL without a session (no cgroup2 or v1
+ * freezer hierarchy is writable here): the range then has none, and freeze() reports
+ * unsupported. Names are unique per host process (dsh-range-<pid>-<n>). */
+static struct dshx__range_cgroup *create_range_cgroup(const struct dshx__range_cgroup *session, char *name,
                                                       size_t name_size)
 {
     static unsigned long serial;
-    char parent[PATH_MAX];
     snprintf(name, name_size, "dsh-range-%ld-%lu", (long)getpid(),
              __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
+    struct dshx__range_cgroup *cg;
+    if (!session || dshx__range_cgroup_create_in(session, name, &cg) < 0)
+        return NULL;
+    return cg;
+}
+
+int dshx__range_session_create(const struct dshx__config *cfg, struct dshx__range_cgroup **ret_session,
+                               struct dsh_error *ret_error)
+{
+    static unsigned long serial;
+    struct dshx__cgroup_roots roots = {cfg->cgroup_proc_file, cfg->cgroup_mount_root};
+    char name[64];
+    snprintf(name, sizeof(name), "dsh-session-%ld-%lu", (long)getpid(),
+             __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
     static const enum dshx_cgroup_kind kinds[] = {DSHX_CGROUP_V2, DSHX_CGROUP_V1_FREEZER};
-    static bool swept[2];
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+    struct dshx__range_cgroup *session = NULL;
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]) && !session; i++) {
         struct dshx__range_cgroup *cg;
-        if (dshx__cgroup_dir_in(kinds[i], roots->proc_cgroup, roots->mount_root, parent, sizeof(parent)) < 0)
+        if (dshx__session_cgroup_create(kinds[i], &roots, name, &cg) < 0)
             continue;
-        if (!__atomic_exchange_n(&swept[i], true, __ATOMIC_RELAXED))
-            (void)dshx__range_cgroup_sweep(parent, "dsh-range-");
-        if (dshx__range_cgroup_create(kinds[i], parent, name, &cg) == 0) {
-            if (dshx__range_cgroup_usable(cg))
-                return cg;
+        if (dshx__range_cgroup_usable(cg))
+            session = cg;
+        else
             (void)dshx__range_cgroup_remove(cg);
-        }
     }
-    return NULL;
+    *ret_session = session;
+    unsigned have = cfg->kernel.cgroup_controllers;
+    struct dshx__range_limits totals = {
+        .memory_bytes = have & (1u << DSHX_CGROUP_CTL_MEMORY) ? cfg->max_total_memory_bytes : 0,
+        .processes = have & (1u << DSHX_CGROUP_CTL_PIDS) ? cfg->max_total_processes : 0,
+    };
+    if (!session)
+        return totals.memory_bytes || totals.processes
+                   ? dshx__fail(ret_error, DSH_E_SPAWN_FAILED,
+                                "the session's totals need a cgroup, and none could be created")
+                   : 0;
+    const char *what = "";
+    int rc = dshx__session_cgroup_set_totals(session, &totals, &what);
+    if (rc < 0) {
+        (void)dshx__range_cgroup_remove(session);
+        *ret_session = NULL;
+        return dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "the session's %s total could not be set: %s", what,
+                          strerror(-rc));
+    }
+    return 0;
 }
 
 /* The request's limits, less those the report already declared unenforced (their controller is
@@ -230,22 +263,20 @@ static struct dshx__range_limits enforceable_limits(const struct dshx__config *c
 
 /* The range's cgroups with its limits written, before anything of it runs. A limit the report
  * promised that cannot be set fails the spawn: the range never runs less limited than reported. */
-static int prepare_cgroup(const struct dshx__config *cfg, const struct dsh_spawn_request *request,
-                          struct dshx__range_cgroup **ret_cgroup, struct dsh_error *ret_error)
+static int prepare_cgroup(const struct dshx__config *cfg, const struct dshx__range_cgroup *session,
+                          const struct dsh_spawn_request *request, struct dshx__range_cgroup **ret_cgroup,
+                          struct dsh_error *ret_error)
 {
     struct dshx__cgroup_roots roots = {cfg->cgroup_proc_file, cfg->cgroup_mount_root};
     struct dshx__range_limits limits = enforceable_limits(cfg, request);
     bool limited = limits.memory_bytes || limits.processes || limits.cpu_percent;
     char name[64];
-    struct dshx__range_cgroup *cg = create_range_cgroup(&roots, name, sizeof(name));
+    struct dshx__range_cgroup *cg = create_range_cgroup(session, name, sizeof(name));
     *ret_cgroup = cg;
     if (!cg)
         return limited ? dshx__fail(ret_error, DSH_E_SPAWN_FAILED,
                                     "the range's limits need a cgroup, and none could be created")
                        : 0;
-    static bool swept;
-    if (!__atomic_exchange_n(&swept, true, __ATOMIC_RELAXED))
-        dshx__cgroup_sweep_controllers(&roots, "dsh-range-");
     (void)dshx__range_cgroup_add_controllers(cg, &roots, name);
     const char *what = "";
     int rc = dshx__range_cgroup_set_limits(cg, &limits, &what);
@@ -295,8 +326,9 @@ static int open_fds(int fd[NFDS], bool user_ns)
     return 0;
 }
 
-int dshx__range_spawn(const struct dshx__config *cfg, const struct dsh_spawn_request *request,
-                      struct dshx__range **ret_range, struct dsh_error *ret_error)
+int dshx__range_spawn(const struct dshx__config *cfg, const struct dshx__range_cgroup *session,
+                      const struct dsh_spawn_request *request, struct dshx__range **ret_range,
+                      struct dsh_error *ret_error)
 {
     if (!request || !request->argv || !request->argv[0] || request->argv[0][0] != '/' ||
         !request->cwd || request->cwd[0] != '/')
@@ -324,7 +356,7 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dsh_spawn_req
         rc = dshx__fail(ret_error, rc, "cannot create the range's channels: %s", strerror(-rc));
         goto out;
     }
-    if ((rc = prepare_cgroup(cfg, request, &cgroup, ret_error)) < 0)
+    if ((rc = prepare_cgroup(cfg, session, request, &cgroup, ret_error)) < 0)
         goto out;
     struct plan plan = {
         .src = {fd[DEVNULL], fd[OUT_W], fd[ERR_W], fd[CTL_CHILD], fd[CMD_CHILD]},

@@ -23,6 +23,8 @@
 
 struct dshx__subprocess {
     const struct dshx__config *cfg;
+    struct dshx__range_cgroup *session; /* parent group of every range (totals); NULL until the first spawn */
+    bool no_session;                    /* none can be made here: ranges get no cgroup */
     uint32_t injected_failures; /* fault injection: observations failed so far */
 };
 
@@ -38,7 +40,13 @@ static int spawn(void *ctx, const struct dsh_spawn_request *request,
     if (!ret_process)
         return dshx__fail(ret_error, DSH_E_REQUEST_INVALID, "ret_process is NULL");
     struct dshx__range *r = NULL;
-    int rc = dshx__range_spawn(sp->cfg, request, &r, ret_error);
+    if (!sp->session && !sp->no_session) {
+        int rc = dshx__range_session_create(sp->cfg, &sp->session, ret_error);
+        if (rc < 0)
+            return rc;
+        sp->no_session = !sp->session;
+    }
+    int rc = dshx__range_spawn(sp->cfg, sp->session, request, &r, ret_error);
     if (rc < 0)
         return rc;
     *ret_process = &r->pub;
@@ -263,5 +271,8 @@ int dshx__subprocess_create(const struct dshx__config *cfg, struct dsh_subproces
 
 void dshx__subprocess_destroy(struct dshx__subprocess *subprocess)
 {
+    /* Every range was released before (ABI.md): the session group is empty. */
+    if (subprocess && subprocess->session && dshx__range_cgroup_remove(subprocess->session) < 0)
+        dshx__log(subprocess->cfg, DSH_LOG_WARN, "the session's cgroup could not be removed");
     free(subprocess);
 }

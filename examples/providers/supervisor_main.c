@@ -1,6 +1,6 @@
 /* dsh-range-supervisor: owns one managed process range.
  *
- *   dsh-range-supervisor [--pid-ns] [--pid-max N] --cwd DIR -- PROGRAM [ARG]...
+ *   dsh-range-supervisor [--pid-ns] [--pid-max N] [--nofile N] --cwd DIR -- PROGRAM [ARG]...
  *
  * Started by the subprocess service with fd 0 = /dev/null, 1/2 = output pipes, 3 = the program's
  * control socket, 4 = a seqpacket to the host (supervisor_protocol.h). With --pid-ns it is pid 1
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -204,9 +205,24 @@ static void on_command(struct state *s, int *cmd_fd)
  * host's score, so it survives to report the kill). Raising the score needs no privilege. */
 #define RANGE_OOM_SCORE_ADJ "1000"
 
-static void exec_program(char **program, int report_fd)
+/* RLIMIT_NOFILE of the program and all it starts, only ever lowered (the launcher's own cap never
+ * raises a limit either). */
+static int limit_open_files(rlim_t nofile)
+{
+    struct rlimit cur;
+    if (!nofile || getrlimit(RLIMIT_NOFILE, &cur) < 0)
+        return nofile ? errno : 0;
+    if (cur.rlim_max != RLIM_INFINITY && cur.rlim_max < nofile)
+        nofile = cur.rlim_max;
+    struct rlimit rl = {.rlim_cur = nofile, .rlim_max = nofile};
+    return setrlimit(RLIMIT_NOFILE, &rl) < 0 ? errno : 0;
+}
+
+static void exec_program(char **program, rlim_t nofile, int report_fd)
 {
     int e = -dshx__proc_write("/proc/self/oom_score_adj", RANGE_OOM_SCORE_ADJ);
+    if (!e)
+        e = limit_open_files(nofile);
     if (e) {
         (void)!write(report_fd, &e, sizeof(e));
         _exit(127);
@@ -255,6 +271,7 @@ int main(int argc, char **argv)
 {
     struct state s = {0};
     const char *cwd = "/", *pid_max = NULL;
+    unsigned long nofile = 0;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
@@ -264,6 +281,11 @@ int main(int argc, char **argv)
             s.pid_ns = true;
         } else if (strcmp(argv[i], "--pid-max") == 0 && i + 1 < argc) {
             pid_max = argv[++i];
+        } else if (strcmp(argv[i], "--nofile") == 0 && i + 1 < argc) {
+            char *end;
+            nofile = strtoul(argv[++i], &end, 10);
+            if (*end || !nofile)
+                return 2;
         } else if (strcmp(argv[i], "--cwd") == 0 && i + 1 < argc) {
             cwd = argv[++i];
         } else {
@@ -299,7 +321,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (s.main_pid == 0)
-        exec_program(&argv[i], ep[1]);
+        exec_program(&argv[i], (rlim_t)nofile, ep[1]);
     close(ep[1]);
     int exec_errno = 0;
     ssize_t n;

@@ -172,7 +172,7 @@ Test(abi, strerror_covers_errno_and_ok)
 /* libdsh-linux-services.so.1: its options struct grows only by appending. */
 Test(abi, linux_services_options)
 {
-    SIZE(dsh_linux_services_options, 128);
+    SIZE(dsh_linux_services_options, 144);
     OFF(dsh_linux_services_options, struct_size, 0);
     OFF(dsh_linux_services_options, launcher_path, 8);
     OFF(dsh_linux_services_options, extra_writable_roots, 16);
@@ -192,6 +192,8 @@ Test(abi, linux_services_options)
     OFF(dsh_linux_services_options, require_full_enforcement, 108);
     OFF(dsh_linux_services_options, fault_freeze_skipped_ms, 112);
     OFF(dsh_linux_services_options, cgroup_root, 120); /* 1.3 */
+    OFF(dsh_linux_services_options, max_total_memory_bytes, 128); /* 1.4 */
+    OFF(dsh_linux_services_options, max_total_processes, 136);
 }
 
 /* Every versioned struct starts with the same header: struct_size at offset 0, and for tables and

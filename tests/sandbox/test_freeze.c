@@ -33,21 +33,35 @@ static void teardown(void)
 
 TestSuite(freeze, .init = setup, .fini = teardown, .timeout = 120);
 
-/* Entries named dsh-range-<this pid>-* in the host's cgroup2 and v1 freezer directories. */
+/* Entries named dsh-range-<this pid>-* in the host's cgroup2 and v1 freezer directories and in
+ * this process's session groups there (dsh-session-<this pid>-*). */
+static int ranges_in(const char *dir, const char *range_prefix, const char *session_prefix)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        n += strncmp(e->d_name, range_prefix, strlen(range_prefix)) == 0;
+        if (session_prefix && strncmp(e->d_name, session_prefix, strlen(session_prefix)) == 0) {
+            char sub[PATH_MAX];
+            snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+            n += ranges_in(sub, range_prefix, NULL);
+        }
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
 static int range_cgroups_left(void)
 {
     static const char *const roots[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified",
                                         "/sys/fs/cgroup/freezer"};
-    char prefix[64];
+    char range_prefix[64], session_prefix[64];
     int n = 0;
-    snprintf(prefix, sizeof(prefix), "dsh-range-%ld-", (long)getpid());
-    for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-        DIR *d = opendir(roots[i]);
-        for (struct dirent *e; d && (e = readdir(d));)
-            n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
-        if (d)
-            closedir(d);
-    }
+    snprintf(range_prefix, sizeof(range_prefix), "dsh-range-%ld-", (long)getpid());
+    snprintf(session_prefix, sizeof(session_prefix), "dsh-session-%ld-", (long)getpid());
+    for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+        n += ranges_in(roots[i], range_prefix, session_prefix);
     return n;
 }
 

@@ -8,8 +8,10 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <limits.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,4 +400,164 @@ Test(range_cgroup, fake_cgroupfs_v1_controller_groups_of_dead_hosts_are_swept)
         cr_assert_eq(access(path, F_OK) == 0, i >= 2, "%s", path);
     }
     remove_fake(root);
+}
+
+/* A dead host's session group holds its ranges' empty groups: the sweep removes them with it; a
+ * live host's session, and a session one of whose ranges still holds something, stay. */
+Test(range_cgroup, fake_cgroupfs_sweep_removes_dead_hosts_sessions_with_their_ranges)
+{
+    char root[] = "/tmp/fake-cgroupfs-XXXXXX", path[4200];
+    cr_assert(mkdtemp(root));
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    const char *dirs[] = {"dsh-session-%d-1", "dsh-session-%d-1/dsh-range-%d-2", "dsh-session-%d-1/dsh-range-%d-3",
+                          "dsh-session-%d-2", "dsh-session-%d-2/dsh-range-%d-4"};
+    for (size_t i = 0; i < 5; i++) {
+        char rel[128];
+        snprintf(rel, sizeof(rel), dirs[i], (int)dead, (int)dead);
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        cr_assert_eq(mkdir(path, 0700), 0, "%s", path);
+    }
+    snprintf(path, sizeof(path), "%s/dsh-session-%d-2/dsh-range-%d-4/cgroup.procs", root, (int)dead, (int)dead);
+    write_text(path, ""); /* stands for a range with a process left */
+    snprintf(path, sizeof(path), "%s/dsh-session-%d-1", root, (int)getpid());
+    cr_assert_eq(mkdir(path, 0700), 0);
+    cr_assert_eq(dshx__range_cgroup_sweep(root, "dsh-session-"), 1);
+    snprintf(path, sizeof(path), "%s/dsh-session-%d-1", root, (int)dead);
+    cr_assert_eq(access(path, F_OK), -1, "the dead host's session and its ranges are gone");
+    snprintf(path, sizeof(path), "%s/dsh-session-%d-2/dsh-range-%d-4", root, (int)dead, (int)dead);
+    cr_assert_eq(access(path, F_OK), 0, "a range still holding something stays, and its session");
+    snprintf(path, sizeof(path), "%s/dsh-session-%d-1", root, (int)getpid());
+    cr_assert_eq(access(path, F_OK), 0, "a live host's session stays");
+    remove_fake(root);
+}
+
+/* The open-files rule (range_cgroup.h): processes x nofile within an eighth of fs.file-max for a
+ * range and half of it for the session, clamped to [64, 4096]. */
+Test(range_cgroup, nofile_keeps_a_range_and_a_session_within_their_share_of_file_max)
+{
+    cr_assert_eq(dshx__range_nofile(2466248, 512, 4096), 301, "the defaults here: the session's half binds");
+    cr_assert_eq(dshx__range_nofile(2466248, 512, 0), 602, "no session total: the range's eighth");
+    cr_assert_eq(dshx__range_nofile(2466248, 64, 512), 2408);
+    cr_assert_eq(dshx__range_nofile(2466248, 4096, 1024), 301, "a range has at most the session's processes");
+    cr_assert_eq(dshx__range_nofile(100000000, 32, 32), 4096, "never above the launcher's ceiling");
+    cr_assert_eq(dshx__range_nofile(100000, 512, 4096), 64, "never below the floor Node needs");
+    cr_assert_eq(dshx__range_nofile(0, 512, 4096), 4096, "fs.file-max unknown: the ceiling");
+    for (uint32_t p = 32; p < 100000; p = p * 3 + 1) {
+        uint32_t n = dshx__range_nofile(2466248, p, 4 * p);
+        cr_assert(n == 64 || (uint64_t)n * p <= 2466248 / 8, "range %u", p);
+        cr_assert(n == 64 || (uint64_t)n * 4 * p <= 2466248 / 2, "session %u", 4 * p);
+    }
+}
+
+static size_t lines_in(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = 0;
+    for (int c; f && (c = fgetc(f)) != EOF;)
+        n += c == '\n';
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* The session group on this machine's real hierarchies: its totals are written where the kernel
+ * enforces them, a range is made inside it (in every hierarchy), and the session's process total
+ * binds a range whose own limit is higher: of 20 forks in it, 7 succeed (8 tasks with the forking
+ * one) and 13 fail with EAGAIN. */
+Test(range_cgroup, a_session_group_holds_its_totals_and_binds_the_ranges_made_in_it)
+{
+    struct dshx__cgroup_roots roots = {"/proc/self/cgroup", "/sys/fs/cgroup"};
+    unsigned need = (1u << DSHX_CGROUP_CTL_MEMORY) | (1u << DSHX_CGROUP_CTL_PIDS);
+    if ((dshx__cgroup_controllers_available(&roots) & need) != need)
+        cr_skip_test("no memory and pids controllers a range could get here");
+    char session_name[64], range_name[64];
+    snprintf(session_name, sizeof(session_name), "dsh-test-session-%d", (int)getpid());
+    snprintf(range_name, sizeof(range_name), "dsh-test-range-%d", (int)getpid());
+    struct dshx__range_cgroup *s = NULL, *r = NULL;
+    int rc = dshx__session_cgroup_create(DSHX_CGROUP_V2, &roots, session_name, &s);
+    if (rc < 0 || !dshx__range_cgroup_usable(s)) {
+        if (rc == 0)
+            cr_assert_eq(dshx__range_cgroup_remove(s), 0);
+        rc = dshx__session_cgroup_create(DSHX_CGROUP_V1_FREEZER, &roots, session_name, &s);
+    }
+    cr_assert_eq(rc, 0, "session: %s", strerror(-rc));
+    const char *what = "";
+    struct dshx__range_limits totals = {.memory_bytes = 64ull << 20, .processes = 8};
+    cr_assert_eq(dshx__session_cgroup_set_totals(s, &totals, &what), 0, "%s", what);
+    int join[8];
+    cr_assert_eq(dshx__range_cgroup_join_fds(s, join, 8), 0, "nothing ever joins the session group");
+    cr_assert_eq(dshx__range_cgroup_create_in(s, range_name, &r), 0);
+    cr_assert_eq(dshx__range_cgroup_add_controllers(r, &roots, range_name) & need, need);
+    cr_assert_eq(dshx__range_cgroup_set_limits(r, &(struct dshx__range_limits){.processes = 100}, &what), 0);
+
+    struct clone_args args = {.exit_signal = SIGCHLD};
+    if (dshx__range_cgroup_clone_fd(r) >= 0) {
+        args.flags = CLONE_INTO_CGROUP;
+        args.cgroup = (uint64_t)dshx__range_cgroup_clone_fd(r);
+    }
+    size_t n_join = dshx__range_cgroup_join_fds(r, join, 8);
+    int ready[2];
+    cr_assert_eq(pipe(ready), 0);
+    pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+    cr_assert(pid >= 0, "clone3: %s", strerror(errno));
+    if (pid == 0) {
+        for (size_t i = 0; i < n_join; i++)
+            if (write(join[i], "0", 1) != 1)
+                _exit(126);
+        int forks[2] = {0, 0}; /* succeeded, failed with EAGAIN */
+        for (int i = 0; i < 20; i++) {
+            pid_t k = fork();
+            if (k == 0) {
+                pause();
+                _exit(0);
+            }
+            forks[k > 0 ? 0 : 1] += k > 0 || errno == EAGAIN;
+        }
+        if (write(ready[1], forks, sizeof(forks)) != (ssize_t)sizeof(forks))
+            _exit(125);
+        pause();
+        _exit(0);
+    }
+    close(ready[1]);
+    int forks[2];
+    cr_assert_eq(read(ready[0], forks, sizeof(forks)), (ssize_t)sizeof(forks));
+    close(ready[0]);
+    cr_assert_eq(forks[0], 7, "the session's total of 8 held the range (its own limit is 100)");
+    cr_assert_eq(forks[1], 13, "the forks beyond it failed with EAGAIN");
+
+    /* The shell's memberships: <own group>/<session>/<range> in every hierarchy ranges use. */
+    char path[2 * PATH_MAX], own[PATH_MAX], want[PATH_MAX + 160], text[4096];
+    snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+    read_text(path, text, sizeof(text));
+    snprintf(want, sizeof(want), "/%s/%s\n", session_name, range_name);
+    cr_assert(strstr(text, want), "%s in\n%s", want, text);
+    cr_assert_eq(strstr(strstr(text, want) + 1, want) != NULL || strstr(text, "0::") != NULL, 1);
+
+    /* The totals where the kernel reads them, and what they did. */
+    char session_memory[PATH_MAX + 64], session_pids[PATH_MAX + 64];
+    bool v1_pids = dshx__cgroup_v1_dir_in("pids", "/proc/self/cgroup", "/sys/fs/cgroup", own, sizeof(own)) == 0 &&
+                   access(own, W_OK) == 0;
+    if (!v1_pids)
+        cr_assert_eq(dshx__cgroup_dir_in(DSHX_CGROUP_V2, "/proc/self/cgroup", "/sys/fs/cgroup", own, sizeof(own)), 0);
+    snprintf(session_pids, sizeof(session_pids), "%s/%s", own, session_name);
+    expect_text(session_pids, "pids.max", "8\n");
+    snprintf(path, sizeof(path), "%s/%s/cgroup.procs", session_pids, range_name);
+    cr_assert_eq(lines_in(path), 8, "every task of the session is in its range");
+    bool v1_memory = dshx__cgroup_v1_dir_in("memory", "/proc/self/cgroup", "/sys/fs/cgroup", own, sizeof(own)) == 0 &&
+                     access(own, W_OK) == 0;
+    if (!v1_memory)
+        cr_assert_eq(dshx__cgroup_dir_in(DSHX_CGROUP_V2, "/proc/self/cgroup", "/sys/fs/cgroup", own, sizeof(own)), 0);
+    snprintf(session_memory, sizeof(session_memory), "%s/%s", own, session_name);
+    expect_text(session_memory, v1_memory ? "memory.limit_in_bytes" : "memory.max", "67108864\n");
+
+    cr_assert_eq(dshx__range_cgroup_kill(r), 0);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    for (int spins = 0; dshx__range_cgroup_empty(r) == 0 && spins < 5000; spins++)
+        usleep(1000);
+    cr_assert_eq(dshx__range_cgroup_remove(r), 0);
+    cr_assert_eq(dshx__range_cgroup_remove(s), 0, "the session group goes once its ranges are gone");
 }

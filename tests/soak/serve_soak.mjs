@@ -74,8 +74,9 @@ function holdsStripper(dir) {
   }
 }
 
-// The host's range cgroups (dsh-range-<host pid>-<n>) in every hierarchy it belongs to.
-function rangeCgroups(pid, lines) {
+// The host's range cgroups (dsh-range-<host pid>-<n>, in its session groups dsh-session-<host pid>-<n>)
+// in every hierarchy it belongs to.
+function rangeCgroups(pid, lines, { sessions = false } = {}) {
   const found = [];
   for (const line of lines) {
     const [, controllers, path] = line.split(":");
@@ -84,7 +85,13 @@ function rangeCgroups(pid, lines) {
     for (const m of mounts) {
       const dir = join(m, path);
       try {
-        for (const name of readdirSync(dir)) if (name.startsWith(`dsh-range-${pid}-`)) found.push(join(dir, name));
+        for (const name of readdirSync(dir)) {
+          if (name.startsWith(`dsh-range-${pid}-`)) found.push(join(dir, name));
+          if (name.startsWith(`dsh-session-${pid}-`)) {
+            if (sessions) found.push(join(dir, name));
+            for (const range of readdirSync(join(dir, name))) if (range.startsWith(`dsh-range-${pid}-`)) found.push(join(dir, name, range));
+          }
+        }
       } catch {}
     }
   }
@@ -190,7 +197,7 @@ await check("after EOF the host exits 0 and leaves nothing", async () => {
   assert.deepEqual(exit, { code: 0, signal: null }, dsh.stderr);
   assert.equal(existsSync(hostDir), false, "the host's temp directory is removed");
   assert.deepEqual(runProcesses(), []);
-  assert.deepEqual(rangeCgroups(pid, cgroupLines), []);
+  assert.deepEqual(rangeCgroups(pid, cgroupLines, { sessions: true }), [], "no range cgroup and no session group");
 });
 
 done();
