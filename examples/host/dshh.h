@@ -166,6 +166,8 @@ const char *dshh__run_cwd(dsh_run_id run);
 int dshh__write_all(int fd, const char *buf, size_t len);
 /* The whole file at path ("-": stdin), NUL-terminated, its length in *ret_len; NULL with errno. */
 char *dshh__read_text_file(const char *path, size_t *ret_len);
+/* Whether the len bytes of text are UTF-8 (text_file.c). */
+bool dshh__is_utf8(const char *text, size_t len);
 
 /* ---- stop_signals.c: SIGINT/SIGTERM as loop events ------------------------------------------------ */
 /* The exit status of a command stopped by signal sig: 128 + sig (143 for SIGTERM, 130 for SIGINT). */

@@ -35,7 +35,7 @@ int dshh__yaml_load_file(const char *path, yaml_document_t *doc, FILE *err)
     size_t len = 0;
     char *text = dshh__read_text_file(path, &len);
     if (!text) {
-        fprintf(err, "%s: %s\n", path, strerror(errno));
+        fprintf(err, "dsh: %s: %s\n", path, strerror(errno));
         return -1;
     }
     struct dsh_diagnostics diags;
@@ -45,7 +45,7 @@ int dshh__yaml_load_file(const char *path, yaml_document_t *doc, FILE *err)
         fprintf(err, "%s:%zu:%zu: YAML error: %s\n", path, diags.items[i].line, diags.items[i].column,
                 diags.items[i].problem);
     if (rc < 0 && rc != -EINVAL)
-        fprintf(err, "%s: %s\n", path, strerror(-rc));
+        fprintf(err, "dsh: %s: %s\n", path, strerror(-rc));
     dsh_diagnostics_release(&diags);
     return rc < 0 ? -1 : 0;
 }
@@ -307,12 +307,18 @@ static struct dshh_layer *load_layer(struct dshh_profile *profile, const char *p
     return layer;
 }
 
-/* Root of a layer: a list, or (empty file) nothing. */
-static int layer_items(FILE *err, struct dshh_layer *layer, yaml_node_item_t **start,
+/* Root of a layer: a list, or (an empty profile) nothing. An empty patch is refused: it is
+ * more often a file not yet written or truncated than a wish to change nothing (`[]` says that). */
+static int layer_items(FILE *err, struct dshh_layer *layer, bool patch, yaml_node_item_t **start,
                        yaml_node_item_t **top)
 {
     yaml_node_t *root = yaml_document_get_root_node(&layer->doc);
     *start = *top = NULL;
+    if (patch && (!root || is_null(root))) {
+        fprintf(err, "dsh: %s: the patch is empty (a patch is a YAML list of rows; `[]` changes nothing)\n",
+                layer->path);
+        return -1;
+    }
     if (!root || is_null(root))
         return 0;
     if (root->type != YAML_SEQUENCE_NODE) {
@@ -330,14 +336,14 @@ int dshh__profile_compose(struct dshh_profile *profile, const char *base,
     memset(profile, 0, sizeof(*profile));
     yaml_node_item_t *it, *top;
     struct dshh_layer *layer = load_layer(profile, base, err);
-    if (!layer || layer_items(err, layer, &it, &top))
+    if (!layer || layer_items(err, layer, false, &it, &top))
         return -1;
     for (; it < top; it++)
         if (add_row(err, profile, layer, yaml_document_get_node(&layer->doc, *it)))
             return -1;
     for (size_t i = 0; i < npatches; i++) {
         layer = load_layer(profile, patches[i], err);
-        if (!layer || layer_items(err, layer, &it, &top))
+        if (!layer || layer_items(err, layer, true, &it, &top))
             return -1;
         for (; it < top; it++)
             if (apply_patch_entry(err, profile, layer, yaml_document_get_node(&layer->doc, *it)))

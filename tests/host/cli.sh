@@ -7,11 +7,6 @@ VERSION=$2
 MANPAGE=$3
 . "$(dirname "$0")/lib.sh"
 
-# expect_err_exact TEXT DESCRIPTION: stderr is exactly TEXT (one line).
-expect_err_exact() {
-    CHECKS=$((CHECKS + 1))
-    [ "$(cat "$TMP/err")" = "$1" ] || fail "$2: stderr is not [$1]"
-}
 expect_no_err_line() { # REGEX DESCRIPTION
     CHECKS=$((CHECKS + 1))
     ! grep -Eq -- "$1" "$TMP/out" || fail "$2: help has /$1/"
