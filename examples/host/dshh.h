@@ -24,9 +24,10 @@ enum { DSHH_EXIT_OK = 0, DSHH_EXIT_FAILURE = 1, DSHH_EXIT_USAGE = 2 };
 
 /* ---- profile.c: composition of a profile with patch layers ---------------------------------- */
 struct dshh_layer {
-    char *path; /* as given on the command line */
+    char *path; /* as given on the command line ("dsh --sandbox": made from an option) */
     yaml_document_t doc;
     bool loaded;
+    bool from_option; /* made by dshh__profile_set_policy: its positions are not the user's */
 };
 
 struct dshh_row {
@@ -58,6 +59,11 @@ void dshh__profile_free(struct dshh_profile *profile);
  * (FILE:L:C: problem). 0 when they pass, -1 otherwise. */
 int dshh__row_check(FILE *err, const struct dshh_layer *layer, yaml_node_t *map);
 const struct dshh_row *dshh__profile_find(const struct dshh_profile *profile, const char *id);
+/* --sandbox MODE / --workspace DIR: a layer named "dsh OPTION" that sets key of the enabled
+ * dsh-sandbox-policy row's config to value, keeping its other keys (the row's validation then
+ * judges the value). 0, or -1 with a message on err. */
+int dshh__profile_set_policy(struct dshh_profile *profile, const char *option, const char *key,
+                             const char *value, FILE *err);
 
 /* Loads one YAML file as a single document (an empty file gives a document without root). */
 int dshh__yaml_load_file(const char *path, yaml_document_t *doc, FILE *err);
@@ -263,6 +269,8 @@ struct dshh_options {
     const char *format;  /* config persistent-patch --format */
     const char **images; /* --image ID=PATH, in order */
     size_t nimages;
+    const char *sandbox;   /* --sandbox MODE: the policy row's mode */
+    const char *workspace; /* --workspace DIR: the policy row's workspaceRoot */
 };
 
 #endif /* DSHH_H */

@@ -245,8 +245,8 @@ static int check_roots(const struct dsh_linux_services_options *o, const struct 
     }
     if (rc < 0 && v->workspace_from_cwd) {
         fprintf(stderr, "dsh: the workspace defaults to the current directory: %s; start dsh in a project "
-                "directory or set workspaceRoot in the %s row (e.g. with --patch FILE)\n", err.message,
-                DSHH_NAME_POLICY);
+                "directory or name one with --workspace DIR (the workspaceRoot of the %s row)\n",
+                err.message, DSHH_NAME_POLICY);
         return -1;
     }
     if (rc < 0) {

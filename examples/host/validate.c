@@ -11,8 +11,9 @@
 
 /* Validates one config node; returns 1 when invalid, 0 when valid, -1 on a system error. */
 static int check_config(const struct dsh_catalog *cat, struct dshh_native_set *native,
-                        const char *file, const char *id, const char *name, yaml_document_t *doc,
-                        yaml_node_t *config, const yaml_node_t *row_node, FILE *err)
+                        const char *file, bool positions, const char *id, const char *name,
+                        yaml_document_t *doc, yaml_node_t *config, const yaml_node_t *row_node,
+                        FILE *err)
 {
     if (!dsh_catalog_find(cat, name)) {
         if (row_node)
@@ -28,7 +29,7 @@ static int check_config(const struct dsh_catalog *cat, struct dshh_native_set *n
     if (rc == -EINVAL) {
         for (size_t i = 0; i < diags.count; i++) {
             const struct dsh_diagnostic *d = &diags.items[i];
-            if (d->line)
+            if (d->line && positions)
                 fprintf(err, "%s:%zu:%zu: ", file, d->line, d->column);
             else
                 fprintf(err, "%s: ", file);
@@ -74,7 +75,9 @@ int dshh__validate_profile(const struct dshh_profile *profile, bool enabled_only
         const char *file = row->config_layer ? row->config_layer->path : row->layer->path;
         const struct dshh_layer *owner = row->config_layer ? row->config_layer : row->layer;
         yaml_document_t *doc = (yaml_document_t *)&owner->doc;
-        int rc = check_config(cat, native, file, row->id, row->name, doc, row->config, NULL, err);
+        /* A layer made from --sandbox or --workspace has no position the user wrote. */
+        int rc = check_config(cat, native, file, !owner->from_option, row->id, row->name, doc,
+                              row->config, NULL, err);
         if (rc < 0) {
             invalid = -1;
             break;
@@ -123,7 +126,7 @@ static int check_file_row(const struct dsh_catalog *cat, struct dshh_native_set 
     /* A patch row without config keeps the base config, validated with the base. */
     if (!config && !dshh__yaml_get(doc, row, "name") && base)
         return invalid;
-    int rc = check_config(cat, native, file, id, name, doc,
+    int rc = check_config(cat, native, file, true, id, name, doc,
                           dshh__yaml_is_empty(config) ? NULL : config, row, err);
     return rc < 0 ? rc : (invalid | rc);
 }

@@ -57,6 +57,13 @@ for command in headless 'workflow run' 'config validate' 'config persistent\\-pa
     CHECKS=$((CHECKS + 1))
     grep -q "^\.B dsh $command" "$MANPAGE" || fail "dsh.1 lacks the synopsis of $command"
 done
+# Each rendered synopsis line is one command line (no example run into it).
+synopsis=$(groff -man -Tutf8 -rLL=200n -P-cbou "$MANPAGE" 2>/dev/null | sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed 's/^ *//')
+CHECKS=$((CHECKS + 1))
+doctor_line=$(printf '%s\n' "$synopsis" | grep '^dsh doctor')
+[ "$doctor_line" = "dsh doctor [options]" ] || fail "dsh.1 synopsis of doctor is [$doctor_line]"
+CHECKS=$((CHECKS + 1))
+[ "$(printf '%s\n' "$synopsis" | grep -c 'dsh .*dsh ')" -eq 0 ] || fail "a dsh.1 synopsis line holds two commands: $synopsis"
 
 # Usage errors: one line naming the problem and the command's --help.
 run headless -e 'return 1' extra-arg
