@@ -126,6 +126,7 @@ struct dshh_host {
     struct dshh_native_set *native; /* the enabled dsh-native-bindings rows (native_bindings.h) */
     bool verbose;
     int dispatch_error; /* last negative status of dispatch(), reported once */
+    char *kernel_facts; /* the services' "linux services: ..." line (dsh doctor explains with it) */
 };
 
 /* Builds services and loads the provider row. Prints a diagnostic and returns -1 on error. */

@@ -46,8 +46,11 @@ static int enabled_row(const struct dshh_profile *profile, const char *name,
 
 static void log_stderr(void *ctx, int level, const char *message)
 {
-    const struct dshh_host *host = ctx;
+    struct dshh_host *host = ctx;
     static const char *const names[] = {"debug", "info", "warn", "error"};
+    /* What the services found on this kernel, logged once at create. */
+    if (!host->kernel_facts && !strncmp(message, "linux services: ", strlen("linux services: ")))
+        host->kernel_facts = strdup(message);
     if (level < DSH_LOG_WARN && !host->verbose)
         return;
     fprintf(stderr, "dsh: [%s] %s\n", names[level >= 0 && level <= 3 ? level : 3], message);
@@ -512,4 +515,6 @@ void dshh__host_close(struct dshh_host *host)
     host->svc_values = NULL;
     dshh__loop_free(host->loop);
     host->loop = NULL;
+    free(host->kernel_facts);
+    host->kernel_facts = NULL;
 }

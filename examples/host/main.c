@@ -134,7 +134,8 @@ static void help_doctor(void)
            "  Prints, one line each, what this machine gives the sandbox: the kernel, Landlock,\n"
            "  seccomp, user and PID namespaces, the Node.js the provider launches (by running a\n"
            "  program) and its bootstrap, and the enforcement of each policy mode under the\n"
-           "  composition's sandbox row. Exit 0 when workspace-write is fully enforced and the\n"
+           "  composition's sandbox row, then for each capability below full one line saying why.\n"
+           "  Exit 0 when workspace-write is fully enforced and the\n"
            "  program ran, 1 otherwise, 2 usage or configuration error.\n"
            "\n");
     printf(composition_help, dshh__path(DSHH_PATH_PROFILE));
