@@ -132,6 +132,8 @@ struct dshh_host {
 /* Builds services and loads the provider row. Prints a diagnostic and returns -1 on error. */
 int dshh__host_open(struct dshh_host *host, const struct dshh_options *opts,
                     const struct dshh_profile *profile);
+/* Whether a row of profile (enabled or not) is a provider row rather than a service row. */
+bool dshh__profile_names_provider(const struct dshh_profile *profile);
 /* Unloads the provider (delivering pending callbacks), then frees services and the loop. */
 void dshh__host_close(struct dshh_host *host);
 /* Answers a call of a native namespace through reply(), on this thread; false when global names

@@ -25,6 +25,14 @@ static bool is_builtin(const char *name)
     return false;
 }
 
+bool dshh__profile_names_provider(const struct dshh_profile *profile)
+{
+    for (size_t i = 0; i < profile->nrows; i++)
+        if (!is_builtin(profile->rows[i].name))
+            return true;
+    return false;
+}
+
 /* The one enabled row named name, or NULL; two enabled rows of one service are an error. */
 static int enabled_row(const struct dshh_profile *profile, const char *name,
                        const struct dshh_row **ret)

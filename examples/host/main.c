@@ -105,7 +105,10 @@ static void help_config(const char *sub)
         printf("usage: dsh config validate [OPTIONS] [FILE]\n"
                "  Checks FILE (a profile or a patch: a YAML list of rows) against the catalog, or\n"
                "  without FILE the composition of --profile and --patch. Every error names the\n"
-               "  field and its FILE:line:column. Exit 0 valid, 1 invalid, 2 usage.\n");
+               "  field and its FILE:line:column. A valid composition (FILE as a patch, or as a\n"
+               "  profile when it has a provider row) then gets the checks dsh makes at startup:\n"
+               "  one provider row, the roots (the workspace defaults to the current directory),\n"
+               "  the services and the provider's load. Exit 0 valid, 1 invalid, 2 usage.\n");
     if (patch || !validate)
         printf("usage: dsh config persistent-patch [OPTIONS] [--format F]\n"
                "  Prints the patch that retains execution state for program format F\n"

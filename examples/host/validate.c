@@ -185,6 +185,52 @@ static int validate_file(const struct dsh_catalog *cat, const struct dshh_profil
     return invalid;
 }
 
+/* What `dsh headless` does next with a valid composition, done here too so that a composition
+ * is called valid only when dsh would start with it: the one enabled provider row opened, the
+ * service rows read, their roots judged (the workspace defaulting to the current directory, as
+ * at startup), the services created and the provider loaded with them; then everything is
+ * unloaded. Its messages are the startup's. 0 when it starts, 1 otherwise. */
+static int startup_check(const struct dshh_options *opts, const struct dshh_profile *profile)
+{
+    struct dshh_options quiet = *opts;
+    quiet.verbose = false;
+    quiet.ninitializers = 0;
+    struct dshh_host host;
+    int rc = dshh__host_open(&host, &quiet, profile);
+    dshh__host_close(&host);
+    return rc == 0 ? 0 : 1;
+}
+
+/* FILE as a patch of the composition, or else as a profile of its own (whichever composes).
+ * 1: FILE is rows of neither (no provider row: a fragment), which only the row checks judge. */
+static int compose_file(const struct dshh_options *opts, const char *file, struct dshh_profile *ret)
+{
+    FILE *quiet = fopen("/dev/null", "we");
+    if (!quiet)
+        return -1;
+    size_t n = opts->npatches;
+    const char **patches = calloc(n + 1, sizeof(*patches));
+    int rc = -1;
+    if (patches) {
+        memcpy(patches, opts->patches, n * sizeof(*patches));
+        patches[n] = file;
+        rc = dshh__profile_compose(ret, opts->profile, patches, n + 1, quiet);
+        if (rc) {
+            dshh__profile_free(ret);
+            rc = dshh__profile_compose(ret, file, NULL, 0, quiet);
+            if (rc == 0 && !dshh__profile_names_provider(ret))
+                rc = 1;
+        }
+        if (rc < 0) { /* neither: say what composing it as a patch meets */
+            dshh__profile_free(ret);
+            rc = dshh__profile_compose(ret, opts->profile, patches, n + 1, stderr);
+        }
+    }
+    free(patches);
+    fclose(quiet);
+    return rc;
+}
+
 /* argv: validate [FILE] | persistent-patch (main.c checked the words and options). */
 int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv)
 {
@@ -215,11 +261,23 @@ int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv)
     } else {
         invalid = dshh__validate_profile(&profile, false, stderr);
     }
+    int refused = 0;
+    if (invalid == 0 && argc == 2) {
+        dshh__profile_free(&profile);
+        int composed = compose_file(opts, argv[1], &profile);
+        refused = composed < 0 ? 1 : composed == 0 ? startup_check(opts, &profile) : 0;
+    } else if (invalid == 0) {
+        refused = startup_check(opts, &profile);
+    }
     dshh__profile_free(&profile);
     if (invalid < 0)
         return DSHH_EXIT_USAGE;
     if (invalid > 0) {
         fprintf(stderr, "dsh: %d invalid row%s\n", invalid, invalid == 1 ? "" : "s");
+        return DSHH_EXIT_FAILURE;
+    }
+    if (refused) {
+        fprintf(stderr, "dsh: %s is refused: dsh would not start with it\n", argc == 2 ? argv[1] : "the composition");
         return DSHH_EXIT_FAILURE;
     }
     printf("%s: valid\n", argc == 2 ? argv[1] : "composition");
