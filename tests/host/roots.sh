@@ -126,5 +126,37 @@ run_in "$TMP" --patch "$TMP/both.yaml" --sandbox workspace-write --dump-config
 expect_out '^    mode: "workspace-write"$' "--sandbox sets mode"
 expect_out '^    workspaceRoot: /nonexistent$' "the row's workspaceRoot stays"
 
+# The README's mcpServers example, as a client runs it: started in /, with the example's args
+# (its workspace replaced by a scratch one), one run_code call writes the workspace.
+readme_args=$(python3 - "$SRC/README.md" "$TMP/ws" <<'PY'
+import json, re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+block = next(b for b in re.findall(r"```json\n(.*?)```", text, re.S) if '"mcpServers"' in b)
+args = json.loads(block)["mcpServers"]["dsh"]["args"]
+print("\n".join(sys.argv[2] if a == "/home/me/project" else a for a in args))
+PY
+)
+mapfile -t args <<<"$readme_args"
+CHECKS=$((CHECKS + 1))
+[ "${args[*]}" = "--sandbox workspace-write --workspace $TMP/ws mcp" ] || fail "the README's mcpServers args: [${args[*]}]"
+rm -f "$TMP/ws/made.txt"
+cd / || exit 1
+coproc MCP { "$DSH" "${args[@]}" 2>"$TMP/mcp-err"; }
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"roots.sh","version":"1"}}}' \
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_code","arguments":{"program":"const fs = await import(\"node:fs\"); fs.writeFileSync(\"made.txt\", \"mcp\")","description":"write the workspace"}}}' \
+    >&"${MCP[1]}"
+answer=
+while IFS= read -r line <&"${MCP[0]}"; do
+    case $line in *'"id":2,'*) answer=$line; break ;; esac
+done
+exec {MCP[1]}>&-
+wait "$MCP_PID"
+cd "$TMP/ws" || exit 1
+CHECKS=$((CHECKS + 1))
+case $answer in *'"isError":false'*) ;; *) fail "the README's mcpServers example from /: run_code answered [$answer] ($(cat "$TMP/mcp-err"))" ;; esac
+CHECKS=$((CHECKS + 1))
+[ "$(cat "$TMP/ws/made.txt" 2>/dev/null)" = mcp ] || fail "the README's mcpServers example wrote its workspace"
+
 echo "roots: $CHECKS checks, $FAILS failed"
 [ "$FAILS" -eq 0 ]
