@@ -142,16 +142,20 @@ CHECKS=$((CHECKS + 1))
 rm -f "$TMP/ws/made.txt"
 cd / || exit 1
 coproc MCP { "$DSH" "${args[@]}" 2>"$TMP/mcp-err"; }
+# Kept now: bash unsets MCP and MCP_PID when the server exits.
+mcp_pid=$MCP_PID
+mcp_in=${MCP[1]}
+mcp_out=${MCP[0]}
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"roots.sh","version":"1"}}}' \
     '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
     '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_code","arguments":{"program":"const fs = await import(\"node:fs\"); fs.writeFileSync(\"made.txt\", \"mcp\")","description":"write the workspace"}}}' \
-    >&"${MCP[1]}"
+    >&"$mcp_in" 2>/dev/null
 answer=
-while IFS= read -r line <&"${MCP[0]}"; do
+while IFS= read -r line <&"$mcp_out"; do
     case $line in *'"id":2,'*) answer=$line; break ;; esac
 done
-exec {MCP[1]}>&-
-wait "$MCP_PID"
+exec {mcp_in}>&- {mcp_out}<&-
+wait "$mcp_pid" 2>/dev/null
 cd "$TMP/ws" || exit 1
 CHECKS=$((CHECKS + 1))
 case $answer in *'"isError":false'*) ;; *) fail "the README's mcpServers example from /: run_code answered [$answer] ($(cat "$TMP/mcp-err"))" ;; esac
