@@ -403,12 +403,16 @@ int dshh__profile_set_policy(struct dshh_profile *profile, const char *option, c
     yaml_document_t *doc = &layer->doc;
     yaml_node_t *root = yaml_document_get_root_node(doc);
     int root_id = 1; /* the loader adds the root node first */
+    if (!root || root->type != YAML_MAPPING_NODE) /* a config is a mapping (validated before) */
+        return -1;
     int value_id = yaml_document_add_scalar(doc, NULL, (yaml_char_t *)value, (int)strlen(value),
                                             YAML_DOUBLE_QUOTED_SCALAR_STYLE);
-    if (!root || root->type != YAML_MAPPING_NODE || value_id == 0)
+    if (value_id == 0) {
+        fprintf(err, "dsh: %s: out of memory\n", option);
         return -1;
-    yaml_node_t *old = dshh__yaml_get(doc, yaml_document_get_root_node(doc), key);
+    }
     root = yaml_document_get_root_node(doc); /* adding a node may move the node array */
+    yaml_node_t *old = dshh__yaml_get(doc, root, key);
     bool replaced = false;
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; old && p < root->data.mapping.pairs.top; p++)
         if (yaml_document_get_node(doc, p->value) == old) {
