@@ -165,10 +165,20 @@ context.meta = vm.runInContext(`JSON.parse(${JSON.stringify(JSON.stringify(cfg.m
 const message = (e) => (e instanceof Error || (e && typeof e.message === 'string') ? `${e.name ?? 'Error'}: ${e.message}` : `Uncaught ${String(e)}`);
 let envelope;
 let script;
+// A syntax error at the user's line and column (V8's stack: "workflow.js:LINE", source, caret);
+// past the script it is in the wrapper's "})()": something was left open at the script's end.
+function syntaxError(e, src) {
+  const [where, , caret = ''] = String(e?.stack).split('\n'), line = +/^workflow\.js:(\d+)$/.exec(where)?.[1];
+  if (e?.name !== 'SyntaxError' || !(line > 0)) return message(e);
+  const lines = src.trimEnd().split('\n'), n = lines.length;
+  if (line > n) return `SyntaxError: the script ends inside an unclosed block, bracket, string or template (line ${n}, column ${lines[n - 1].length + 1})`;
+  const col = caret.indexOf('^') + 1;
+  return `${message(e)} (line ${line}${col ? `, column ${col}` : ''})`;
+}
 try {
   script = new vm.Script(`(async () => {\n${cfg.script}\n})()`, { filename: 'workflow.js', lineOffset: -1 });
 } catch (e) {
-  envelope = { ok: false, code: 'script-invalid', message: message(e) };
+  envelope = { ok: false, code: 'script-invalid', message: syntaxError(e, cfg.script) };
 }
 if (!envelope) {
   // The engine holds the start event until this first event: a script that does not compile never

@@ -13,7 +13,16 @@ import sys
 
 
 def pkg_variable(package, name):
-    return subprocess.check_output(["pkg-config", "--variable=" + name, package], text=True).strip()
+    """A variable of an installed .pc file; without one, says where pkg-config must look and exits 1."""
+    try:
+        found = subprocess.run(["pkg-config", "--variable=" + name, package], text=True,
+                               capture_output=True)
+    except FileNotFoundError:
+        sys.exit("python_host.py: pkg-config is not installed (Debian: apt-get install pkg-config)")
+    if found.returncode != 0:
+        sys.exit(f"python_host.py: pkg-config does not know {package}: set PKG_CONFIG_PATH to the "
+                 "pkgconfig directory of the installed prefix (e.g. /opt/dsh/lib/x86_64-linux-gnu/pkgconfig)")
+    return found.stdout.strip()
 
 
 services_lib = C.CDLL(pkg_variable("dsh-linux-services", "libdir") + "/libdsh-linux-services.so.1")

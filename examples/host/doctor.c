@@ -2,6 +2,7 @@
  * the services' own enforcement reports (confine() in each policy mode, released at once) and
  * from small probes of this process; Node.js and the bootstrap from a real program run through
  * the provider. Exit 0 when workspace-write is fully enforced and the program ran. */
+#include "dsh_json_get.h"
 #include "dshh.h"
 
 #include <errno.h>
@@ -161,6 +162,99 @@ static void print_seccomp(void)
            under_seccomp_filter() ? " (dsh itself runs under a filter: a container's profile)" : "");
 }
 
+/* What a capability's layers need, as the services judge it (examples/providers/sandbox_report.c),
+ * from the facts the services logged at create and this process's identity. */
+struct kernel_facts {
+    int abi; /* the Landlock ABI the report says a restricted run uses */
+    bool seccomp, namespaces, pid_ns, memory, pids, cpu, root;
+};
+
+static bool fact(const char *line, const char *what)
+{
+    return line && strstr(line, what);
+}
+
+/* Appends "; " and text to buf (of size) when need is missing. */
+static void missing(char *buf, size_t size, bool have, const char *text)
+{
+    size_t len = strlen(buf);
+    if (!have && len < size)
+        snprintf(buf + len, size - len, "%s%s", len ? ", " : "", text);
+}
+
+/* The reason capability name is below full; empty when it is not a capability dsh explains. */
+static void capability_reason(const char *name, const struct kernel_facts *k, char *why, size_t size)
+{
+    char abi_below[3][48];
+    for (int i = 0; i < 3; i++)
+        snprintf(abi_below[i], sizeof abi_below[i], "Landlock ABI %d < %d", k->abi, i + 4);
+    why[0] = '\0';
+    if (!strcmp(name, "files")) {
+        missing(why, size, k->abi >= 1, "no Landlock");
+        missing(why, size, k->abi < 1 || k->abi >= 3, "Landlock ABI < 3 does not control truncate");
+    } else if (!strcmp(name, "fileMetadata")) {
+        missing(why, size, k->namespaces, "no mount namespace for the read-only mount layer");
+    } else if (!strcmp(name, "network")) {
+        missing(why, size, k->seccomp, "no seccomp");
+        missing(why, size, k->abi >= 4, abi_below[0]);
+        missing(why, size, k->namespaces, "no network namespace");
+    } else if (!strcmp(name, "ipc")) {
+        missing(why, size, k->seccomp, "no seccomp");
+        missing(why, size, k->abi >= 6, abi_below[2]);
+        missing(why, size, k->namespaces, "no namespaces");
+    } else if (!strcmp(name, "signals")) {
+        missing(why, size, k->abi >= 6, abi_below[2]);
+        missing(why, size, k->pid_ns, "no PID namespace");
+    } else if (!strcmp(name, "ioctl")) {
+        missing(why, size, k->abi >= 5, abi_below[1]);
+        missing(why, size, k->seccomp, "no seccomp");
+    } else if (!strcmp(name, "syscalls")) {
+        missing(why, size, k->seccomp, "no seccomp");
+    } else if (!strcmp(name, "identity")) {
+        missing(why, size, k->root,
+                "dsh is not root, so programs run as its own uid (without capabilities) and share its "
+                "per-uid kernel counts; a dedicated uid and gid need a root host");
+        missing(why, size, !k->root, "no dedicated uid and gid: the mount layer cannot map every path "
+                                     "the program reads to them");
+    } else if (!strcmp(name, "processLifetime")) {
+        missing(why, size, k->pid_ns, "no PID namespace: a range whose supervisor is killed can be lost");
+    } else if (!strcmp(name, "resources")) {
+        missing(why, size, k->memory, "no memory cgroup (maxMemoryMb)");
+        missing(why, size, k->pids, "no pids cgroup (maxProcesses)");
+        missing(why, size, k->cpu, "no cpu cgroup (maxCpuPercent)");
+        missing(why, size, k->namespaces, "no mount namespace for the tmpfs TMPDIR (maxTempBytes)");
+        if (!k->memory || !k->pids || !k->cpu)
+            snprintf(why + strlen(why), size - strlen(why), "%s",
+                     k->root ? ": the range's limits need these cgroups (README, \"Kernel requirements\")"
+                             : ": dsh may write no such cgroup as this user (README, \"Kernel requirements\")");
+    }
+}
+
+/* One line for each capability below full in some restricted mode, always. */
+static void print_reasons(json_object *const reports[2], const struct kernel_facts *k)
+{
+    json_object *caps[2] = {dsh_json_get_object(reports[0], "capabilities"),
+                            dsh_json_get_object(reports[1], "capabilities")};
+    json_object *names = caps[0] ? caps[0] : caps[1];
+    if (!names)
+        return;
+    json_object_object_foreach(names, name, unused)
+    {
+        (void)unused;
+        const char *level = NULL;
+        for (size_t i = 0; i < 2 && !level; i++) {
+            const char *l = dsh_json_get_text(caps[i], name);
+            if (l && strcmp(l, "full") != 0)
+                level = l;
+        }
+        if (!level)
+            continue;
+        char why[512];
+        capability_reason(name, k, why, sizeof why);
+        printf("%s %s: %s\n", name, level, why[0] ? why : "the services report it so");
+    }
+}
+
 struct node_run {
     struct dshh_host *host;
     bool done;
@@ -249,18 +343,28 @@ int dshh__cmd_doctor(const struct dshh_options *opts)
         print_namespace("pid namespaces", CLONE_NEWPID | (root ? 0 : CLONE_NEWUSER), root);
         bool ran = print_node(&host);
         bool write_full = false;
+        json_object *parsed[3] = {NULL, NULL, NULL};
         for (size_t i = 0; i < 3; i++) {
-            json_object *report = reports[i] ? json_tokener_parse(reports[i]) : NULL;
-            if (report) {
-                bool full = print_mode(modes[i], report);
+            parsed[i] = reports[i] ? json_tokener_parse(reports[i]) : NULL;
+            if (parsed[i]) {
+                bool full = print_mode(modes[i], parsed[i]);
                 write_full = write_full || (full && !strcmp(modes[i], "workspace-write"));
             } else {
                 printf("%s: unavailable (%s)\n", modes[i],
                        dsh_error_name(rcs[i]) ? dsh_error_name(rcs[i]) : dsh_strerror(rcs[i]));
             }
-            json_object_put(report);
             free(reports[i]);
         }
+        int64_t abi = 0;
+        dsh_json_get_int64(parsed[1] ? parsed[1] : parsed[0], "landlockAbi", 0, 1000, &abi);
+        const char *f = host.kernel_facts;
+        struct kernel_facts facts = {
+            .abi = (int)abi, .seccomp = fact(f, "seccomp yes"), .namespaces = fact(f, "namespaces yes"),
+            .pid_ns = fact(f, "pid namespace yes"), .memory = fact(f, "memory yes"),
+            .pids = fact(f, "pids yes"), .cpu = fact(f, "cpu yes"), .root = root};
+        print_reasons(parsed, &facts);
+        for (size_t i = 0; i < 3; i++)
+            json_object_put(parsed[i]);
         status = write_full && ran ? DSHH_EXIT_OK : DSHH_EXIT_FAILURE;
     } else if (host.dl) {
         fprintf(stderr, "dsh doctor: the composition lends no sandbox or sandbox-policy service\n");

@@ -24,9 +24,10 @@ enum { DSHH_EXIT_OK = 0, DSHH_EXIT_FAILURE = 1, DSHH_EXIT_USAGE = 2 };
 
 /* ---- profile.c: composition of a profile with patch layers ---------------------------------- */
 struct dshh_layer {
-    char *path; /* as given on the command line */
+    char *path; /* as given on the command line ("dsh --sandbox": made from an option) */
     yaml_document_t doc;
     bool loaded;
+    bool from_option; /* made by dshh__profile_set_policy: its positions are not the user's */
 };
 
 struct dshh_row {
@@ -58,6 +59,11 @@ void dshh__profile_free(struct dshh_profile *profile);
  * (FILE:L:C: problem). 0 when they pass, -1 otherwise. */
 int dshh__row_check(FILE *err, const struct dshh_layer *layer, yaml_node_t *map);
 const struct dshh_row *dshh__profile_find(const struct dshh_profile *profile, const char *id);
+/* --sandbox MODE / --workspace DIR: a layer named "dsh OPTION" that sets key of the enabled
+ * dsh-sandbox-policy row's config to value, keeping its other keys (the row's validation then
+ * judges the value). 0, or -1 with a message on err. */
+int dshh__profile_set_policy(struct dshh_profile *profile, const char *option, const char *key,
+                             const char *value, FILE *err);
 
 /* Loads one YAML file as a single document (an empty file gives a document without root). */
 int dshh__yaml_load_file(const char *path, yaml_document_t *doc, FILE *err);
@@ -120,11 +126,14 @@ struct dshh_host {
     struct dshh_native_set *native; /* the enabled dsh-native-bindings rows (native_bindings.h) */
     bool verbose;
     int dispatch_error; /* last negative status of dispatch(), reported once */
+    char *kernel_facts; /* the services' "linux services: ..." line (dsh doctor explains with it) */
 };
 
 /* Builds services and loads the provider row. Prints a diagnostic and returns -1 on error. */
 int dshh__host_open(struct dshh_host *host, const struct dshh_options *opts,
                     const struct dshh_profile *profile);
+/* Whether a row of profile (enabled or not) is a provider row rather than a service row. */
+bool dshh__profile_names_provider(const struct dshh_profile *profile);
 /* Unloads the provider (delivering pending callbacks), then frees services and the loop. */
 void dshh__host_close(struct dshh_host *host);
 /* Answers a call of a native namespace through reply(), on this thread; false when global names
@@ -166,6 +175,8 @@ const char *dshh__run_cwd(dsh_run_id run);
 int dshh__write_all(int fd, const char *buf, size_t len);
 /* The whole file at path ("-": stdin), NUL-terminated, its length in *ret_len; NULL with errno. */
 char *dshh__read_text_file(const char *path, size_t *ret_len);
+/* Whether the len bytes of text are UTF-8 (text_file.c). */
+bool dshh__is_utf8(const char *text, size_t len);
 
 /* ---- stop_signals.c: SIGINT/SIGTERM as loop events ------------------------------------------------ */
 /* The exit status of a command stopped by signal sig: 128 + sig (143 for SIGTERM, 130 for SIGINT). */
@@ -261,6 +272,8 @@ struct dshh_options {
     const char *format;  /* config persistent-patch --format */
     const char **images; /* --image ID=PATH, in order */
     size_t nimages;
+    const char *sandbox;   /* --sandbox MODE: the policy row's mode */
+    const char *workspace; /* --workspace DIR: the policy row's workspaceRoot */
 };
 
 #endif /* DSHH_H */

@@ -25,6 +25,14 @@ static bool is_builtin(const char *name)
     return false;
 }
 
+bool dshh__profile_names_provider(const struct dshh_profile *profile)
+{
+    for (size_t i = 0; i < profile->nrows; i++)
+        if (!is_builtin(profile->rows[i].name))
+            return true;
+    return false;
+}
+
 /* The one enabled row named name, or NULL; two enabled rows of one service are an error. */
 static int enabled_row(const struct dshh_profile *profile, const char *name,
                        const struct dshh_row **ret)
@@ -46,8 +54,11 @@ static int enabled_row(const struct dshh_profile *profile, const char *name,
 
 static void log_stderr(void *ctx, int level, const char *message)
 {
-    const struct dshh_host *host = ctx;
+    struct dshh_host *host = ctx;
     static const char *const names[] = {"debug", "info", "warn", "error"};
+    /* What the services found on this kernel, logged once at create. */
+    if (!host->kernel_facts && !strncmp(message, "linux services: ", strlen("linux services: ")))
+        host->kernel_facts = strdup(message);
     if (level < DSH_LOG_WARN && !host->verbose)
         return;
     fprintf(stderr, "dsh: [%s] %s\n", names[level >= 0 && level <= 3 ? level : 3], message);
@@ -250,8 +261,8 @@ static int check_roots(const struct dsh_linux_services_options *o, const struct 
     }
     if (rc < 0 && v->workspace_from_cwd) {
         fprintf(stderr, "dsh: the workspace defaults to the current directory: %s; start dsh in a project "
-                "directory or set workspaceRoot in the %s row (e.g. with --patch FILE)\n", err.message,
-                DSHH_NAME_POLICY);
+                "directory or name one with --workspace DIR (the workspaceRoot of the %s row)\n",
+                err.message, DSHH_NAME_POLICY);
         return -1;
     }
     if (rc < 0) {
@@ -519,4 +530,6 @@ void dshh__host_close(struct dshh_host *host)
     host->svc_values = NULL;
     dshh__loop_free(host->loop);
     host->loop = NULL;
+    free(host->kernel_facts);
+    host->kernel_facts = NULL;
 }

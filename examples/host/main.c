@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <unistd.h>
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -55,6 +57,12 @@ static const char composition_help[] =
     "  --patch FILE          a patch layer applied in order (repeatable)\n"
     "  -v, --verbose         log the services and the provider to stderr\n";
 
+/* Shorthands for the dsh-sandbox-policy row (headless and mcp). */
+static const char policy_help[] =
+    "  --sandbox MODE        the policy row's mode: read-only, workspace-write or\n"
+    "                        danger-full-access\n"
+    "  --workspace DIR       the policy row's workspaceRoot (default: the current directory)\n";
+
 static void help_headless(void)
 {
     printf("usage: dsh headless [OPTIONS] (-e CODE | --program FILE.ts)\n"
@@ -62,6 +70,7 @@ static void help_headless(void)
            "       dsh headless [OPTIONS]      load the provider, print describe(), unload\n"
            "\n");
     printf(composition_help, dshh__path(DSHH_PATH_PROFILE));
+    printf("%s", policy_help);
     printf("  --initializer FILE    environment initializer (persistent-in-memory; repeatable)\n"
            "Program:\n"
            "  -e, --eval CODE       the program text\n"
@@ -96,7 +105,10 @@ static void help_config(const char *sub)
         printf("usage: dsh config validate [OPTIONS] [FILE]\n"
                "  Checks FILE (a profile or a patch: a YAML list of rows) against the catalog, or\n"
                "  without FILE the composition of --profile and --patch. Every error names the\n"
-               "  field and its FILE:line:column. Exit 0 valid, 1 invalid, 2 usage.\n");
+               "  field and its FILE:line:column. A valid composition (FILE as a patch, or as a\n"
+               "  profile when it has a provider row) then gets the checks dsh makes at startup:\n"
+               "  one provider row, the roots (the workspace defaults to the current directory),\n"
+               "  the services and the provider's load. Exit 0 valid, 1 invalid, 2 usage.\n");
     if (patch || !validate)
         printf("usage: dsh config persistent-patch [OPTIONS] [--format F]\n"
                "  Prints the patch that retains execution state for program format F\n"
@@ -115,6 +127,7 @@ static void help_mcp(void)
            "  downstream MCP servers as namespaces. Exits 0 at the end of input.\n"
            "\n");
     printf(composition_help, dshh__path(DSHH_PATH_PROFILE));
+    printf("%s", policy_help);
     printf("  --initializer FILE    environment initializer (persistent-in-memory; repeatable)\n");
 }
 
@@ -124,7 +137,8 @@ static void help_doctor(void)
            "  Prints, one line each, what this machine gives the sandbox: the kernel, Landlock,\n"
            "  seccomp, user and PID namespaces, the Node.js the provider launches (by running a\n"
            "  program) and its bootstrap, and the enforcement of each policy mode under the\n"
-           "  composition's sandbox row. Exit 0 when workspace-write is fully enforced and the\n"
+           "  composition's sandbox row, then for each capability below full one line saying why.\n"
+           "  Exit 0 when workspace-write is fully enforced and the\n"
            "  program ran, 1 otherwise, 2 usage or configuration error.\n"
            "\n");
     printf(composition_help, dshh__path(DSHH_PATH_PROFILE));
@@ -146,9 +160,12 @@ enum {
     OPT_INITIALIZER,
     OPT_IMAGE,
     OPT_FORMAT,
+    OPT_SANDBOX,
+    OPT_WORKSPACE,
 };
 
-/* Options that only `dsh headless` takes (their presence elsewhere is a usage error). */
+/* Options that only `dsh headless` takes (their presence elsewhere is a usage error; `dsh mcp`
+ * checks its own: it takes --initializer). */
 static bool headless_only(int opt)
 {
     switch (opt) {
@@ -164,6 +181,7 @@ struct parsed {
     bool help;
     bool version;
     const char *headless_option; /* the first headless-only option given ("--cwd", "-e") */
+    const char *policy_option;   /* --sandbox or --workspace (headless, mcp, --dump-config) */
     bool format_given;
 };
 
@@ -189,6 +207,8 @@ static int parse_options(int argc, char **argv, const char *command, struct dshh
         {"initializer", required_argument, NULL, OPT_INITIALIZER},
         {"image", required_argument, NULL, OPT_IMAGE},
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"sandbox", required_argument, NULL, OPT_SANDBOX},
+        {"workspace", required_argument, NULL, OPT_WORKSPACE},
         {NULL, 0, NULL, 0},
     };
     int c, index = -1;
@@ -221,6 +241,14 @@ static int parse_options(int argc, char **argv, const char *command, struct dshh
             if (!strchr(optarg, '=') || optarg[0] == '=')
                 return dshh__usage_error(command, "--image takes ID=PATH");
             o->images[o->nimages++] = optarg;
+            break;
+        case OPT_SANDBOX:
+            o->sandbox = optarg;
+            ret->policy_option = "--sandbox";
+            break;
+        case OPT_WORKSPACE:
+            o->workspace = optarg;
+            ret->policy_option = "--workspace";
             break;
         case OPT_DUMP:
             o->dump_config = true;
@@ -315,12 +343,44 @@ static int describe(struct dshh_host *host)
     return DSHH_EXIT_OK;
 }
 
+/* --workspace DIR: relative to where dsh was started, resolved when it exists (the root checks
+ * judge it either way). */
+static int absolute_workspace(const char *dir, char *buf, size_t size)
+{
+    char here[PATH_MAX], joined[2 * PATH_MAX + 2];
+    if (dir[0] == '/')
+        snprintf(joined, sizeof joined, "%s", dir);
+    else if (getcwd(here, sizeof here))
+        snprintf(joined, sizeof joined, "%s/%s", here, dir);
+    else
+        return -1;
+    char resolved[PATH_MAX];
+    int n = snprintf(buf, size, "%s", realpath(joined, resolved) ? resolved : joined);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* The shorthands are layers after the patches, in this order. */
+static int apply_policy_options(struct dshh_profile *profile, const struct dshh_options *opts)
+{
+    if (opts->sandbox && dshh__profile_set_policy(profile, "--sandbox", "mode", opts->sandbox, stderr))
+        return -1;
+    if (!opts->workspace)
+        return 0;
+    char dir[PATH_MAX];
+    if (absolute_workspace(opts->workspace, dir, sizeof dir)) {
+        fprintf(stderr, "dsh: --workspace %s: the path is too long\n", opts->workspace);
+        return -1;
+    }
+    return dshh__profile_set_policy(profile, "--workspace", "workspaceRoot", dir, stderr);
+}
+
 static int headless(const struct dshh_options *opts)
 {
     struct dshh_profile profile;
     int status = DSHH_EXIT_USAGE;
     if (dshh__profile_compose(&profile, opts->profile, (const char *const *)opts->patches,
-                              opts->npatches, stderr))
+                              opts->npatches, stderr) ||
+        apply_policy_options(&profile, opts))
         goto out;
     if (opts->dump_config) {
         status = dshh__dump_profile(&profile, stdout) ? DSHH_EXIT_USAGE : DSHH_EXIT_OK;
@@ -399,8 +459,9 @@ static int config_command(struct dshh_options *opts, const struct parsed *p, int
         return dshh__usage_error("config", "expected validate or persistent-patch");
     if (!known)
         return dshh__usage_error("config", "unknown subcommand '%s'", sub);
-    if (p->headless_option)
-        return dshh__usage_error(name, "unknown option %s", p->headless_option);
+    if (p->headless_option || p->policy_option)
+        return dshh__usage_error(name, "unknown option %s",
+                                 p->headless_option ? p->headless_option : p->policy_option);
     if (p->format_given && strcmp(sub, "persistent-patch") != 0)
         return dshh__usage_error(name, "unknown option --format");
     int max_words = !strcmp(sub, "validate") ? 3 : 2;
@@ -449,8 +510,9 @@ static int run_command(struct dshh_options *opts, const struct parsed *p, int nw
         return headless(opts);
     }
     if (command == CMD_DOCTOR) {
-        if (p->headless_option)
-            return dshh__usage_error(word, "unknown option %s", p->headless_option);
+        if (p->headless_option || p->policy_option)
+            return dshh__usage_error(word, "unknown option %s",
+                                     p->headless_option ? p->headless_option : p->policy_option);
         if (opts->dump_config)
             return dshh__usage_error(word, "unknown option --dump-config");
         return dshh__cmd_doctor(opts);

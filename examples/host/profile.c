@@ -35,7 +35,7 @@ int dshh__yaml_load_file(const char *path, yaml_document_t *doc, FILE *err)
     size_t len = 0;
     char *text = dshh__read_text_file(path, &len);
     if (!text) {
-        fprintf(err, "%s: %s\n", path, strerror(errno));
+        fprintf(err, "dsh: %s: %s\n", path, strerror(errno));
         return -1;
     }
     struct dsh_diagnostics diags;
@@ -45,7 +45,7 @@ int dshh__yaml_load_file(const char *path, yaml_document_t *doc, FILE *err)
         fprintf(err, "%s:%zu:%zu: YAML error: %s\n", path, diags.items[i].line, diags.items[i].column,
                 diags.items[i].problem);
     if (rc < 0 && rc != -EINVAL)
-        fprintf(err, "%s: %s\n", path, strerror(-rc));
+        fprintf(err, "dsh: %s: %s\n", path, strerror(-rc));
     dsh_diagnostics_release(&diags);
     return rc < 0 ? -1 : 0;
 }
@@ -307,12 +307,18 @@ static struct dshh_layer *load_layer(struct dshh_profile *profile, const char *p
     return layer;
 }
 
-/* Root of a layer: a list, or (empty file) nothing. */
-static int layer_items(FILE *err, struct dshh_layer *layer, yaml_node_item_t **start,
+/* Root of a layer: a list, or (an empty profile) nothing. An empty patch is refused: it is
+ * more often a file not yet written or truncated than a wish to change nothing (`[]` says that). */
+static int layer_items(FILE *err, struct dshh_layer *layer, bool patch, yaml_node_item_t **start,
                        yaml_node_item_t **top)
 {
     yaml_node_t *root = yaml_document_get_root_node(&layer->doc);
     *start = *top = NULL;
+    if (patch && (!root || is_null(root))) {
+        fprintf(err, "dsh: %s: the patch is empty (a patch is a YAML list of rows; `[]` changes nothing)\n",
+                layer->path);
+        return -1;
+    }
     if (!root || is_null(root))
         return 0;
     if (root->type != YAML_SEQUENCE_NODE) {
@@ -330,19 +336,98 @@ int dshh__profile_compose(struct dshh_profile *profile, const char *base,
     memset(profile, 0, sizeof(*profile));
     yaml_node_item_t *it, *top;
     struct dshh_layer *layer = load_layer(profile, base, err);
-    if (!layer || layer_items(err, layer, &it, &top))
+    if (!layer || layer_items(err, layer, false, &it, &top))
         return -1;
     for (; it < top; it++)
         if (add_row(err, profile, layer, yaml_document_get_node(&layer->doc, *it)))
             return -1;
     for (size_t i = 0; i < npatches; i++) {
         layer = load_layer(profile, patches[i], err);
-        if (!layer || layer_items(err, layer, &it, &top))
+        if (!layer || layer_items(err, layer, true, &it, &top))
             return -1;
         for (; it < top; it++)
             if (apply_patch_entry(err, profile, layer, yaml_document_get_node(&layer->doc, *it)))
                 return -1;
     }
+    return 0;
+}
+
+/* The row's config as a document of its own (emitted and loaded again), or "{}" when empty. */
+static int copy_config(const struct dshh_row *row, yaml_document_t *doc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (row->config) {
+        yaml_document_t *from = (yaml_document_t *)&row->config_layer->doc;
+        int rc = dsh_yaml_node_emit(from, row->config, &text, &len);
+        if (rc < 0)
+            return rc;
+    }
+    struct dsh_diagnostics diags;
+    int rc = dsh_yaml_load(text ? text : "{}", text ? len : 2, doc, &diags);
+    dsh_diagnostics_release(&diags);
+    free(text);
+    return rc;
+}
+
+int dshh__profile_set_policy(struct dshh_profile *profile, const char *option, const char *key,
+                             const char *value, FILE *err)
+{
+    struct dshh_row *row = NULL;
+    for (size_t i = 0; i < profile->nrows && !row; i++)
+        if (!profile->rows[i].disabled && !strcmp(profile->rows[i].name, DSHH_NAME_POLICY))
+            row = &profile->rows[i];
+    if (!row) {
+        fprintf(err, "dsh: %s needs an enabled %s row in the composition\n", option, DSHH_NAME_POLICY);
+        return -1;
+    }
+    struct dshh_layer **layers = realloc(profile->layers, (profile->nlayers + 1) * sizeof(*layers));
+    if (!layers)
+        return -1;
+    profile->layers = layers;
+    struct dshh_layer *layer = calloc(1, sizeof(*layer));
+    if (!layer)
+        return -1;
+    layers[profile->nlayers++] = layer;
+    size_t path_len = strlen("dsh ") + strlen(option) + 1;
+    if (!(layer->path = malloc(path_len)))
+        return -1;
+    snprintf(layer->path, path_len, "dsh %s", option);
+    layer->from_option = true;
+    int rc = copy_config(row, &layer->doc);
+    if (rc < 0) {
+        fprintf(err, "dsh: %s: cannot copy row '%s': %s\n", option, row->id, strerror(-rc));
+        return -1;
+    }
+    layer->loaded = true;
+    yaml_document_t *doc = &layer->doc;
+    yaml_node_t *root = yaml_document_get_root_node(doc);
+    int root_id = 1; /* the loader adds the root node first */
+    if (!root || root->type != YAML_MAPPING_NODE) /* a config is a mapping (validated before) */
+        return -1;
+    int value_id = yaml_document_add_scalar(doc, NULL, (yaml_char_t *)value, (int)strlen(value),
+                                            YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+    if (value_id == 0) {
+        fprintf(err, "dsh: %s: out of memory\n", option);
+        return -1;
+    }
+    root = yaml_document_get_root_node(doc); /* adding a node may move the node array */
+    yaml_node_t *old = dshh__yaml_get(doc, root, key);
+    bool replaced = false;
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; old && p < root->data.mapping.pairs.top; p++)
+        if (yaml_document_get_node(doc, p->value) == old) {
+            p->value = value_id;
+            replaced = true;
+        }
+    if (!replaced) {
+        int key_id = yaml_document_add_scalar(doc, NULL, (yaml_char_t *)key, (int)strlen(key),
+                                              YAML_PLAIN_SCALAR_STYLE);
+        if (key_id == 0 || !yaml_document_append_mapping_pair(doc, root_id, key_id, value_id))
+            return -1;
+    }
+    row->config = yaml_document_get_root_node(doc);
+    row->config_layer = layer;
+    row->layer = layer;
     return 0;
 }
 

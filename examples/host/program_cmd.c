@@ -162,6 +162,26 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
         free(program);
         return DSHH_EXIT_USAGE;
     }
+    if (!dshh__is_utf8(program, strlen(program))) {
+        fprintf(stderr, "dsh: %s: the program is not UTF-8 text\n",
+                opts->program_file ? opts->program_file : "-e");
+        free(program);
+        return DSHH_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < opts->nimages; i++) {
+        /* Said here: the provider would only find that the path maps to nothing it can see. */
+        const char *eq = strchr(opts->images[i], '=');
+        if (access(eq + 1, F_OK) < 0) {
+            int id_len = (int)(eq - opts->images[i]);
+            if (errno == ENOENT)
+                fprintf(stderr, "dsh: --image %.*s: %s does not exist\n", id_len, opts->images[i], eq + 1);
+            else
+                fprintf(stderr, "dsh: --image %.*s: %s: %s\n", id_len, opts->images[i], eq + 1,
+                        strerror(errno));
+            free(program);
+            return DSHH_EXIT_USAGE;
+        }
+    }
     struct program_run pr = {.host = host, .printer = {.at_line_start = true}, .json = opts->json};
     char *request = build_request(opts, program, host->demo_tools, host->native, &pr.demo);
     free(program);

@@ -43,3 +43,26 @@ char *dshh__read_text_file(const char *path, size_t *ret_len)
     errno = saved;
     return buf;
 }
+
+/* RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF. */
+bool dshh__is_utf8(const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text, *end = s + len;
+    while (s < end) {
+        unsigned c = *s;
+        size_t n = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : 4;
+        if (n == 4 || (size_t)(end - s) <= n)
+            return false;
+        unsigned cp = n == 0 ? c : n == 1 ? c & 0x1f : n == 2 ? c & 0x0f : c & 0x07;
+        for (size_t i = 1; i <= n; i++) {
+            if ((s[i] & 0xc0) != 0x80)
+                return false;
+            cp = cp << 6 | (s[i] & 0x3f);
+        }
+        static const unsigned min[] = {0, 0x80, 0x800, 0x10000};
+        if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return false;
+        s += n + 1;
+    }
+    return true;
+}

@@ -11,8 +11,9 @@
 
 /* Validates one config node; returns 1 when invalid, 0 when valid, -1 on a system error. */
 static int check_config(const struct dsh_catalog *cat, struct dshh_native_set *native,
-                        const char *file, const char *id, const char *name, yaml_document_t *doc,
-                        yaml_node_t *config, const yaml_node_t *row_node, FILE *err)
+                        const char *file, bool positions, const char *id, const char *name,
+                        yaml_document_t *doc, yaml_node_t *config, const yaml_node_t *row_node,
+                        FILE *err)
 {
     if (!dsh_catalog_find(cat, name)) {
         if (row_node)
@@ -28,7 +29,7 @@ static int check_config(const struct dsh_catalog *cat, struct dshh_native_set *n
     if (rc == -EINVAL) {
         for (size_t i = 0; i < diags.count; i++) {
             const struct dsh_diagnostic *d = &diags.items[i];
-            if (d->line)
+            if (d->line && positions)
                 fprintf(err, "%s:%zu:%zu: ", file, d->line, d->column);
             else
                 fprintf(err, "%s: ", file);
@@ -74,7 +75,9 @@ int dshh__validate_profile(const struct dshh_profile *profile, bool enabled_only
         const char *file = row->config_layer ? row->config_layer->path : row->layer->path;
         const struct dshh_layer *owner = row->config_layer ? row->config_layer : row->layer;
         yaml_document_t *doc = (yaml_document_t *)&owner->doc;
-        int rc = check_config(cat, native, file, row->id, row->name, doc, row->config, NULL, err);
+        /* A layer made from --sandbox or --workspace has no position the user wrote. */
+        int rc = check_config(cat, native, file, !owner->from_option, row->id, row->name, doc,
+                              row->config, NULL, err);
         if (rc < 0) {
             invalid = -1;
             break;
@@ -123,7 +126,7 @@ static int check_file_row(const struct dsh_catalog *cat, struct dshh_native_set 
     /* A patch row without config keeps the base config, validated with the base. */
     if (!config && !dshh__yaml_get(doc, row, "name") && base)
         return invalid;
-    int rc = check_config(cat, native, file, id, name, doc,
+    int rc = check_config(cat, native, file, true, id, name, doc,
                           dshh__yaml_is_empty(config) ? NULL : config, row, err);
     return rc < 0 ? rc : (invalid | rc);
 }
@@ -182,6 +185,52 @@ static int validate_file(const struct dsh_catalog *cat, const struct dshh_profil
     return invalid;
 }
 
+/* What `dsh headless` does next with a valid composition, done here too so that a composition
+ * is called valid only when dsh would start with it: the one enabled provider row opened, the
+ * service rows read, their roots judged (the workspace defaulting to the current directory, as
+ * at startup), the services created and the provider loaded with them; then everything is
+ * unloaded. Its messages are the startup's. 0 when it starts, 1 otherwise. */
+static int startup_check(const struct dshh_options *opts, const struct dshh_profile *profile)
+{
+    struct dshh_options quiet = *opts;
+    quiet.verbose = false;
+    quiet.ninitializers = 0;
+    struct dshh_host host;
+    int rc = dshh__host_open(&host, &quiet, profile);
+    dshh__host_close(&host);
+    return rc == 0 ? 0 : 1;
+}
+
+/* FILE as a patch of the composition, or else as a profile of its own (whichever composes).
+ * 1: FILE is rows of neither (no provider row: a fragment), which only the row checks judge. */
+static int compose_file(const struct dshh_options *opts, const char *file, struct dshh_profile *ret)
+{
+    FILE *quiet = fopen("/dev/null", "we");
+    if (!quiet)
+        return -1;
+    size_t n = opts->npatches;
+    const char **patches = calloc(n + 1, sizeof(*patches));
+    int rc = -1;
+    if (patches) {
+        memcpy(patches, opts->patches, n * sizeof(*patches));
+        patches[n] = file;
+        rc = dshh__profile_compose(ret, opts->profile, patches, n + 1, quiet);
+        if (rc) {
+            dshh__profile_free(ret);
+            rc = dshh__profile_compose(ret, file, NULL, 0, quiet);
+            if (rc == 0 && !dshh__profile_names_provider(ret))
+                rc = 1;
+        }
+        if (rc < 0) { /* neither: say what composing it as a patch meets */
+            dshh__profile_free(ret);
+            rc = dshh__profile_compose(ret, opts->profile, patches, n + 1, stderr);
+        }
+    }
+    free(patches);
+    fclose(quiet);
+    return rc;
+}
+
 /* argv: validate [FILE] | persistent-patch (main.c checked the words and options). */
 int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv)
 {
@@ -212,11 +261,23 @@ int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv)
     } else {
         invalid = dshh__validate_profile(&profile, false, stderr);
     }
+    int refused = 0;
+    if (invalid == 0 && argc == 2) {
+        dshh__profile_free(&profile);
+        int composed = compose_file(opts, argv[1], &profile);
+        refused = composed < 0 ? 1 : composed == 0 ? startup_check(opts, &profile) : 0;
+    } else if (invalid == 0) {
+        refused = startup_check(opts, &profile);
+    }
     dshh__profile_free(&profile);
     if (invalid < 0)
         return DSHH_EXIT_USAGE;
     if (invalid > 0) {
         fprintf(stderr, "dsh: %d invalid row%s\n", invalid, invalid == 1 ? "" : "s");
+        return DSHH_EXIT_FAILURE;
+    }
+    if (refused) {
+        fprintf(stderr, "dsh: %s is refused: dsh would not start with it\n", argc == 2 ? argv[1] : "the composition");
         return DSHH_EXIT_FAILURE;
     }
     printf("%s: valid\n", argc == 2 ? argv[1] : "composition");

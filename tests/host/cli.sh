@@ -7,11 +7,6 @@ VERSION=$2
 MANPAGE=$3
 . "$(dirname "$0")/lib.sh"
 
-# expect_err_exact TEXT DESCRIPTION: stderr is exactly TEXT (one line).
-expect_err_exact() {
-    CHECKS=$((CHECKS + 1))
-    [ "$(cat "$TMP/err")" = "$1" ] || fail "$2: stderr is not [$1]"
-}
 expect_no_err_line() { # REGEX DESCRIPTION
     CHECKS=$((CHECKS + 1))
     ! grep -Eq -- "$1" "$TMP/out" || fail "$2: help has /$1/"
@@ -62,6 +57,13 @@ for command in headless 'workflow run' 'config validate' 'config persistent\\-pa
     CHECKS=$((CHECKS + 1))
     grep -q "^\.B dsh $command" "$MANPAGE" || fail "dsh.1 lacks the synopsis of $command"
 done
+# Each rendered synopsis line is one command line (no example run into it).
+synopsis=$(groff -man -Tutf8 -rLL=200n -P-cbou "$MANPAGE" 2>/dev/null | sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed 's/^ *//')
+CHECKS=$((CHECKS + 1))
+doctor_line=$(printf '%s\n' "$synopsis" | grep '^dsh doctor')
+[ "$doctor_line" = "dsh doctor [options]" ] || fail "dsh.1 synopsis of doctor is [$doctor_line]"
+CHECKS=$((CHECKS + 1))
+[ "$(printf '%s\n' "$synopsis" | grep -c 'dsh .*dsh ')" -eq 0 ] || fail "a dsh.1 synopsis line holds two commands: $synopsis"
 
 # Usage errors: one line naming the problem and the command's --help.
 run headless -e 'return 1' extra-arg
@@ -106,10 +108,44 @@ expect_out "^landlock: ABI [1-9]$" "doctor: the Landlock ABI"
 expect_out "^pid namespaces: available$" "doctor: PID namespaces"
 expect_out "^node: /.*/bin/node v2[2-9]\.[0-9.]+ \(runs confined\)$" "doctor: the Node the provider runs"
 expect_out "^bootstrap: /.*/bootstrap/child\.cjs$" "doctor: the bootstrap"
+expect_no_out '^[a-zA-Z]+ (partial|none): ' "doctor: no reason line when every capability is full"
+
+# As a user that is not root, identity (and without writable cgroups, resources) is partial:
+# each partial capability gets a reason line, without -v.
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+    echo "SKIP: doctor as a user that is not root: needs root and setpriv to become nobody"
+else
+    nobody_dir=$(mktemp -d)
+    chmod 755 "$nobody_dir"
+    STATUS=0
+    (cd "$nobody_dir" && setpriv --reuid=65534 --regid=65534 --clear-groups "$DSH" doctor) \
+        >"$TMP/out" 2>"$TMP/err" </dev/null || STATUS=$?
+    rmdir "$nobody_dir"
+    expect_status 1 "doctor as nobody: workspace-write is partial"
+    expect_out "^workspace-write: partial \(identity: partial(, resources: partial)?\)$" "doctor as nobody: the partial capabilities"
+    expect_out "^identity partial: dsh is not root, so programs run as its own uid \(without capabilities\) and share its per-uid kernel counts; a dedicated uid and gid need a root host$" \
+        "doctor as nobody: why identity is partial"
+    for cap in $(sed -n 's/^workspace-write: partial (\(.*\))$/\1/p' "$TMP/out" | tr -d , | sed 's/: partial//g'); do
+        CHECKS=$((CHECKS + 1))
+        [ "$(grep -c "^$cap partial: ." "$TMP/out")" -eq 1 ] || fail "doctor as nobody: one reason line for $cap"
+    done
+    if grep -q "resources: partial" "$TMP/out"; then
+        expect_out "^resources partial: (no [a-z]+ cgroup \([a-zA-Z]+\)(, )?)+: dsh may write no such cgroup as this user \(README, \"Kernel requirements\"\)$" \
+            "doctor as nobody: why resources are partial"
+    fi
+fi
 printf -- '- id: sandbox\n  config: {maxLandlockAbi: 2}\n' >"$TMP/abi2.yaml"
 run doctor --patch "$TMP/abi2.yaml"
 expect_status 1 "doctor with Landlock ABI 2"
 expect_out "^workspace-write: partial \(files: partial, network: partial, ipc: partial, signals: partial, ioctl: partial\)$" "doctor names the partial capabilities"
+# ... and says why, one line each, without -v.
+grep -E '^[a-zA-Z]+ (partial|none): ' "$TMP/out" >"$TMP/reasons"
+CHECKS=$((CHECKS + 1))
+[ "$(cat "$TMP/reasons")" = "files partial: Landlock ABI < 3 does not control truncate
+network partial: Landlock ABI 2 < 4
+ipc partial: Landlock ABI 2 < 6
+signals partial: Landlock ABI 2 < 6
+ioctl partial: Landlock ABI 2 < 5" ] || fail "doctor's reasons at Landlock ABI 2: [$(cat "$TMP/reasons")]"
 printf -- '- id: sandbox\n  config: {maxLandlockAbi: 2, requireFullEnforcement: true}\n' >"$TMP/strict.yaml"
 run doctor --patch "$TMP/strict.yaml"
 expect_status 1 "doctor with requireFullEnforcement"

@@ -76,10 +76,19 @@ expect_status 0 "dump re-composes"
 CHECKS=$((CHECKS + 1))
 diff <(grep -v '^#' "$TMP/out") "$TMP/dumped.yaml" >/dev/null || fail "dump round-trips"
 
-# An empty patch changes nothing.
+# An empty patch file is refused (often a file not yet written); `[]` changes nothing.
 : >"$TMP/empty.yaml"
 run --profile "$TMP/base.yaml" --patch "$TMP/empty.yaml" --dump-config
-expect_status 0 "empty patch"
+expect_status 2 "empty patch file"
+expect_err_exact "dsh: $TMP/empty.yaml: the patch is empty (a patch is a YAML list of rows; \`[]\` changes nothing)" \
+    "empty patch message"
+printf '[]\n' >"$TMP/nothing.yaml"
+run --profile "$TMP/base.yaml" --dump-config
+grep -v '^# composed from' "$TMP/out" >"$TMP/unpatched"
+run --profile "$TMP/base.yaml" --patch "$TMP/nothing.yaml" --dump-config
+expect_status 0 "an empty list patch"
+CHECKS=$((CHECKS + 1))
+grep -v '^# composed from' "$TMP/out" | cmp -s - "$TMP/unpatched" || fail "an empty list patch changes nothing"
 
 # Composition errors: exit 2 with FILE:line:col.
 cat >"$TMP/bad-id.yaml" <<'YAML'
@@ -137,10 +146,10 @@ expect_err "syntax.yaml:[0-9]+:[0-9]+: YAML error" "syntax error position"
 
 run --patch "$TMP/missing.yaml" --dump-config
 expect_status 2 "missing patch file"
-expect_err "missing.yaml: No such file" "missing file named"
+expect_err_exact "dsh: $TMP/missing.yaml: No such file or directory" "missing patch file message"
 
 # headless --dump-config composes without loading anything.
-run headless --patch "$TMP/empty.yaml" --dump-config
+run headless --patch "$TMP/nothing.yaml" --dump-config
 expect_status 0 "headless --dump-config"
 expect_out "^- id: ptc-runtime\$" "headless dump lists the provider row"
 

@@ -39,6 +39,12 @@ expect_err() {
     grep -Eq -- "$1" "$TMP/err" || fail "$2: stderr lacks /$1/"
 }
 
+# expect_err_exact TEXT DESCRIPTION: stderr is exactly TEXT.
+expect_err_exact() {
+    CHECKS=$((CHECKS + 1))
+    [ "$(cat "$TMP/err")" = "$1" ] || fail "$2: stderr is not [$1]"
+}
+
 # line_of FILE REGEX: 1-based line of the first match.
 line_of() { grep -nE -- "$2" "$1" | head -1 | cut -d: -f1; }
 

