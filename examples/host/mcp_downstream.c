@@ -3,6 +3,7 @@
  * call becomes tools/call and its answer the call's reply (examples/host/README.md). */
 #include "mcp.h"
 
+#include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 #include "dsh_text_buffer.h"
 
@@ -28,6 +29,7 @@
 #define GAVE_UP_FMT "the MCP server %s exited and dsh gave up restarting it"
 #define QUEUE_FULL_FMT "the MCP server %s is restarting and already has %d calls waiting"
 #define MISSING_TOOL_FMT "the MCP server %s no longer offers the tool %s"
+#define UNTYPED_CONTENT_FMT "the MCP server %s answered with a content item that has no type (a string)"
 
 /* Only these of dsh's environment reach a server (as MCP clients commonly do), plus its `env`. */
 static const char *const inherited_env[] = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", NULL};
@@ -89,9 +91,10 @@ static json_object *tools_page_params(const char *cursor)
 /* Requests a server sends us: ping is answered, everything else is not supported. */
 static void answer_server_request(struct dshh_mcp_server *s, json_object *msg, json_object *id)
 {
-    json_object *method, *reply = json_object_new_object();
+    json_object *reply = json_object_new_object();
+    const char *method = dsh_json_get_text(msg, "method");
     json_object_object_add(reply, "id", json_object_get(id));
-    if (json_object_object_get_ex(msg, "method", &method) && !strcmp(json_object_get_string(method), "ping")) {
+    if (method && !strcmp(method, "ping")) {
         json_object_object_add(reply, "result", json_object_new_object());
     } else {
         json_object *err = json_object_new_object();
@@ -114,11 +117,12 @@ struct awaited {
 static void on_handshake_line(void *arg, const char *line, size_t len)
 {
     struct awaited *a = arg;
-    json_object *msg = line ? dsh_json_parse_strict(line, len) : NULL, *id;
-    if (json_object_is_type(msg, json_type_object) && json_object_object_get_ex(msg, "id", &id)) {
-        if (json_object_object_get_ex(msg, "method", NULL))
+    int64_t n;
+    json_object *msg = line ? dsh_json_parse_strict(line, len) : NULL, *id = dsh_json_member(msg, "id");
+    if (dsh_json_has(msg, "id")) {
+        if (dsh_json_has(msg, "method"))
             answer_server_request(a->s, msg, id);
-        else if (json_object_is_type(id, json_type_int) && json_object_get_int64(id) == a->id && !a->response)
+        else if (dsh_json_as_int64(id, INT64_MIN, INT64_MAX, &n) && n == a->id && !a->response)
             a->response = json_object_get(msg);
     }
     json_object_put(msg);
@@ -134,12 +138,11 @@ static int64_t now_ms(void)
 /* The result object of a response (a reference), or NULL with a diagnostic on stderr. */
 static json_object *result_of(struct dshh_mcp_server *s, const char *method, json_object *response)
 {
-    json_object *result, *error, *message;
-    if (json_object_object_get_ex(response, "result", &result) && json_object_is_type(result, json_type_object))
+    json_object *result = dsh_json_get_object(response, "result");
+    if (result)
         return json_object_get(result);
-    json_object_object_get_ex(response, "error", &error);
-    fprintf(stderr, "dsh: MCP server %s: %s failed: %s\n", s->name, method,
-            json_object_object_get_ex(error, "message", &message) ? json_object_get_string(message) : "no result");
+    const char *message = dsh_json_get_text(dsh_json_get_object(response, "error"), "message");
+    fprintf(stderr, "dsh: MCP server %s: %s failed: %s\n", s->name, method, message ? message : "no result");
     return NULL;
 }
 
@@ -190,11 +193,14 @@ static json_object *initialize_params(void)
 static int initialized(struct dshh_mcp_server *s, json_object *init)
 {
     static const char *const versions[] = DSHH_MCP_PROTOCOL_VERSIONS;
-    json_object *v;
-    const char *version = json_object_object_get_ex(init, "protocolVersion", &v) ? json_object_get_string(v) : "";
+    const char *version = dsh_json_get_text(init, "protocolVersion");
     bool known = false;
-    for (size_t i = 0; versions[i]; i++)
+    for (size_t i = 0; version && versions[i]; i++)
         known = known || !strcmp(versions[i], version);
+    if (!version) {
+        fprintf(stderr, "dsh: MCP server %s answered initialize without a protocol revision (a string)\n", s->name);
+        return -1;
+    }
     if (!known) {
         fprintf(stderr, "dsh: MCP server %s speaks protocol revision \"%s\", which dsh does not\n", s->name, version);
         return -1;
@@ -216,8 +222,14 @@ static int handshake(struct dshh_mcp_server *s)
 
 static int add_tool(struct dshh_mcp_server *s, json_object *t)
 {
-    json_object *name, *v;
-    if (!json_object_object_get_ex(t, "name", &name) || !json_object_is_type(name, json_type_string)) {
+    const char *name = dsh_json_get_text(t, "name"), *description = dsh_json_get_text(t, "description");
+    if (!name && dsh_json_get_string(t, "name", NULL)) {
+        /* A C string would end at the NUL: two such names could collide, so the tool is left out. */
+        fprintf(stderr, "dsh: MCP server %s listed a tool whose name contains a NUL byte; programs cannot call it\n",
+                s->name);
+        return 0;
+    }
+    if (!name) {
         fprintf(stderr, "dsh: MCP server %s listed a tool without a name\n", s->name);
         return -1;
     }
@@ -233,15 +245,12 @@ static int add_tool(struct dshh_mcp_server *s, json_object *t)
     for (size_t i = 0; i < s->ntools; i++)
         taken[i] = s->tools[i].ident;
     struct dshh_mcp_tool *tool = &s->tools[s->ntools];
-    *tool = (struct dshh_mcp_tool){.name = strdup(json_object_get_string(name)),
-                                   .ident = dshh__mcp_identifier(json_object_get_string(name), DSH_BINDING_FUNCTION, taken)};
+    *tool = (struct dshh_mcp_tool){.name = strdup(name),
+                                   .ident = dshh__mcp_identifier(name, DSH_BINDING_FUNCTION, taken),
+                                   .description = description ? strdup(description) : NULL,
+                                   .input_schema = json_object_get(dsh_json_get_object(t, "inputSchema")),
+                                   .output_schema = json_object_get(dsh_json_get_object(t, "outputSchema"))};
     free(taken);
-    if (json_object_object_get_ex(t, "description", &v) && json_object_is_type(v, json_type_string))
-        tool->description = strdup(json_object_get_string(v));
-    if (json_object_object_get_ex(t, "inputSchema", &v))
-        tool->input_schema = json_object_get(v);
-    if (json_object_object_get_ex(t, "outputSchema", &v))
-        tool->output_schema = json_object_get(v);
     s->ntools++;
     return tool->name && tool->ident ? 0 : -1;
 }
@@ -253,15 +262,16 @@ static int list_tools(struct dshh_mcp_server *s)
         json_object *params = tools_page_params(cursor);
         free(cursor);
         cursor = NULL;
-        json_object *listed = call_blocking(s, "tools/list", params), *tools, *next;
+        json_object *listed = call_blocking(s, "tools/list", params), *tools;
         if (!listed)
             return -1;
         int rc = 0;
-        if (json_object_object_get_ex(listed, "tools", &tools) && json_object_is_type(tools, json_type_array))
+        const char *next = dsh_json_get_text(listed, "nextCursor");
+        if ((tools = dsh_json_get_array(listed, "tools")))
             for (size_t i = 0; rc == 0 && i < json_object_array_length(tools); i++)
                 rc = add_tool(s, json_object_array_get_idx(tools, i));
-        if (json_object_object_get_ex(listed, "nextCursor", &next) && json_object_is_type(next, json_type_string))
-            cursor = strdup(json_object_get_string(next));
+        if (next)
+            cursor = strdup(next);
         json_object_put(listed);
         if (rc < 0 || !cursor)
             return rc;
@@ -292,28 +302,33 @@ static void reject(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, 
  * all-text content joined by newlines, else the content array. isError rejects with that text. */
 static void settle(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, json_object *result)
 {
-    json_object *content = NULL, *structured, *is_error;
-    json_object_object_get_ex(result, "content", &content);
+    json_object *content = dsh_json_member(result, "content"), *structured = dsh_json_member(result, "structuredContent");
+    for (size_t i = 0; json_object_is_type(content, json_type_array) && i < json_object_array_length(content); i++)
+        if (!dsh_json_get_text(json_object_array_get_idx(content, i), "type")) {
+            char message[512];
+            snprintf(message, sizeof message, UNTYPED_CONTENT_FMT, s->name);
+            reject(s, p, message);
+            return;
+        }
     struct dsh_text_buffer text = {0};
-    bool all_text = json_object_is_type(content, json_type_array);
+    bool all_text = json_object_is_type(content, json_type_array), is_error = false;
     for (size_t i = 0; all_text && i < json_object_array_length(content); i++) {
-        json_object *item = json_object_array_get_idx(content, i), *type, *t;
-        all_text = json_object_object_get_ex(item, "type", &type) &&
-                   !strcmp(json_object_get_string(type), "text") && json_object_object_get_ex(item, "text", &t);
+        json_object *item = json_object_array_get_idx(content, i);
+        const char *type = dsh_json_get_text(item, "type"), *t;
+        size_t len = 0;
+        all_text = type && !strcmp(type, "text") && (t = dsh_json_get_string(item, "text", &len));
         if (all_text) {
             if (i)
                 dsh_text_buffer_write(&text, (unsigned char *)"\n", 1);
-            dsh_text_buffer_write(&text, (unsigned char *)json_object_get_string(t), (size_t)json_object_get_string_len(t));
+            dsh_text_buffer_write(&text, (unsigned char *)t, len);
         }
     }
-    if (json_object_object_get_ex(result, "isError", &is_error) && json_object_get_boolean(is_error)) {
+    if (dsh_json_get_bool(result, "isError", &is_error) && is_error) {
         char message[1024];
         snprintf(message, sizeof message, "%s", text.len ? text.data : "the MCP tool reported an error");
         reject(s, p, message);
     } else {
-        json_object *value = json_object_object_get_ex(result, "structuredContent", &structured) ? structured
-                             : all_text ? NULL
-                                        : content;
+        json_object *value = dsh_json_has(result, "structuredContent") ? structured : all_text ? NULL : content;
         json_object *owned = value || !all_text ? NULL : json_object_new_string_len(text.data ? text.data : "", (int)text.len);
         const char *json = dshh__jstr(value ? value : owned);
         s->host->provider->reply(s->host->instance, p->run, p->call, true, json, strlen(json));
@@ -478,7 +493,7 @@ static void on_restart_due(void *arg)
 static bool relisted(const struct dshh_mcp_server *s, const char *name)
 {
     for (size_t i = 0; i < json_object_array_length(s->relisted); i++)
-        if (!strcmp(json_object_get_string(json_object_array_get_idx(s->relisted, i)), name))
+        if (!strcmp(dsh_json_as_text(json_object_array_get_idx(s->relisted, i)), name))
             return true;
     return false;
 }
@@ -499,7 +514,7 @@ static void ready(struct dshh_mcp_server *s)
                     s->tools[t].name);
     }
     for (size_t i = 0; i < json_object_array_length(s->relisted); i++) {
-        const char *name = json_object_get_string(json_object_array_get_idx(s->relisted, i));
+        const char *name = dsh_json_as_text(json_object_array_get_idx(s->relisted, i));
         bool known = false;
         for (size_t t = 0; t < s->ntools && !known; t++)
             known = !strcmp(s->tools[t].name, name);
@@ -536,7 +551,7 @@ static void ready(struct dshh_mcp_server *s)
  * current read is fed (the line buffer is in use). */
 static void handshake_step(struct dshh_mcp_server *s, json_object *response)
 {
-    json_object *result = result_of(s, s->listing ? "tools/list" : "initialize", response), *tools, *next;
+    json_object *result = result_of(s, s->listing ? "tools/list" : "initialize", response), *tools;
     if (!result || (!s->listing && initialized(s, result) < 0)) {
         json_object_put(result);
         s->failed = true;
@@ -550,18 +565,17 @@ static void handshake_step(struct dshh_mcp_server *s, json_object *response)
         send_request(s, "tools/list", tools_page_params(NULL));
         return;
     }
-    if (json_object_object_get_ex(result, "tools", &tools) && json_object_is_type(tools, json_type_array))
+    if ((tools = dsh_json_get_array(result, "tools")))
         for (size_t i = 0; i < json_object_array_length(tools); i++) {
-            json_object *name;
-            if (json_object_object_get_ex(json_object_array_get_idx(tools, i), "name", &name) &&
-                json_object_is_type(name, json_type_string))
-                json_object_array_add(s->relisted, json_object_get(name));
+            const char *name = dsh_json_get_text(json_object_array_get_idx(tools, i), "name");
+            if (name) /* only names a program could have been told (add_tool) */
+                json_object_array_add(s->relisted, json_object_new_string(name));
         }
-    bool more = json_object_object_get_ex(result, "nextCursor", &next) && json_object_is_type(next, json_type_string) &&
-                s->pages < MAX_TOOL_PAGES;
+    const char *next = dsh_json_get_text(result, "nextCursor");
+    bool more = next && s->pages < MAX_TOOL_PAGES;
     if (more) {
         s->pages++;
-        send_request(s, "tools/list", tools_page_params(json_object_get_string(next)));
+        send_request(s, "tools/list", tools_page_params(next));
     }
     json_object_put(result);
     if (!more)
@@ -570,30 +584,28 @@ static void handshake_step(struct dshh_mcp_server *s, json_object *response)
 
 static void on_message(struct dshh_mcp_server *s, json_object *msg)
 {
-    json_object *id, *result, *error, *message;
-    if (s->failed || !json_object_object_get_ex(msg, "id", &id))
+    json_object *id = dsh_json_member(msg, "id"), *result;
+    int64_t n;
+    if (s->failed || !dsh_json_has(msg, "id"))
         return; /* notifications: nothing dsh needs */
-    if (json_object_object_get_ex(msg, "method", NULL)) {
+    if (dsh_json_has(msg, "method")) {
         answer_server_request(s, msg, id);
         return;
     }
     if (s->state == DSHH_MCP_HANDSHAKE) {
-        if (json_object_is_type(id, json_type_int) && json_object_get_int64(id) == s->awaited_id)
+        if (dsh_json_as_int64(id, INT64_MIN, INT64_MAX, &n) && n == s->awaited_id)
             handshake_step(s, msg);
         return;
     }
-    struct dshh_mcp_pending *p = json_object_is_type(id, json_type_int) ? take_pending(s, json_object_get_int64(id)) : NULL;
+    struct dshh_mcp_pending *p = dsh_json_as_int64(id, INT64_MIN, INT64_MAX, &n) ? take_pending(s, n) : NULL;
     if (!p)
         return; /* the run ended meanwhile */
-    if (json_object_object_get_ex(msg, "result", &result) && json_object_is_type(result, json_type_object)) {
+    if ((result = dsh_json_get_object(msg, "result"))) {
         settle(s, p, result);
     } else {
-        json_object_object_get_ex(msg, "error", &error);
+        const char *message = dsh_json_get_text(dsh_json_get_object(msg, "error"), "message");
         char text[1024];
-        snprintf(text, sizeof text, "%s", json_object_object_get_ex(error, "message", &message) &&
-                                              json_object_is_type(message, json_type_string)
-                                          ? json_object_get_string(message)
-                                          : "the MCP server answered without a result");
+        snprintf(text, sizeof text, "%s", message ? message : "the MCP server answered without a result");
         reject(s, p, text);
     }
     free(p);
@@ -731,11 +743,10 @@ void dshh__mcp_downstream_declare(const struct dshh_mcp_downstream *ds, FILE *ou
             }
             dshh__mcp_doc_comment(doc ? doc : tool->description, out, 2);
             free(doc);
-            json_object *props = NULL, *required = NULL;
-            json_object_object_get_ex(tool->input_schema, "properties", &props);
-            json_object_object_get_ex(tool->input_schema, "required", &required);
-            bool optional = !json_object_is_type(props, json_type_object) || json_object_object_length(props) == 0 ||
-                            !json_object_is_type(required, json_type_array) || json_object_array_length(required) == 0;
+            json_object *props = dsh_json_get_object(tool->input_schema, "properties");
+            json_object *required = dsh_json_get_array(tool->input_schema, "required");
+            bool optional = !props || json_object_object_length(props) == 0 || !required ||
+                            json_object_array_length(required) == 0;
             fprintf(out, "  %s(input%s: ", tool->ident, optional ? "?" : "");
             dshh__mcp_schema_type(tool->input_schema, out, 2);
             fputs("): Promise<", out);
