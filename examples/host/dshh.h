@@ -176,6 +176,31 @@ int dshh__stop_signals_watch(struct dshh_loop *loop, dshh_stop_fn fn, void *arg)
 /* Stops watching (NULL loop: the fd was not added); both signals are ignored afterwards. */
 void dshh__stop_signals_unwatch(struct dshh_loop *loop);
 
+struct iovec;
+/* ---- out_queue.c: a bounded, non-blocking write queue per peer ---------------------------------- */
+struct dshh_out_queue {
+    struct dshh_loop *loop;
+    int fd;
+    size_t max;      /* bytes waiting at which a new message is refused (it may then exceed max by one message) */
+    char *buf;       /* bytes the peer has not taken: buf[off..len) */
+    size_t off, len, cap;
+    bool watching;   /* EPOLLOUT is watched on host->loop while bytes wait */
+    bool direct;     /* fd cannot be polled (a regular file): written at once, it never blocks */
+    int error;       /* errno of a failed write (the peer is gone): later writes fail with it */
+    int saved_flags; /* fd's flags before O_NONBLOCK was set, restored at close; -1: unchanged */
+};
+/* Makes fd non-blocking (not closed by the queue). */
+int dshh__out_queue_open(struct dshh_out_queue *q, struct dshh_loop *loop, int fd, size_t max);
+/* Queues iov as one message and writes what the peer takes now. 0; -ENOBUFS when max bytes
+ * already wait (nothing is queued: the caller applies its documented outcome); another -errno
+ * when the peer is gone. */
+int dshh__out_queue_write(struct dshh_out_queue *q, const struct iovec *iov, int n);
+size_t dshh__out_queue_waiting(const struct dshh_out_queue *q);
+/* Blocks until everything waiting is written (after the loop ended: the last answers). */
+int dshh__out_queue_flush(struct dshh_out_queue *q);
+/* Stops watching, frees what waits, restores the fd's flags. */
+void dshh__out_queue_close(struct dshh_out_queue *q);
+
 /* ---- lines.c: newline-delimited input ------------------------------------------------------------- */
 struct dshh_lines {
     char *buf;
@@ -217,6 +242,11 @@ void dshh__emit_event(struct json_object *ev, const char *raw_key, const char *r
 /* JSON text as one line: json itself when it holds no raw newline, else a copy (*ret_copy, free
  * it) with raw newlines (whitespace between tokens) blanked; NULL when out of memory. */
 const char *dshh__one_line(const char *json, size_t len, char **ret_copy);
+/* From now on event lines go through q (drained on host->loop); the first line q refuses drops
+ * the client: every later line is discarded and on_full(arg) runs from the loop. */
+void dshh__events_queue(struct dshh_out_queue *q, dshh_timer_fn on_full, void *arg);
+/* Whether the client was dropped for not reading. */
+bool dshh__events_dropped(void);
 /* {"type":"error","id"?:..,"message":..} */
 void dshh__emit_error(const char *id_text, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

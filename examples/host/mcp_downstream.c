@@ -15,11 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_MESSAGE ((size_t)64 << 20)
+/* Bytes waiting for a server's stdin at which its next call is refused (README "Peers that stop
+ * reading"). */
+#define MAX_UNREAD ((size_t)8 << 20)
 #define HANDSHAKE_MS 30000
 #define STOP_GRACE_MS 2000
 #define MAX_QUEUED 64 /* calls waiting for a restarting server */
@@ -29,6 +33,7 @@
 #define GAVE_UP_FMT "the MCP server %s exited and dsh gave up restarting it"
 #define QUEUE_FULL_FMT "the MCP server %s is restarting and already has %d calls waiting"
 #define MISSING_TOOL_FMT "the MCP server %s no longer offers the tool %s"
+#define NOT_READING_FMT "the MCP server %s is not reading its input: %zu MiB already wait for it"
 #define UNTYPED_CONTENT_FMT "the MCP server %s answered with a content item that has no type (a string)"
 
 /* Only these of dsh's environment reach a server (as MCP clients commonly do), plus its `env`. */
@@ -46,19 +51,19 @@ struct dshh_mcp_pending {
 
 /* ---- messages ------------------------------------------------------------------------------------ */
 
-static void send_message(struct dshh_mcp_server *s, json_object *msg)
+/* Queues msg for the server's stdin (never blocks): 0, or -ENOBUFS when the server left
+ * MAX_UNREAD bytes unread (msg is not sent), or another -errno. */
+static int send_message(struct dshh_mcp_server *s, json_object *msg)
 {
     json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+    if (s->exited)
+        return -EPIPE;
     const char *text = dshh__jstr(msg);
-    size_t n = strlen(text);
-    char *line = malloc(n + 1);
-    if (line && !s->exited) {
-        memcpy(line, text, n);
-        line[n] = '\n';
-        if (dshh__write_all(s->to_fd, line, n + 1) < 0)
-            s->exited = true; /* noticed for good at its stdout's EOF */
-    }
-    free(line);
+    struct iovec iov[] = {{(char *)text, strlen(text)}, {"\n", 1}};
+    int rc = dshh__out_queue_write(&s->out, iov, 2);
+    if (rc < 0 && rc != -ENOBUFS)
+        s->exited = true; /* noticed for good at its stdout's EOF */
+    return rc;
 }
 
 static json_object *request(int64_t id, const char *method, json_object *params)
@@ -404,6 +409,7 @@ static void end_process(struct dshh_mcp_server *s)
         dshh__loop_cancel_timer(s->host->loop, s->timer);
     if (s->watching)
         dshh__loop_remove_fd(s->host->loop, s->from_fd);
+    dshh__out_queue_close(&s->out);
     if (s->to_fd >= 0)
         close(s->to_fd);
     if (s->from_fd >= 0)
@@ -528,7 +534,7 @@ static void ready(struct dshh_mcp_server *s)
         struct dshh_mcp_pending *p = queue;
         queue = p->next;
         p->next = NULL;
-        if (p->tool->missing) {
+        if (p->tool->missing || dshh__out_queue_waiting(&s->out) >= MAX_UNREAD) {
             *refused_tail = p;
             refused_tail = &p->next;
         } else {
@@ -540,7 +546,10 @@ static void ready(struct dshh_mcp_server *s)
         struct dshh_mcp_pending *p = refused;
         refused = p->next;
         char message[512];
-        snprintf(message, sizeof message, MISSING_TOOL_FMT, s->name, p->tool->name);
+        if (p->tool->missing)
+            snprintf(message, sizeof message, MISSING_TOOL_FMT, s->name, p->tool->name);
+        else
+            snprintf(message, sizeof message, NOT_READING_FMT, s->name, dshh__out_queue_waiting(&s->out) >> 20);
         reject(s, p, message);
         json_object_put(p->arguments);
         free(p);
@@ -665,6 +674,8 @@ bool dshh__mcp_downstream_call(struct dshh_mcp_downstream *ds, dsh_run_id run, u
         snprintf(problem, sizeof problem, MISSING_TOOL_FMT, s->name, tool->name);
     else if (!now && s->queued >= MAX_QUEUED)
         snprintf(problem, sizeof problem, QUEUE_FULL_FMT, s->name, MAX_QUEUED);
+    else if (now && dshh__out_queue_waiting(&s->out) >= MAX_UNREAD)
+        snprintf(problem, sizeof problem, NOT_READING_FMT, s->name, dshh__out_queue_waiting(&s->out) >> 20);
     struct dshh_mcp_pending *p = *problem ? NULL : calloc(1, sizeof(*p));
     if (!p) {
         reject(s, &probe, *problem ? problem : "dsh: out of memory");
@@ -834,7 +845,8 @@ static int spawn_server(struct dshh_mcp_server *s)
     s->to_fd = in[1];
     s->from_fd = out[0];
     in[1] = out[0] = -1;
-    rc = 0;
+    if ((rc = dshh__out_queue_open(&s->out, s->host->loop, s->to_fd, MAX_UNREAD)) < 0)
+        fprintf(stderr, "dsh: cannot start the MCP server %s: %s\n", s->name, strerror(-rc));
 done:
     for (int i = 0; i < 2; i++) {
         if (in[i] >= 0)
@@ -874,7 +886,8 @@ int dshh__mcp_downstream_start(struct dshh_mcp_downstream *ds, struct dshh_host 
     for (size_t i = 0; i < n && rc == 0; i++) {
         yaml_node_t *map = yaml_document_get_node(doc, list->data.sequence.items.start[i]);
         struct dshh_mcp_server *s = &ds->servers[ds->n];
-        *s = (struct dshh_mcp_server){.host = host, .to_fd = -1, .from_fd = -1, .lines = {.max = MAX_MESSAGE}};
+        *s = (struct dshh_mcp_server){.host = host, .to_fd = -1, .from_fd = -1, .lines = {.max = MAX_MESSAGE},
+                                      .out = {.fd = -1, .saved_flags = -1}};
         s->name = strdup(dshh__yaml_scalar(dshh__yaml_get(doc, map, "name")));
         s->ident = s->name ? dshh__mcp_identifier(s->name, DSH_BINDING_GLOBAL, names) : NULL;
         ds->n++;
@@ -899,6 +912,7 @@ void dshh__mcp_downstream_stop(struct dshh_mcp_downstream *ds)
     for (size_t i = 0; i < ds->n; i++) {
         struct dshh_mcp_server *s = &ds->servers[i];
         if (s->to_fd >= 0) {
+            dshh__out_queue_close(&s->out);
             close(s->to_fd); /* EOF on its stdin: the stdio transport's way to end a server */
             s->to_fd = -1;
         }

@@ -15,9 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define MAX_LINE ((size_t)256 << 20)
+/* Bytes of answers and progress the client left unread at which dsh drops it (README "Peers that
+ * stop reading"). */
+#define MAX_UNREAD ((size_t)16 << 20)
+#define DROPPED_WHY "the MCP client stopped reading dsh's output"
 #define TOOL_NAME "run_code"
 
 struct mcall {
@@ -45,22 +50,42 @@ struct mcp {
     bool owner_used, releasing, released;
     bool eof;
     int stop_signal; /* SIGTERM or SIGINT ended the session: dsh exits 128 + it */
+    struct dshh_out_queue out; /* stdout */
+    bool dropped;              /* the client left MAX_UNREAD bytes unread: nothing more is written */
 };
+
+/* The one session of this process: JSON-RPC replies are written from callbacks that only know
+ * the request. */
+static struct mcp *session;
+
+static void end_session(struct mcp *m, const char *why);
+
+static void on_drop_due(void *arg)
+{
+    struct mcp *m = arg;
+    if (!m->eof)
+        end_session(m, DROPPED_WHY);
+}
 
 /* ---- JSON-RPC out ---------------------------------------------------------------------------------- */
 
 static void send_message(json_object *msg)
 {
+    struct mcp *m = session;
+    if (m->dropped)
+        return;
     json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
     const char *text = dshh__jstr(msg);
-    size_t n = strlen(text);
-    char *line = malloc(n + 1);
-    if (!line)
+    struct iovec iov[] = {{(char *)text, strlen(text)}, {"\n", 1}};
+    /* A vanished client is noticed at stdin EOF; one that stops reading is dropped: the session
+     * ends as at stdin EOF (from the loop, not inside a provider callback). */
+    if (dshh__out_queue_write(&m->out, iov, 2) != -ENOBUFS)
         return;
-    memcpy(line, text, n);
-    line[n] = '\n';
-    dshh__write_all(STDOUT_FILENO, line, n + 1); /* a vanished client is noticed at stdin EOF */
-    free(line);
+    m->dropped = true;
+    fprintf(stderr, "dsh: the MCP client left %zu MiB of dsh's output unread; dsh dropped it\n",
+            dshh__out_queue_waiting(&m->out) >> 20);
+    if (dshh__loop_add_timer(m->host->loop, 0, on_drop_due, m) < 0)
+        end_session(m, DROPPED_WHY);
 }
 
 static void respond(json_object *id, json_object *result)
@@ -567,9 +592,15 @@ int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile)
     signal(SIGPIPE, SIG_IGN);
     struct mcp m = {.host = host, .lines = {.max = MAX_LINE}};
     int status = DSHH_EXIT_USAGE;
+    session = &m;
+    int rc = dshh__out_queue_open(&m.out, host->loop, STDOUT_FILENO, MAX_UNREAD);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: cannot write to stdout: %s\n", strerror(-rc));
+        return status;
+    }
     if (setup(&m, profile) < 0)
         goto out;
-    int rc = dshh__loop_watch_input(host->loop, STDIN_FILENO, on_stdin, &m, &m.eof);
+    rc = dshh__loop_watch_input(host->loop, STDIN_FILENO, on_stdin, &m, &m.eof);
     if (rc == 0 && (rc = dshh__stop_signals_watch(host->loop, on_stop_signal, &m)) < 0)
         dshh__loop_remove_fd(host->loop, STDIN_FILENO);
     if (rc < 0) {
@@ -586,8 +617,11 @@ int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile)
         host->instance = NULL;
         goto out;
     }
-    status = m.stop_signal ? DSHH_EXIT_SIGNAL(m.stop_signal) : DSHH_EXIT_OK;
+    status = m.stop_signal ? DSHH_EXIT_SIGNAL(m.stop_signal) : m.dropped ? DSHH_EXIT_FAILURE : DSHH_EXIT_OK;
 out:
+    if (!m.dropped)
+        dshh__out_queue_flush(&m.out); /* the last answers, now that the loop has ended */
+    dshh__out_queue_close(&m.out);
     dshh__mcp_downstream_stop(&m.ds);
     dshh__lines_free(&m.lines);
     free(m.description);
