@@ -28,6 +28,9 @@
 #define STOP_GRACE_MS 2000
 #define MAX_QUEUED 64 /* calls waiting for a restarting server */
 #define MAX_TOOL_PAGES 1000
+/* JSON values in a message dsh reads as a json-c tree (a request, a handshake answer); an answer
+ * to a program's call is never made a tree (README "Downstream MCP servers"). */
+#define MAX_TREE_NODES 200000
 /* What a call's rejection says (examples/host/README.md, "Restarts"). */
 #define EXITED_FMT "the MCP server %s exited"
 #define GAVE_UP_FMT "the MCP server %s exited and dsh gave up restarting it"
@@ -119,11 +122,15 @@ struct awaited {
     json_object *response;
 };
 
+static json_object *message_tree(struct dshh_mcp_server *s, const char *line, size_t len, size_t nodes);
+
 static void on_handshake_line(void *arg, const char *line, size_t len)
 {
     struct awaited *a = arg;
     int64_t n;
-    json_object *msg = line ? dsh_json_parse_strict(line, len) : NULL, *id = dsh_json_member(msg, "id");
+    size_t nodes;
+    json_object *msg = line && dshh__json_check(line, len, &nodes) ? message_tree(a->s, line, len, nodes) : NULL;
+    json_object *id = dsh_json_member(msg, "id");
     if (dsh_json_has(msg, "id")) {
         if (dsh_json_has(msg, "method"))
             answer_server_request(a->s, msg, id);
@@ -303,43 +310,92 @@ static void reject(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, 
     s->host->provider->reply(s->host->instance, p->run, p->call, false, message, strlen(message));
 }
 
-/* A CallToolResult as the call's value: structuredContent when there is one, else the text of an
- * all-text content joined by newlines, else the content array. isError rejects with that text. */
-static void settle(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, json_object *result)
+/* Joins the text items of a CallToolResult's content as one JSON string, from their escaped
+ * bodies (no decoded copy); notes an item without a type. */
+struct joined {
+    struct dsh_text_buffer json; /* "...": the texts joined by newlines */
+    bool all_text, untyped;
+};
+
+static json_object *parse_span(struct dshh_json_span span)
 {
-    json_object *content = dsh_json_member(result, "content"), *structured = dsh_json_member(result, "structuredContent");
-    for (size_t i = 0; json_object_is_type(content, json_type_array) && i < json_object_array_length(content); i++)
-        if (!dsh_json_get_text(json_object_array_get_idx(content, i), "type")) {
-            char message[512];
-            snprintf(message, sizeof message, UNTYPED_CONTENT_FMT, s->name);
-            reject(s, p, message);
-            return;
-        }
-    struct dsh_text_buffer text = {0};
-    bool all_text = json_object_is_type(content, json_type_array), is_error = false;
-    for (size_t i = 0; all_text && i < json_object_array_length(content); i++) {
-        json_object *item = json_object_array_get_idx(content, i);
-        const char *type = dsh_json_get_text(item, "type"), *t;
-        size_t len = 0;
-        all_text = type && !strcmp(type, "text") && (t = dsh_json_get_string(item, "text", &len));
-        if (all_text) {
-            if (i)
-                dsh_text_buffer_write(&text, (unsigned char *)"\n", 1);
-            dsh_text_buffer_write(&text, (unsigned char *)t, len);
-        }
+    return span.p ? dsh_json_parse_strict(span.p, span.len) : NULL;
+}
+
+static bool content_item(void *arg, size_t index, struct dshh_json_span item)
+{
+    static const char *const keys[] = {"type", "text", NULL};
+    struct joined *j = arg;
+    struct dshh_json_span m[2];
+    json_object *type = item.p[0] == '{' && dshh__json_members(item.p, item.len, keys, m) ? parse_span(m[0]) : NULL;
+    const char *name = dsh_json_as_text(type);
+    bool text = name && !strcmp(name, "text") && m[1].p && m[1].p[0] == '"';
+    json_object_put(type);
+    if (!name) {
+        j->untyped = true;
+        return false;
     }
-    if (dsh_json_get_bool(result, "isError", &is_error) && is_error) {
-        char message[1024];
-        snprintf(message, sizeof message, "%s", text.len ? text.data : "the MCP tool reported an error");
+    if (j->all_text && text) {
+        if (index)
+            dsh_text_buffer_write(&j->json, (unsigned char *)"\\n", 2);
+        dsh_text_buffer_write(&j->json, (unsigned char *)m[1].p + 1, m[1].len - 2);
+    }
+    j->all_text = j->all_text && text;
+    return true;
+}
+
+/* A CallToolResult (the span of an object) as the call's value: structuredContent when there is
+ * one, else the text of an all-text content joined by newlines, else the content array; passed
+ * on as the text the server sent. isError rejects with that text. */
+static void settle(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, struct dshh_json_span result)
+{
+    static const char *const keys[] = {"content", "structuredContent", "isError", NULL};
+    struct dshh_json_span m[3];
+    dshh__json_members(result.p, result.len, keys, m);
+    struct joined j = {.all_text = m[0].p && m[0].p[0] == '['};
+    dsh_text_buffer_write(&j.json, (unsigned char *)"\"", 1);
+    if (j.all_text)
+        dshh__json_elements(m[0].p, m[0].len, content_item, &j);
+    dsh_text_buffer_write(&j.json, (unsigned char *)"\"", 1);
+    if (j.untyped) {
+        char message[512];
+        snprintf(message, sizeof message, UNTYPED_CONTENT_FMT, s->name);
         reject(s, p, message);
+    } else if (m[2].len == 4 && !memcmp(m[2].p, "true", 4)) {
+        json_object *text = j.all_text ? dsh_json_parse_strict((char *)j.json.data, j.json.len) : NULL;
+        const char *t = dsh_json_as_string(text, NULL);
+        char message[1024];
+        snprintf(message, sizeof message, "%s", t && *t ? t : "the MCP tool reported an error");
+        reject(s, p, message);
+        json_object_put(text);
     } else {
-        json_object *value = dsh_json_has(result, "structuredContent") ? structured : all_text ? NULL : content;
-        json_object *owned = value || !all_text ? NULL : json_object_new_string_len(text.data ? text.data : "", (int)text.len);
-        const char *json = dshh__jstr(value ? value : owned);
-        s->host->provider->reply(s->host->instance, p->run, p->call, true, json, strlen(json));
-        json_object_put(owned);
+        struct dshh_json_span value = m[1].p ? m[1]
+                                      : j.all_text ? (struct dshh_json_span){(char *)j.json.data, j.json.len}
+                                      : m[0].p     ? m[0]
+                                                   : (struct dshh_json_span){"null", 4};
+        s->host->provider->reply(s->host->instance, p->run, p->call, true, value.p, value.len);
     }
-    free(text.data);
+    free(j.json.data);
+}
+
+/* The answer to a program's call, from the spans of its result and error members. */
+static void answer(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, struct dshh_json_span result,
+                   struct dshh_json_span error)
+{
+    static const char *const keys[] = {"message", NULL};
+    if (result.p && result.p[0] == '{') {
+        settle(s, p, result);
+        return;
+    }
+    struct dshh_json_span message = {0};
+    if (error.p && error.p[0] == '{')
+        dshh__json_members(error.p, error.len, keys, &message);
+    json_object *parsed = parse_span(message);
+    const char *t = dsh_json_as_string(parsed, NULL);
+    char text[1024];
+    snprintf(text, sizeof text, "%s", t ? t : "the MCP server answered without a result");
+    reject(s, p, text);
+    json_object_put(parsed);
 }
 
 static void send_call(struct dshh_mcp_server *s, struct dshh_mcp_pending *p)
@@ -591,43 +647,58 @@ static void handshake_step(struct dshh_mcp_server *s, json_object *response)
         ready(s);
 }
 
+/* A message that is no answer to a program's call (a request, a handshake answer): read as a
+ * tree, which MAX_TREE_NODES bounds. */
 static void on_message(struct dshh_mcp_server *s, json_object *msg)
 {
-    json_object *id = dsh_json_member(msg, "id"), *result;
+    json_object *id = dsh_json_member(msg, "id");
     int64_t n;
-    if (s->failed || !dsh_json_has(msg, "id"))
-        return; /* notifications: nothing dsh needs */
     if (dsh_json_has(msg, "method")) {
         answer_server_request(s, msg, id);
         return;
     }
-    if (s->state == DSHH_MCP_HANDSHAKE) {
-        if (dsh_json_as_int64(id, INT64_MIN, INT64_MAX, &n) && n == s->awaited_id)
-            handshake_step(s, msg);
-        return;
+    if (s->state == DSHH_MCP_HANDSHAKE && dsh_json_as_int64(id, INT64_MIN, INT64_MAX, &n) && n == s->awaited_id)
+        handshake_step(s, msg);
+}
+
+/* A line as a JSON-RPC message (NULL: NULL with a diagnostic): checked without a tree first, so
+ * a tree is only built of one within MAX_TREE_NODES values. */
+static json_object *message_tree(struct dshh_mcp_server *s, const char *line, size_t len, size_t nodes)
+{
+    if (nodes > MAX_TREE_NODES) {
+        fprintf(stderr, "dsh: MCP server %s sent a message of %zu JSON values; dsh reads at most %d\n", s->name,
+                nodes, MAX_TREE_NODES);
+        return NULL;
     }
-    struct dshh_mcp_pending *p = dsh_json_as_int64(id, INT64_MIN, INT64_MAX, &n) ? take_pending(s, n) : NULL;
-    if (!p)
-        return; /* the run ended meanwhile */
-    if ((result = dsh_json_get_object(msg, "result"))) {
-        settle(s, p, result);
-    } else {
-        const char *message = dsh_json_get_text(dsh_json_get_object(msg, "error"), "message");
-        char text[1024];
-        snprintf(text, sizeof text, "%s", message ? message : "the MCP server answered without a result");
-        reject(s, p, text);
-    }
-    free(p);
+    return dsh_json_parse_strict(line, len);
 }
 
 static void on_server_line(void *arg, const char *line, size_t len)
 {
+    static const char *const keys[] = {"id", "method", "result", "error", NULL};
     struct dshh_mcp_server *s = arg;
-    json_object *msg = line ? dsh_json_parse_strict(line, len) : NULL;
-    if (json_object_is_type(msg, json_type_object))
-        on_message(s, msg);
-    else
+    struct dshh_json_span m[4];
+    size_t nodes;
+    if (!line || !dshh__json_check(line, len, &nodes) || !dshh__json_members(line, len, keys, m)) {
         fprintf(stderr, "dsh: MCP server %s sent a line that is not a JSON-RPC message\n", s->name);
+        return;
+    }
+    if (s->failed || !m[0].p)
+        return; /* notifications: nothing dsh needs */
+    if (!m[1].p && s->state != DSHH_MCP_HANDSHAKE) {
+        /* An answer to a program's call: its result is passed on as the text the server sent. */
+        json_object *id = m[0].p[0] == '-' || (m[0].p[0] >= '0' && m[0].p[0] <= '9') ? parse_span(m[0]) : NULL;
+        int64_t n;
+        struct dshh_mcp_pending *p = dsh_json_as_int64(id, INT64_MIN, INT64_MAX, &n) ? take_pending(s, n) : NULL;
+        json_object_put(id);
+        if (p) /* else the run ended meanwhile */
+            answer(s, p, m[2], m[3]);
+        free(p);
+        return;
+    }
+    json_object *msg = message_tree(s, line, len, nodes);
+    if (msg)
+        on_message(s, msg);
     json_object_put(msg);
 }
 
