@@ -12,8 +12,8 @@
 //   nul-names      lists tools named "get", "get\0a" and "get\0b"; `get` answers the name it got
 //   echo           `echo` answers its argument's text as text (1 MiB calls: both ways block)
 //   deaf           stops reading its stdin after the handshake (writes $MARKER_DIR/deaf)
-//   huge           `huge` answers structuredContent of HUGE_BYTES bytes: an array of empty arrays;
-//                  `huge_error` the same with isError: true (text "too many")
+//   huge           `huge_error` answers isError: true (text "too many") with structuredContent of
+//                  HUGE_BYTES bytes, an array of empty arrays; `huge_text` a text of HUGE_BYTES bytes
 import { appendFileSync, readFileSync, readSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
@@ -61,7 +61,7 @@ const tools = {
   "nul-names": [tool("get"), tool("get\u0000a"), tool("get\u0000b")],
   echo: [tool("echo")],
   deaf: [tool("sink")],
-  huge: [tool("huge"), tool("huge_error")],
+  huge: [tool("huge_text"), tool("huge_error")],
 }[mode] ?? [];
 
 function call(name, args) {
@@ -70,10 +70,10 @@ function call(name, args) {
   if (name === "crash") process.exit(1);
   if (name === "get") return text(JSON.stringify(args.__name));
   if (name === "echo") return text(args.text);
-  if (name === "huge" || name === "huge_error") {
+  if (name === "huge_text") return text("y".repeat(Number(process.env.HUGE_BYTES)));
+  if (name === "huge_error") {
     const n = Math.floor((Number(process.env.HUGE_BYTES) - 2) / 3);
     const items = JSON.parse("[" + "[],".repeat(n) + "[]]");
-    if (name === "huge") return { content: [], structuredContent: { items } };
     return { content: [{ type: "text", text: "too many" }], structuredContent: { items }, isError: true };
   }
   if (name === "method") {
