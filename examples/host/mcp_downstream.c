@@ -313,7 +313,9 @@ static void reject(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, 
 /* Joins the text items of a CallToolResult's content as one JSON string, from their escaped
  * bodies (no decoded copy); notes an item without a type. */
 struct joined {
-    struct dsh_text_buffer json; /* "...": the texts joined by newlines */
+    struct dshh_json_span first; /* the first text (a JSON string): the value when it is the only one */
+    struct dsh_text_buffer json; /* from a second text on: "..." the texts joined by newlines */
+    size_t count;
     bool all_text, untyped;
 };
 
@@ -335,12 +337,18 @@ static bool content_item(void *arg, size_t index, struct dshh_json_span item)
         j->untyped = true;
         return false;
     }
-    if (j->all_text && text) {
-        if (index)
-            dsh_text_buffer_write(&j->json, (unsigned char *)"\\n", 2);
+    j->all_text = j->all_text && text;
+    if (j->all_text && index == 0) {
+        j->first = m[1];
+    } else if (j->all_text) {
+        if (index == 1) {
+            dsh_text_buffer_write(&j->json, (unsigned char *)"\"", 1);
+            dsh_text_buffer_write(&j->json, (unsigned char *)j->first.p + 1, j->first.len - 2);
+        }
+        dsh_text_buffer_write(&j->json, (unsigned char *)"\\n", 2);
         dsh_text_buffer_write(&j->json, (unsigned char *)m[1].p + 1, m[1].len - 2);
     }
-    j->all_text = j->all_text && text;
+    j->count = index + 1;
     return true;
 }
 
@@ -353,16 +361,19 @@ static void settle(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, 
     struct dshh_json_span m[3];
     dshh__json_members(result.p, result.len, keys, m);
     struct joined j = {.all_text = m[0].p && m[0].p[0] == '['};
-    dsh_text_buffer_write(&j.json, (unsigned char *)"\"", 1);
     if (j.all_text)
         dshh__json_elements(m[0].p, m[0].len, content_item, &j);
-    dsh_text_buffer_write(&j.json, (unsigned char *)"\"", 1);
+    if (j.json.len)
+        dsh_text_buffer_write(&j.json, (unsigned char *)"\"", 1);
+    struct dshh_json_span joined = j.count > 1 ? (struct dshh_json_span){(char *)j.json.data, j.json.len}
+                                   : j.count    ? j.first
+                                                : (struct dshh_json_span){"\"\"", 2};
     if (j.untyped) {
         char message[512];
         snprintf(message, sizeof message, UNTYPED_CONTENT_FMT, s->name);
         reject(s, p, message);
     } else if (m[2].len == 4 && !memcmp(m[2].p, "true", 4)) {
-        json_object *text = j.all_text ? dsh_json_parse_strict((char *)j.json.data, j.json.len) : NULL;
+        json_object *text = j.all_text ? parse_span(joined) : NULL;
         const char *t = dsh_json_as_string(text, NULL);
         char message[1024];
         snprintf(message, sizeof message, "%s", t && *t ? t : "the MCP tool reported an error");
@@ -370,7 +381,7 @@ static void settle(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, 
         json_object_put(text);
     } else {
         struct dshh_json_span value = m[1].p ? m[1]
-                                      : j.all_text ? (struct dshh_json_span){(char *)j.json.data, j.json.len}
+                                      : j.all_text ? joined
                                       : m[0].p     ? m[0]
                                                    : (struct dshh_json_span){"null", 4};
         s->host->provider->reply(s->host->instance, p->run, p->call, true, value.p, value.len);

@@ -5,7 +5,7 @@
 //   null-fields    tools/call `types` answers a content item whose type is null, `error` an error
 //                  whose message is null, `method` first sends dsh a request whose method is null
 //                  and answers with the error message dsh sent back; a tool whose description is
-//                  null is listed too
+//                  null is listed too; `texts` (a control) answers three text items
 //   null-version   answers initialize with "protocolVersion": null
 //   null-restart   like null-fields, but a restarted process answers initialize with a null
 //                  protocolVersion; `crash` exits
@@ -56,7 +56,7 @@ function nextLine() {
 const text = (t) => ({ content: [{ type: "text", text: t }] });
 const tool = (name, extra = {}) => ({ name, inputSchema: { type: "object" }, ...extra });
 const tools = {
-  "null-fields": [tool("types"), tool("error"), tool("method"), tool("described", { description: null })],
+  "null-fields": [tool("types"), tool("error"), tool("method"), tool("described", { description: null }), tool("texts")],
   "null-restart": [tool("types"), tool("crash")],
   "nul-names": [tool("get"), tool("get\u0000a"), tool("get\u0000b")],
   echo: [tool("echo")],
@@ -66,6 +66,7 @@ const tools = {
 
 function call(name, args) {
   if (name === "types") return { content: [{ type: null, text: "x" }] };
+  if (name === "texts") return { content: [{ type: "text", text: 'a"\u00e9' }, { type: "text", text: "b\n" }, { type: "text", text: "" }] };
   if (name === "error") return null;
   if (name === "crash") process.exit(1);
   if (name === "get") return text(JSON.stringify(args.__name));

@@ -71,14 +71,17 @@ test("null where strings belong: the call rejects or is refused with a message, 
     s.client,
     `try { await hostile.types({}) } catch (e) { inspect(e.message) }
      try { await hostile.error({}) } catch (e) { inspect(e.message) }
-     inspect(await hostile.method({}))`,
+     inspect(await hostile.method({}))
+     inspect(JSON.stringify(await hostile.texts({})))`,
   );
   assert.equal(
     text(result),
     "the MCP server hostile answered with a content item that has no type (a string)\n" +
       "the MCP server answered without a result\n" +
       // dsh's answer to the server's request whose method is null
-      "dsh does not offer this method\n",
+      "dsh does not offer this method\n" +
+      // control: well-typed text items, joined by newlines
+      '"a\\"é\\nb\\n\\n"\n',
   );
   assert.equal(text(await run(s.client, "inspect('still up')")), "still up\n");
   assert.deepEqual(await finish(s), { code: 0, signal: null });
