@@ -204,12 +204,13 @@ struct dshh_out_queue {
     bool direct;     /* fd cannot be polled (a regular file): written at once, it never blocks */
     int error;       /* errno of a failed write (the peer is gone): later writes fail with it */
     int saved_flags; /* fd's flags before O_NONBLOCK was set, restored at close; -1: unchanged */
+    size_t taken, taken_at_bound; /* bytes the peer took in all; and when max was last reached */
 };
 /* Makes fd non-blocking (not closed by the queue). */
 int dshh__out_queue_open(struct dshh_out_queue *q, struct dshh_loop *loop, int fd, size_t max);
 /* Queues iov as one message and writes what the peer takes now. 0; -ENOBUFS when max bytes
- * already wait (nothing is queued: the caller applies its documented outcome); another -errno
- * when the peer is gone. */
+ * already wait and the peer took nothing since they last did (nothing is queued: the caller
+ * applies its documented outcome); another -errno when the peer is gone. */
 int dshh__out_queue_write(struct dshh_out_queue *q, const struct iovec *iov, int n);
 size_t dshh__out_queue_waiting(const struct dshh_out_queue *q);
 /* Blocks until everything waiting is written (after the loop ended: the last answers). */

@@ -21,7 +21,7 @@
 #define MAX_LINE ((size_t)256 << 20)
 /* Bytes of answers and progress the client left unread at which dsh drops it (README "Peers that
  * stop reading"). */
-#define MAX_UNREAD ((size_t)16 << 20)
+#define MAX_UNREAD ((size_t)64 << 20)
 #define DROPPED_WHY "the MCP client stopped reading dsh's output"
 #define TOOL_NAME "run_code"
 
@@ -82,8 +82,7 @@ static void send_message(json_object *msg)
     if (dshh__out_queue_write(&m->out, iov, 2) != -ENOBUFS)
         return;
     m->dropped = true;
-    fprintf(stderr, "dsh: the MCP client left %zu MiB of dsh's output unread; dsh dropped it\n",
-            dshh__out_queue_waiting(&m->out) >> 20);
+    fprintf(stderr, "dsh: the MCP client left %zu MiB of dsh's output unread; dsh dropped it\n", m->out.max >> 20);
     if (dshh__loop_add_timer(m->host->loop, 0, on_drop_due, m) < 0)
         end_session(m, DROPPED_WHY);
 }

@@ -26,6 +26,7 @@ static int drain(struct dshh_out_queue *q)
         ssize_t n = write(q->fd, q->buf + q->off, q->len - q->off);
         if (n > 0) {
             q->off += (size_t)n;
+            q->taken += (size_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -88,8 +89,15 @@ int dshh__out_queue_write(struct dshh_out_queue *q, const struct iovec *iov, int
             }
         return 0;
     }
-    if (dshh__out_queue_waiting(q) >= q->max)
-        return -ENOBUFS;
+    if (dshh__out_queue_waiting(q) >= q->max) {
+        /* A peer that is reading, only slower than its runs write, is not refused: only one that
+         * took nothing since the bound was last reached. */
+        if (drain(q) < 0)
+            return -q->error;
+        if (dshh__out_queue_waiting(q) >= q->max && q->taken == q->taken_at_bound)
+            return -ENOBUFS;
+        q->taken_at_bound = q->taken;
+    }
     size_t total = 0, skip = 0;
     for (int i = 0; i < n; i++)
         total += iov[i].iov_len;
@@ -101,6 +109,7 @@ int dshh__out_queue_write(struct dshh_out_queue *q, const struct iovec *iov, int
         if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
             return -(q->error = errno);
         skip = w > 0 ? (size_t)w : 0;
+        q->taken += skip;
         q->off = q->len = 0;
     }
     if (skip == total)

@@ -28,7 +28,7 @@
 #define NO_CLIENT "the client closed dsh's stdin: no reply can come"
 /* Bytes of events the client left unread at which dsh drops it (README "Peers that stop
  * reading"). */
-#define MAX_UNREAD ((size_t)16 << 20)
+#define MAX_UNREAD ((size_t)64 << 20)
 #define DROPPED "dsh dropped the client: it stopped reading dsh's output"
 
 

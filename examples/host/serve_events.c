@@ -38,8 +38,7 @@ static void write_parts(struct iovec *iov, int n)
             return;
         /* The client stopped reading: it is dropped, from the loop (not inside a callback). */
         events_dropped = true;
-        fprintf(stderr, "dsh: the client left %zu MiB of events unread; dsh dropped it\n",
-                dshh__out_queue_waiting(events_out) >> 20);
+        fprintf(stderr, "dsh: the client left %zu MiB of events unread; dsh dropped it\n", events_out->max >> 20);
         if (dshh__loop_add_timer(events_out->loop, 0, events_on_full, events_on_full_arg) < 0)
             events_on_full(events_on_full_arg);
         return;

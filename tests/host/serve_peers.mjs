@@ -1,10 +1,10 @@
 // `--serve` with a client that stops reading dsh's stdout (examples/host/README.md, "Peers that
-// stop reading"): the loop goes on serving other runs while events wait (up to 16 MiB); beyond
-// that the client is dropped (its runs cancelled, dsh exits 1 with a message). Barriers only: a
-// file a run writes, the process's exit.
+// stop reading"): the loop goes on serving other runs while events wait; once 64 MiB wait and the
+// client takes nothing more, it is dropped (its runs cancelled, dsh exits 1 with a message).
+// Barriers only: a file a run writes, the process's exit.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -14,8 +14,9 @@ const [dshPath, srcRoot] = process.argv.slice(2).map((p) => resolve(p));
 const writable = join(srcRoot, "examples/profiles/workspace-write.yaml");
 
 // dsh --serve whose stdout nobody reads until read() is called.
-function start(cwd) {
-  const child = spawn(dshPath, ["headless", "--patch", writable, "--serve"], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+function start(cwd, patches = []) {
+  const args = ["headless", "--patch", writable, ...patches.flatMap((p) => ["--patch", p]), "--serve"];
+  const child = spawn(dshPath, args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
   child.stdout.pause();
   let stderr = "";
   child.stderr.setEncoding("utf8");
@@ -62,16 +63,18 @@ await check("a client not reading 4 MiB of events: a later run is still started 
   assert.deepEqual(await dsh.exited, { code: 0, signal: null });
 });
 
-await check("a client that leaves 16 MiB of events unread is dropped: runs cancelled, exit 1", async () => {
+await check("a client that leaves 64 MiB of events unread is dropped: runs cancelled, exit 1", async () => {
   const cwd = mkdtempSync(join(tmpdir(), "dsh-serve-peers-"));
-  const dsh = start(cwd);
+  const big = join(cwd, "big-output.yaml");
+  writeFileSync(big, "- id: ptc-runtime\n  config: {maxOutputBytes: 134217728}\n");
+  const dsh = start(cwd, [big]);
   dsh.send({
     type: "run", id: "flood", stream: true,
-    program: "for (let i = 0; i < 24; i++) inspect('x'.repeat(1 << 20)); await new Promise(() => {})",
+    program: "for (let i = 0; i < 80; i++) inspect('x'.repeat(1 << 20)); await new Promise(() => {})",
   });
   // Barrier: dsh's exit (the run never ends on its own).
   assert.deepEqual(await dsh.exited, { code: 1, signal: null });
-  assert.equal(dsh.stderr(), "dsh: the client left 16 MiB of events unread; dsh dropped it\n");
+  assert.equal(dsh.stderr(), "dsh: the client left 64 MiB of events unread; dsh dropped it\n");
 });
 
 done();
