@@ -115,20 +115,21 @@ int dshh__out_queue_write(struct dshh_out_queue *q, const struct iovec *iov, int
     if (skip == total)
         return 0;
     if (q->len + total - skip > q->cap) {
-        /* Compact before growing: the bytes already written are not kept. */
-        if (q->off) {
-            memmove(q->buf, q->buf + q->off, q->len - q->off);
-            q->len -= q->off;
-            q->off = 0;
-        }
-        size_t cap = q->cap ? q->cap : 65536;
-        while (cap < q->len + total - skip)
+        /* Room by moving the waiting bytes to the front, and by doubling once they would fill
+         * half of it: each byte is moved a bounded number of times, however slow the peer. */
+        size_t need = q->len - q->off + total - skip, cap = q->cap ? q->cap : 65536;
+        while (cap < 2 * need)
             cap *= 2;
         char *grown = cap > q->cap ? realloc(q->buf, cap) : q->buf;
         if (!grown)
             return -ENOMEM;
         q->buf = grown;
         q->cap = cap;
+        if (q->off) {
+            memmove(q->buf, q->buf + q->off, q->len - q->off);
+            q->len -= q->off;
+            q->off = 0;
+        }
     }
     for (int i = 0; i < n; i++) {
         size_t len = iov[i].iov_len, from = skip < len ? skip : len;
