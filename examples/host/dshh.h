@@ -187,6 +187,48 @@ int dshh__stop_signals_watch(struct dshh_loop *loop, dshh_stop_fn fn, void *arg)
 /* Stops watching (NULL loop: the fd was not added); both signals are ignored afterwards. */
 void dshh__stop_signals_unwatch(struct dshh_loop *loop);
 
+/* ---- json_span.c: strict JSON checked without a tree ---------------------------------------------- */
+struct dshh_json_span {
+    const char *p; /* NULL: absent */
+    size_t len;
+};
+/* Whether text is exactly one strict JSON value (common/dsh_json_strict.h's rules); *ret_nodes
+ * (may be NULL) counts its values, what a json-c tree of it would hold. */
+bool dshh__json_check(const char *text, size_t len, size_t *ret_nodes);
+/* For text already checked to be an object: the span of each member named keys[k]
+ * (NULL-terminated) in ret[k], absent when there is none; false when text is no object. */
+bool dshh__json_members(const char *text, size_t len, const char *const *keys, struct dshh_json_span *ret);
+/* For text already checked to be an array: fn for each element in order (false stops: the call
+ * returns false); false when text is no array. */
+typedef bool (*dshh_json_element_fn)(void *arg, size_t index, struct dshh_json_span element);
+bool dshh__json_elements(const char *text, size_t len, dshh_json_element_fn fn, void *arg);
+
+struct iovec;
+/* ---- out_queue.c: a bounded, non-blocking write queue per peer ---------------------------------- */
+struct dshh_out_queue {
+    struct dshh_loop *loop;
+    int fd;
+    size_t max;      /* bytes waiting at which a new message is refused (it may then exceed max by one message) */
+    char *buf;       /* bytes the peer has not taken: buf[off..len) */
+    size_t off, len, cap;
+    bool watching;   /* EPOLLOUT is watched on host->loop while bytes wait */
+    bool direct;     /* fd cannot be polled (a regular file): written at once, it never blocks */
+    int error;       /* errno of a failed write (the peer is gone): later writes fail with it */
+    int saved_flags; /* fd's flags before O_NONBLOCK was set, restored at close; -1: unchanged */
+    size_t taken, taken_at_bound; /* bytes the peer took in all; and when max was last reached */
+};
+/* Makes fd non-blocking (not closed by the queue). */
+int dshh__out_queue_open(struct dshh_out_queue *q, struct dshh_loop *loop, int fd, size_t max);
+/* Queues iov as one message and writes what the peer takes now. 0; -ENOBUFS when max bytes
+ * already wait and the peer took nothing since they last did (nothing is queued: the caller
+ * applies its documented outcome); another -errno when the peer is gone. */
+int dshh__out_queue_write(struct dshh_out_queue *q, const struct iovec *iov, int n);
+size_t dshh__out_queue_waiting(const struct dshh_out_queue *q);
+/* Blocks until everything waiting is written (after the loop ended: the last answers). */
+int dshh__out_queue_flush(struct dshh_out_queue *q);
+/* Stops watching, frees what waits, restores the fd's flags. */
+void dshh__out_queue_close(struct dshh_out_queue *q);
+
 /* ---- lines.c: newline-delimited input ------------------------------------------------------------- */
 struct dshh_lines {
     char *buf;
@@ -228,6 +270,11 @@ void dshh__emit_event(struct json_object *ev, const char *raw_key, const char *r
 /* JSON text as one line: json itself when it holds no raw newline, else a copy (*ret_copy, free
  * it) with raw newlines (whitespace between tokens) blanked; NULL when out of memory. */
 const char *dshh__one_line(const char *json, size_t len, char **ret_copy);
+/* From now on event lines go through q (drained on host->loop); the first line q refuses drops
+ * the client: every later line is discarded and on_full(arg) runs from the loop. */
+void dshh__events_queue(struct dshh_out_queue *q, dshh_timer_fn on_full, void *arg);
+/* Whether the client was dropped for not reading. */
+bool dshh__events_dropped(void);
 /* {"type":"error","id"?:..,"message":..} */
 void dshh__emit_error(const char *id_text, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -45,6 +45,7 @@ struct dshh_mcp_server {
     char **argv, **env; /* how it was started, for restarts */
     pid_t pid;
     int to_fd, from_fd; /* its stdin and stdout (ours: write, read) */
+    struct dshh_out_queue out; /* what waits for its stdin (README "Peers that stop reading") */
     struct dshh_lines lines;
     bool watching, exited;
     struct dshh_mcp_tool *tools; /* fixed when dsh mcp starts */

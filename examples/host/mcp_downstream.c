@@ -3,6 +3,7 @@
  * call becomes tools/call and its answer the call's reply (examples/host/README.md). */
 #include "mcp.h"
 
+#include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 #include "dsh_text_buffer.h"
 
@@ -14,20 +15,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_MESSAGE ((size_t)64 << 20)
+/* Bytes waiting for a server's stdin at which its next call is refused (README "Peers that stop
+ * reading"). */
+#define MAX_UNREAD ((size_t)8 << 20)
 #define HANDSHAKE_MS 30000
 #define STOP_GRACE_MS 2000
 #define MAX_QUEUED 64 /* calls waiting for a restarting server */
 #define MAX_TOOL_PAGES 1000
+/* JSON values in a message dsh reads as a json-c tree (a request, a handshake answer); an answer
+ * to a program's call is never made a tree (README "Downstream MCP servers"). */
+#define MAX_TREE_NODES 200000
 /* What a call's rejection says (examples/host/README.md, "Restarts"). */
 #define EXITED_FMT "the MCP server %s exited"
 #define GAVE_UP_FMT "the MCP server %s exited and dsh gave up restarting it"
 #define QUEUE_FULL_FMT "the MCP server %s is restarting and already has %d calls waiting"
 #define MISSING_TOOL_FMT "the MCP server %s no longer offers the tool %s"
+#define NOT_READING_FMT "the MCP server %s is not reading its input: %zu MiB already wait for it"
+#define UNTYPED_CONTENT_FMT "the MCP server %s answered with a content item that has no type (a string)"
 
 /* Only these of dsh's environment reach a server (as MCP clients commonly do), plus its `env`. */
 static const char *const inherited_env[] = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", NULL};
@@ -44,19 +54,19 @@ struct dshh_mcp_pending {
 
 /* ---- messages ------------------------------------------------------------------------------------ */
 
-static void send_message(struct dshh_mcp_server *s, json_object *msg)
+/* Queues msg for the server's stdin (never blocks): 0, or -ENOBUFS when the server left
+ * MAX_UNREAD bytes unread (msg is not sent), or another -errno. */
+static int send_message(struct dshh_mcp_server *s, json_object *msg)
 {
     json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+    if (s->exited)
+        return -EPIPE;
     const char *text = dshh__jstr(msg);
-    size_t n = strlen(text);
-    char *line = malloc(n + 1);
-    if (line && !s->exited) {
-        memcpy(line, text, n);
-        line[n] = '\n';
-        if (dshh__write_all(s->to_fd, line, n + 1) < 0)
-            s->exited = true; /* noticed for good at its stdout's EOF */
-    }
-    free(line);
+    struct iovec iov[] = {{(char *)text, strlen(text)}, {"\n", 1}};
+    int rc = dshh__out_queue_write(&s->out, iov, 2);
+    if (rc < 0 && rc != -ENOBUFS)
+        s->exited = true; /* noticed for good at its stdout's EOF */
+    return rc;
 }
 
 static json_object *request(int64_t id, const char *method, json_object *params)
@@ -89,9 +99,10 @@ static json_object *tools_page_params(const char *cursor)
 /* Requests a server sends us: ping is answered, everything else is not supported. */
 static void answer_server_request(struct dshh_mcp_server *s, json_object *msg, json_object *id)
 {
-    json_object *method, *reply = json_object_new_object();
+    json_object *reply = json_object_new_object();
+    const char *method = dsh_json_get_text(msg, "method");
     json_object_object_add(reply, "id", json_object_get(id));
-    if (json_object_object_get_ex(msg, "method", &method) && !strcmp(json_object_get_string(method), "ping")) {
+    if (method && !strcmp(method, "ping")) {
         json_object_object_add(reply, "result", json_object_new_object());
     } else {
         json_object *err = json_object_new_object();
@@ -111,14 +122,19 @@ struct awaited {
     json_object *response;
 };
 
+static json_object *message_tree(struct dshh_mcp_server *s, const char *line, size_t len, size_t nodes);
+
 static void on_handshake_line(void *arg, const char *line, size_t len)
 {
     struct awaited *a = arg;
-    json_object *msg = line ? dsh_json_parse_strict(line, len) : NULL, *id;
-    if (json_object_is_type(msg, json_type_object) && json_object_object_get_ex(msg, "id", &id)) {
-        if (json_object_object_get_ex(msg, "method", NULL))
+    int64_t n;
+    size_t nodes;
+    json_object *msg = line && dshh__json_check(line, len, &nodes) ? message_tree(a->s, line, len, nodes) : NULL;
+    json_object *id = dsh_json_member(msg, "id");
+    if (dsh_json_has(msg, "id")) {
+        if (dsh_json_has(msg, "method"))
             answer_server_request(a->s, msg, id);
-        else if (json_object_is_type(id, json_type_int) && json_object_get_int64(id) == a->id && !a->response)
+        else if (dsh_json_as_int64(id, INT64_MIN, INT64_MAX, &n) && n == a->id && !a->response)
             a->response = json_object_get(msg);
     }
     json_object_put(msg);
@@ -134,12 +150,11 @@ static int64_t now_ms(void)
 /* The result object of a response (a reference), or NULL with a diagnostic on stderr. */
 static json_object *result_of(struct dshh_mcp_server *s, const char *method, json_object *response)
 {
-    json_object *result, *error, *message;
-    if (json_object_object_get_ex(response, "result", &result) && json_object_is_type(result, json_type_object))
+    json_object *result = dsh_json_get_object(response, "result");
+    if (result)
         return json_object_get(result);
-    json_object_object_get_ex(response, "error", &error);
-    fprintf(stderr, "dsh: MCP server %s: %s failed: %s\n", s->name, method,
-            json_object_object_get_ex(error, "message", &message) ? json_object_get_string(message) : "no result");
+    const char *message = dsh_json_get_text(dsh_json_get_object(response, "error"), "message");
+    fprintf(stderr, "dsh: MCP server %s: %s failed: %s\n", s->name, method, message ? message : "no result");
     return NULL;
 }
 
@@ -190,11 +205,14 @@ static json_object *initialize_params(void)
 static int initialized(struct dshh_mcp_server *s, json_object *init)
 {
     static const char *const versions[] = DSHH_MCP_PROTOCOL_VERSIONS;
-    json_object *v;
-    const char *version = json_object_object_get_ex(init, "protocolVersion", &v) ? json_object_get_string(v) : "";
+    const char *version = dsh_json_get_text(init, "protocolVersion");
     bool known = false;
-    for (size_t i = 0; versions[i]; i++)
+    for (size_t i = 0; version && versions[i]; i++)
         known = known || !strcmp(versions[i], version);
+    if (!version) {
+        fprintf(stderr, "dsh: MCP server %s answered initialize without a protocol revision (a string)\n", s->name);
+        return -1;
+    }
     if (!known) {
         fprintf(stderr, "dsh: MCP server %s speaks protocol revision \"%s\", which dsh does not\n", s->name, version);
         return -1;
@@ -216,8 +234,14 @@ static int handshake(struct dshh_mcp_server *s)
 
 static int add_tool(struct dshh_mcp_server *s, json_object *t)
 {
-    json_object *name, *v;
-    if (!json_object_object_get_ex(t, "name", &name) || !json_object_is_type(name, json_type_string)) {
+    const char *name = dsh_json_get_text(t, "name"), *description = dsh_json_get_text(t, "description");
+    if (!name && dsh_json_get_string(t, "name", NULL)) {
+        /* A C string would end at the NUL: two such names could collide, so the tool is left out. */
+        fprintf(stderr, "dsh: MCP server %s listed a tool whose name contains a NUL byte; programs cannot call it\n",
+                s->name);
+        return 0;
+    }
+    if (!name) {
         fprintf(stderr, "dsh: MCP server %s listed a tool without a name\n", s->name);
         return -1;
     }
@@ -233,15 +257,12 @@ static int add_tool(struct dshh_mcp_server *s, json_object *t)
     for (size_t i = 0; i < s->ntools; i++)
         taken[i] = s->tools[i].ident;
     struct dshh_mcp_tool *tool = &s->tools[s->ntools];
-    *tool = (struct dshh_mcp_tool){.name = strdup(json_object_get_string(name)),
-                                   .ident = dshh__mcp_identifier(json_object_get_string(name), DSH_BINDING_FUNCTION, taken)};
+    *tool = (struct dshh_mcp_tool){.name = strdup(name),
+                                   .ident = dshh__mcp_identifier(name, DSH_BINDING_FUNCTION, taken),
+                                   .description = description ? strdup(description) : NULL,
+                                   .input_schema = json_object_get(dsh_json_get_object(t, "inputSchema")),
+                                   .output_schema = json_object_get(dsh_json_get_object(t, "outputSchema"))};
     free(taken);
-    if (json_object_object_get_ex(t, "description", &v) && json_object_is_type(v, json_type_string))
-        tool->description = strdup(json_object_get_string(v));
-    if (json_object_object_get_ex(t, "inputSchema", &v))
-        tool->input_schema = json_object_get(v);
-    if (json_object_object_get_ex(t, "outputSchema", &v))
-        tool->output_schema = json_object_get(v);
     s->ntools++;
     return tool->name && tool->ident ? 0 : -1;
 }
@@ -253,15 +274,16 @@ static int list_tools(struct dshh_mcp_server *s)
         json_object *params = tools_page_params(cursor);
         free(cursor);
         cursor = NULL;
-        json_object *listed = call_blocking(s, "tools/list", params), *tools, *next;
+        json_object *listed = call_blocking(s, "tools/list", params), *tools;
         if (!listed)
             return -1;
         int rc = 0;
-        if (json_object_object_get_ex(listed, "tools", &tools) && json_object_is_type(tools, json_type_array))
+        const char *next = dsh_json_get_text(listed, "nextCursor");
+        if ((tools = dsh_json_get_array(listed, "tools")))
             for (size_t i = 0; rc == 0 && i < json_object_array_length(tools); i++)
                 rc = add_tool(s, json_object_array_get_idx(tools, i));
-        if (json_object_object_get_ex(listed, "nextCursor", &next) && json_object_is_type(next, json_type_string))
-            cursor = strdup(json_object_get_string(next));
+        if (next)
+            cursor = strdup(next);
         json_object_put(listed);
         if (rc < 0 || !cursor)
             return rc;
@@ -288,38 +310,103 @@ static void reject(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, 
     s->host->provider->reply(s->host->instance, p->run, p->call, false, message, strlen(message));
 }
 
-/* A CallToolResult as the call's value: structuredContent when there is one, else the text of an
- * all-text content joined by newlines, else the content array. isError rejects with that text. */
-static void settle(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, json_object *result)
+/* Joins the text items of a CallToolResult's content as one JSON string, from their escaped
+ * bodies (no decoded copy); notes an item without a type. */
+struct joined {
+    struct dshh_json_span first; /* the first text (a JSON string): the value when it is the only one */
+    struct dsh_text_buffer json; /* from a second text on: "..." the texts joined by newlines */
+    size_t count;
+    bool all_text, untyped;
+};
+
+static json_object *parse_span(struct dshh_json_span span)
 {
-    json_object *content = NULL, *structured, *is_error;
-    json_object_object_get_ex(result, "content", &content);
-    struct dsh_text_buffer text = {0};
-    bool all_text = json_object_is_type(content, json_type_array);
-    for (size_t i = 0; all_text && i < json_object_array_length(content); i++) {
-        json_object *item = json_object_array_get_idx(content, i), *type, *t;
-        all_text = json_object_object_get_ex(item, "type", &type) &&
-                   !strcmp(json_object_get_string(type), "text") && json_object_object_get_ex(item, "text", &t);
-        if (all_text) {
-            if (i)
-                dsh_text_buffer_write(&text, (unsigned char *)"\n", 1);
-            dsh_text_buffer_write(&text, (unsigned char *)json_object_get_string(t), (size_t)json_object_get_string_len(t));
+    return span.p ? dsh_json_parse_strict(span.p, span.len) : NULL;
+}
+
+static bool content_item(void *arg, size_t index, struct dshh_json_span item)
+{
+    static const char *const keys[] = {"type", "text", NULL};
+    struct joined *j = arg;
+    struct dshh_json_span m[2];
+    json_object *type = item.p[0] == '{' && dshh__json_members(item.p, item.len, keys, m) ? parse_span(m[0]) : NULL;
+    const char *name = dsh_json_as_text(type);
+    bool text = name && !strcmp(name, "text") && m[1].p && m[1].p[0] == '"';
+    json_object_put(type);
+    if (!name) {
+        j->untyped = true;
+        return false;
+    }
+    j->all_text = j->all_text && text;
+    if (j->all_text && index == 0) {
+        j->first = m[1];
+    } else if (j->all_text) {
+        if (index == 1) {
+            dsh_text_buffer_write(&j->json, (unsigned char *)"\"", 1);
+            dsh_text_buffer_write(&j->json, (unsigned char *)j->first.p + 1, j->first.len - 2);
         }
+        dsh_text_buffer_write(&j->json, (unsigned char *)"\\n", 2);
+        dsh_text_buffer_write(&j->json, (unsigned char *)m[1].p + 1, m[1].len - 2);
     }
-    if (json_object_object_get_ex(result, "isError", &is_error) && json_object_get_boolean(is_error)) {
-        char message[1024];
-        snprintf(message, sizeof message, "%s", text.len ? text.data : "the MCP tool reported an error");
+    j->count = index + 1;
+    return true;
+}
+
+/* A CallToolResult (the span of an object) as the call's value: structuredContent when there is
+ * one, else the text of an all-text content joined by newlines, else the content array; passed
+ * on as the text the server sent. isError rejects with that text. */
+static void settle(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, struct dshh_json_span result)
+{
+    static const char *const keys[] = {"content", "structuredContent", "isError", NULL};
+    struct dshh_json_span m[3];
+    dshh__json_members(result.p, result.len, keys, m);
+    struct joined j = {.all_text = m[0].p && m[0].p[0] == '['};
+    if (j.all_text)
+        dshh__json_elements(m[0].p, m[0].len, content_item, &j);
+    if (j.json.len)
+        dsh_text_buffer_write(&j.json, (unsigned char *)"\"", 1);
+    struct dshh_json_span joined = j.count > 1 ? (struct dshh_json_span){(char *)j.json.data, j.json.len}
+                                   : j.count    ? j.first
+                                                : (struct dshh_json_span){"\"\"", 2};
+    if (j.untyped) {
+        char message[512];
+        snprintf(message, sizeof message, UNTYPED_CONTENT_FMT, s->name);
         reject(s, p, message);
+    } else if (m[2].len == 4 && !memcmp(m[2].p, "true", 4)) {
+        json_object *text = j.all_text ? parse_span(joined) : NULL;
+        const char *t = dsh_json_as_string(text, NULL);
+        char message[1024];
+        snprintf(message, sizeof message, "%s", t && *t ? t : "the MCP tool reported an error");
+        reject(s, p, message);
+        json_object_put(text);
     } else {
-        json_object *value = json_object_object_get_ex(result, "structuredContent", &structured) ? structured
-                             : all_text ? NULL
-                                        : content;
-        json_object *owned = value || !all_text ? NULL : json_object_new_string_len(text.data ? text.data : "", (int)text.len);
-        const char *json = dshh__jstr(value ? value : owned);
-        s->host->provider->reply(s->host->instance, p->run, p->call, true, json, strlen(json));
-        json_object_put(owned);
+        struct dshh_json_span value = m[1].p ? m[1]
+                                      : j.all_text ? joined
+                                      : m[0].p     ? m[0]
+                                                   : (struct dshh_json_span){"null", 4};
+        s->host->provider->reply(s->host->instance, p->run, p->call, true, value.p, value.len);
     }
-    free(text.data);
+    free(j.json.data);
+}
+
+/* The answer to a program's call, from the spans of its result and error members. */
+static void answer(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, struct dshh_json_span result,
+                   struct dshh_json_span error)
+{
+    static const char *const keys[] = {"message", NULL};
+    if (result.p && result.p[0] == '{') {
+        settle(s, p, result);
+        return;
+    }
+    struct dshh_json_span message = {0};
+    if (error.p && error.p[0] == '{')
+        dshh__json_members(error.p, error.len, keys, &message);
+    json_object *parsed = parse_span(message);
+    const char *t = dsh_json_as_string(parsed, NULL);
+    char text[1024];
+    snprintf(text, sizeof text, "%s", t ? t : "the MCP server answered without a result");
+    reject(s, p, text);
+    json_object_put(parsed);
 }
 
 static void send_call(struct dshh_mcp_server *s, struct dshh_mcp_pending *p)
@@ -389,6 +476,7 @@ static void end_process(struct dshh_mcp_server *s)
         dshh__loop_cancel_timer(s->host->loop, s->timer);
     if (s->watching)
         dshh__loop_remove_fd(s->host->loop, s->from_fd);
+    dshh__out_queue_close(&s->out);
     if (s->to_fd >= 0)
         close(s->to_fd);
     if (s->from_fd >= 0)
@@ -478,7 +566,7 @@ static void on_restart_due(void *arg)
 static bool relisted(const struct dshh_mcp_server *s, const char *name)
 {
     for (size_t i = 0; i < json_object_array_length(s->relisted); i++)
-        if (!strcmp(json_object_get_string(json_object_array_get_idx(s->relisted, i)), name))
+        if (!strcmp(dsh_json_as_text(json_object_array_get_idx(s->relisted, i)), name))
             return true;
     return false;
 }
@@ -499,7 +587,7 @@ static void ready(struct dshh_mcp_server *s)
                     s->tools[t].name);
     }
     for (size_t i = 0; i < json_object_array_length(s->relisted); i++) {
-        const char *name = json_object_get_string(json_object_array_get_idx(s->relisted, i));
+        const char *name = dsh_json_as_text(json_object_array_get_idx(s->relisted, i));
         bool known = false;
         for (size_t t = 0; t < s->ntools && !known; t++)
             known = !strcmp(s->tools[t].name, name);
@@ -513,7 +601,7 @@ static void ready(struct dshh_mcp_server *s)
         struct dshh_mcp_pending *p = queue;
         queue = p->next;
         p->next = NULL;
-        if (p->tool->missing) {
+        if (p->tool->missing || dshh__out_queue_waiting(&s->out) >= MAX_UNREAD) {
             *refused_tail = p;
             refused_tail = &p->next;
         } else {
@@ -525,7 +613,10 @@ static void ready(struct dshh_mcp_server *s)
         struct dshh_mcp_pending *p = refused;
         refused = p->next;
         char message[512];
-        snprintf(message, sizeof message, MISSING_TOOL_FMT, s->name, p->tool->name);
+        if (p->tool->missing)
+            snprintf(message, sizeof message, MISSING_TOOL_FMT, s->name, p->tool->name);
+        else
+            snprintf(message, sizeof message, NOT_READING_FMT, s->name, dshh__out_queue_waiting(&s->out) >> 20);
         reject(s, p, message);
         json_object_put(p->arguments);
         free(p);
@@ -536,7 +627,7 @@ static void ready(struct dshh_mcp_server *s)
  * current read is fed (the line buffer is in use). */
 static void handshake_step(struct dshh_mcp_server *s, json_object *response)
 {
-    json_object *result = result_of(s, s->listing ? "tools/list" : "initialize", response), *tools, *next;
+    json_object *result = result_of(s, s->listing ? "tools/list" : "initialize", response), *tools;
     if (!result || (!s->listing && initialized(s, result) < 0)) {
         json_object_put(result);
         s->failed = true;
@@ -550,63 +641,75 @@ static void handshake_step(struct dshh_mcp_server *s, json_object *response)
         send_request(s, "tools/list", tools_page_params(NULL));
         return;
     }
-    if (json_object_object_get_ex(result, "tools", &tools) && json_object_is_type(tools, json_type_array))
+    if ((tools = dsh_json_get_array(result, "tools")))
         for (size_t i = 0; i < json_object_array_length(tools); i++) {
-            json_object *name;
-            if (json_object_object_get_ex(json_object_array_get_idx(tools, i), "name", &name) &&
-                json_object_is_type(name, json_type_string))
-                json_object_array_add(s->relisted, json_object_get(name));
+            const char *name = dsh_json_get_text(json_object_array_get_idx(tools, i), "name");
+            if (name) /* only names a program could have been told (add_tool) */
+                json_object_array_add(s->relisted, json_object_new_string(name));
         }
-    bool more = json_object_object_get_ex(result, "nextCursor", &next) && json_object_is_type(next, json_type_string) &&
-                s->pages < MAX_TOOL_PAGES;
+    const char *next = dsh_json_get_text(result, "nextCursor");
+    bool more = next && s->pages < MAX_TOOL_PAGES;
     if (more) {
         s->pages++;
-        send_request(s, "tools/list", tools_page_params(json_object_get_string(next)));
+        send_request(s, "tools/list", tools_page_params(next));
     }
     json_object_put(result);
     if (!more)
         ready(s);
 }
 
+/* A message that is no answer to a program's call (a request, a handshake answer): read as a
+ * tree, which MAX_TREE_NODES bounds. */
 static void on_message(struct dshh_mcp_server *s, json_object *msg)
 {
-    json_object *id, *result, *error, *message;
-    if (s->failed || !json_object_object_get_ex(msg, "id", &id))
-        return; /* notifications: nothing dsh needs */
-    if (json_object_object_get_ex(msg, "method", NULL)) {
+    json_object *id = dsh_json_member(msg, "id");
+    int64_t n;
+    if (dsh_json_has(msg, "method")) {
         answer_server_request(s, msg, id);
         return;
     }
-    if (s->state == DSHH_MCP_HANDSHAKE) {
-        if (json_object_is_type(id, json_type_int) && json_object_get_int64(id) == s->awaited_id)
-            handshake_step(s, msg);
-        return;
+    if (s->state == DSHH_MCP_HANDSHAKE && dsh_json_as_int64(id, INT64_MIN, INT64_MAX, &n) && n == s->awaited_id)
+        handshake_step(s, msg);
+}
+
+/* A line as a JSON-RPC message (NULL: NULL with a diagnostic): checked without a tree first, so
+ * a tree is only built of one within MAX_TREE_NODES values. */
+static json_object *message_tree(struct dshh_mcp_server *s, const char *line, size_t len, size_t nodes)
+{
+    if (nodes > MAX_TREE_NODES) {
+        fprintf(stderr, "dsh: MCP server %s sent a message of %zu JSON values; dsh reads at most %d\n", s->name,
+                nodes, MAX_TREE_NODES);
+        return NULL;
     }
-    struct dshh_mcp_pending *p = json_object_is_type(id, json_type_int) ? take_pending(s, json_object_get_int64(id)) : NULL;
-    if (!p)
-        return; /* the run ended meanwhile */
-    if (json_object_object_get_ex(msg, "result", &result) && json_object_is_type(result, json_type_object)) {
-        settle(s, p, result);
-    } else {
-        json_object_object_get_ex(msg, "error", &error);
-        char text[1024];
-        snprintf(text, sizeof text, "%s", json_object_object_get_ex(error, "message", &message) &&
-                                              json_object_is_type(message, json_type_string)
-                                          ? json_object_get_string(message)
-                                          : "the MCP server answered without a result");
-        reject(s, p, text);
-    }
-    free(p);
+    return dsh_json_parse_strict(line, len);
 }
 
 static void on_server_line(void *arg, const char *line, size_t len)
 {
+    static const char *const keys[] = {"id", "method", "result", "error", NULL};
     struct dshh_mcp_server *s = arg;
-    json_object *msg = line ? dsh_json_parse_strict(line, len) : NULL;
-    if (json_object_is_type(msg, json_type_object))
-        on_message(s, msg);
-    else
+    struct dshh_json_span m[4];
+    size_t nodes;
+    if (!line || !dshh__json_check(line, len, &nodes) || !dshh__json_members(line, len, keys, m)) {
         fprintf(stderr, "dsh: MCP server %s sent a line that is not a JSON-RPC message\n", s->name);
+        return;
+    }
+    if (s->failed || !m[0].p)
+        return; /* notifications: nothing dsh needs */
+    if (!m[1].p && s->state != DSHH_MCP_HANDSHAKE) {
+        /* An answer to a program's call: its result is passed on as the text the server sent. */
+        json_object *id = m[0].p[0] == '-' || (m[0].p[0] >= '0' && m[0].p[0] <= '9') ? parse_span(m[0]) : NULL;
+        int64_t n;
+        struct dshh_mcp_pending *p = dsh_json_as_int64(id, INT64_MIN, INT64_MAX, &n) ? take_pending(s, n) : NULL;
+        json_object_put(id);
+        if (p) /* else the run ended meanwhile */
+            answer(s, p, m[2], m[3]);
+        free(p);
+        return;
+    }
+    json_object *msg = message_tree(s, line, len, nodes);
+    if (msg)
+        on_message(s, msg);
     json_object_put(msg);
 }
 
@@ -653,6 +756,8 @@ bool dshh__mcp_downstream_call(struct dshh_mcp_downstream *ds, dsh_run_id run, u
         snprintf(problem, sizeof problem, MISSING_TOOL_FMT, s->name, tool->name);
     else if (!now && s->queued >= MAX_QUEUED)
         snprintf(problem, sizeof problem, QUEUE_FULL_FMT, s->name, MAX_QUEUED);
+    else if (now && dshh__out_queue_waiting(&s->out) >= MAX_UNREAD)
+        snprintf(problem, sizeof problem, NOT_READING_FMT, s->name, dshh__out_queue_waiting(&s->out) >> 20);
     struct dshh_mcp_pending *p = *problem ? NULL : calloc(1, sizeof(*p));
     if (!p) {
         reject(s, &probe, *problem ? problem : "dsh: out of memory");
@@ -731,11 +836,10 @@ void dshh__mcp_downstream_declare(const struct dshh_mcp_downstream *ds, FILE *ou
             }
             dshh__mcp_doc_comment(doc ? doc : tool->description, out, 2);
             free(doc);
-            json_object *props = NULL, *required = NULL;
-            json_object_object_get_ex(tool->input_schema, "properties", &props);
-            json_object_object_get_ex(tool->input_schema, "required", &required);
-            bool optional = !json_object_is_type(props, json_type_object) || json_object_object_length(props) == 0 ||
-                            !json_object_is_type(required, json_type_array) || json_object_array_length(required) == 0;
+            json_object *props = dsh_json_get_object(tool->input_schema, "properties");
+            json_object *required = dsh_json_get_array(tool->input_schema, "required");
+            bool optional = !props || json_object_object_length(props) == 0 || !required ||
+                            json_object_array_length(required) == 0;
             fprintf(out, "  %s(input%s: ", tool->ident, optional ? "?" : "");
             dshh__mcp_schema_type(tool->input_schema, out, 2);
             fputs("): Promise<", out);
@@ -823,7 +927,8 @@ static int spawn_server(struct dshh_mcp_server *s)
     s->to_fd = in[1];
     s->from_fd = out[0];
     in[1] = out[0] = -1;
-    rc = 0;
+    if ((rc = dshh__out_queue_open(&s->out, s->host->loop, s->to_fd, MAX_UNREAD)) < 0)
+        fprintf(stderr, "dsh: cannot start the MCP server %s: %s\n", s->name, strerror(-rc));
 done:
     for (int i = 0; i < 2; i++) {
         if (in[i] >= 0)
@@ -863,7 +968,8 @@ int dshh__mcp_downstream_start(struct dshh_mcp_downstream *ds, struct dshh_host 
     for (size_t i = 0; i < n && rc == 0; i++) {
         yaml_node_t *map = yaml_document_get_node(doc, list->data.sequence.items.start[i]);
         struct dshh_mcp_server *s = &ds->servers[ds->n];
-        *s = (struct dshh_mcp_server){.host = host, .to_fd = -1, .from_fd = -1, .lines = {.max = MAX_MESSAGE}};
+        *s = (struct dshh_mcp_server){.host = host, .to_fd = -1, .from_fd = -1, .lines = {.max = MAX_MESSAGE},
+                                      .out = {.fd = -1, .saved_flags = -1}};
         s->name = strdup(dshh__yaml_scalar(dshh__yaml_get(doc, map, "name")));
         s->ident = s->name ? dshh__mcp_identifier(s->name, DSH_BINDING_GLOBAL, names) : NULL;
         ds->n++;
@@ -888,6 +994,7 @@ void dshh__mcp_downstream_stop(struct dshh_mcp_downstream *ds)
     for (size_t i = 0; i < ds->n; i++) {
         struct dshh_mcp_server *s = &ds->servers[i];
         if (s->to_fd >= 0) {
+            dshh__out_queue_close(&s->out);
             close(s->to_fd); /* EOF on its stdin: the stdio transport's way to end a server */
             s->to_fd = -1;
         }

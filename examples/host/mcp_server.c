@@ -6,6 +6,7 @@
 #include "mcp.h"
 
 #include "dsh_config.h"
+#include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 
 #include <errno.h>
@@ -14,9 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define MAX_LINE ((size_t)256 << 20)
+/* Bytes of answers and progress the client left unread at which dsh drops it (README "Peers that
+ * stop reading"). */
+#define MAX_UNREAD ((size_t)64 << 20)
+#define DROPPED_WHY "the MCP client stopped reading dsh's output"
 #define TOOL_NAME "run_code"
 
 struct mcall {
@@ -44,22 +50,41 @@ struct mcp {
     bool owner_used, releasing, released;
     bool eof;
     int stop_signal; /* SIGTERM or SIGINT ended the session: dsh exits 128 + it */
+    struct dshh_out_queue out; /* stdout */
+    bool dropped;              /* the client left MAX_UNREAD bytes unread: nothing more is written */
 };
+
+/* The one session of this process: JSON-RPC replies are written from callbacks that only know
+ * the request. */
+static struct mcp *session;
+
+static void end_session(struct mcp *m, const char *why);
+
+static void on_drop_due(void *arg)
+{
+    struct mcp *m = arg;
+    if (!m->eof)
+        end_session(m, DROPPED_WHY);
+}
 
 /* ---- JSON-RPC out ---------------------------------------------------------------------------------- */
 
 static void send_message(json_object *msg)
 {
+    struct mcp *m = session;
+    if (m->dropped)
+        return;
     json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
     const char *text = dshh__jstr(msg);
-    size_t n = strlen(text);
-    char *line = malloc(n + 1);
-    if (!line)
+    struct iovec iov[] = {{(char *)text, strlen(text)}, {"\n", 1}};
+    /* A vanished client is noticed at stdin EOF; one that stops reading is dropped: the session
+     * ends as at stdin EOF (from the loop, not inside a provider callback). */
+    if (dshh__out_queue_write(&m->out, iov, 2) != -ENOBUFS)
         return;
-    memcpy(line, text, n);
-    line[n] = '\n';
-    dshh__write_all(STDOUT_FILENO, line, n + 1); /* a vanished client is noticed at stdin EOF */
-    free(line);
+    m->dropped = true;
+    fprintf(stderr, "dsh: the MCP client left %zu MiB of dsh's output unread; dsh dropped it\n", m->out.max >> 20);
+    if (dshh__loop_add_timer(m->host->loop, 0, on_drop_due, m) < 0)
+        end_session(m, DROPPED_WHY);
 }
 
 static void respond(json_object *id, json_object *result)
@@ -252,17 +277,16 @@ static json_object *run_request(struct mcp *m, json_object *program, json_object
 
 static void tools_call(struct mcp *m, json_object *id, json_object *params)
 {
-    json_object *name, *args = NULL, *program, *description, *timeout = NULL, *meta, *token = NULL;
-    if (!json_object_object_get_ex(params, "name", &name) || !json_object_is_type(name, json_type_string) ||
-        strcmp(json_object_get_string(name), TOOL_NAME) != 0) {
+    const char *name = dsh_json_get_text(params, "name");
+    json_object *args = dsh_json_get_object(params, "arguments"), *program = dsh_json_member(args, "program");
+    json_object *timeout = dsh_json_member(args, "timeoutMs");
+    json_object *token = dsh_json_member(dsh_json_get_object(params, "_meta"), "progressToken");
+    int64_t ms;
+    if (!name || strcmp(name, TOOL_NAME) != 0) {
         respond_error(id, -32602, "unknown tool: dsh offers only " TOOL_NAME);
         return;
     }
-    json_object_object_get_ex(params, "arguments", &args);
-    if (!json_object_is_type(args, json_type_object) || !json_object_object_get_ex(args, "program", &program) ||
-        !json_object_is_type(program, json_type_string) ||
-        !json_object_object_get_ex(args, "description", &description) ||
-        !json_object_is_type(description, json_type_string)) {
+    if (!dsh_json_get_string(args, "program", NULL) || !dsh_json_get_string(args, "description", NULL)) {
         respond(id, tool_error(TOOL_NAME " needs the string arguments \"program\" and \"description\""));
         return;
     }
@@ -274,14 +298,10 @@ static void tools_call(struct mcp *m, json_object *id, json_object *params)
             return;
         }
     }
-    if (json_object_object_get_ex(args, "timeoutMs", &timeout) &&
-        (!json_object_is_type(timeout, json_type_int) || json_object_get_int64(timeout) < 1 ||
-         json_object_get_int64(timeout) > m->max_timeout_ms)) {
+    if (dsh_json_has(args, "timeoutMs") && !dsh_json_as_int64(timeout, 1, m->max_timeout_ms, &ms)) {
         respond(id, tool_error("timeoutMs must be an integer from 1 to %lld", (long long)m->max_timeout_ms));
         return;
     }
-    if (json_object_object_get_ex(params, "_meta", &meta))
-        json_object_object_get_ex(meta, "progressToken", &token);
     struct mcall *c = calloc(1, sizeof(*c));
     json_object *req = c ? run_request(m, program, timeout) : NULL;
     if (!c || !req || !(c->request = strdup(dshh__jstr(req)))) {
@@ -303,8 +323,8 @@ static void tools_call(struct mcp *m, json_object *id, json_object *params)
 
 static void cancelled(struct mcp *m, json_object *params)
 {
-    json_object *id, *reason;
-    if (!json_object_object_get_ex(params, "requestId", &id))
+    json_object *id = dsh_json_member(params, "requestId");
+    if (!dsh_json_has(params, "requestId"))
         return;
     const char *text = dshh__jstr(id);
     for (struct mcall *c = m->calls; c; c = c->next) {
@@ -315,10 +335,9 @@ static void cancelled(struct mcp *m, json_object *params)
             unlink_call(m, c);
             return;
         }
-        const char *why = json_object_object_get_ex(params, "reason", &reason) &&
-                                  json_object_is_type(reason, json_type_string)
-                              ? json_object_get_string(reason)
-                              : "the MCP client cancelled the request";
+        const char *why = dsh_json_get_text(params, "reason");
+        if (!why)
+            why = "the MCP client cancelled the request";
         m->host->provider->cancel(m->host->instance, c->run, why);
         return;
     }
@@ -329,12 +348,10 @@ static void cancelled(struct mcp *m, json_object *params)
 static void initialize(json_object *id, json_object *params)
 {
     static const char *const versions[] = DSHH_MCP_PROTOCOL_VERSIONS;
-    json_object *asked;
-    const char *version = versions[0];
-    if (json_object_object_get_ex(params, "protocolVersion", &asked) && json_object_is_type(asked, json_type_string))
-        for (size_t i = 0; versions[i]; i++)
-            if (!strcmp(versions[i], json_object_get_string(asked)))
-                version = versions[i];
+    const char *asked = dsh_json_get_text(params, "protocolVersion"), *version = versions[0];
+    for (size_t i = 0; asked && versions[i]; i++)
+        if (!strcmp(versions[i], asked))
+            version = versions[i];
     json_object *result = json_object_new_object(), *caps = json_object_new_object(), *tools = json_object_new_object();
     json_object *info = json_object_new_object();
     json_object_object_add(result, "protocolVersion", json_object_new_string(version));
@@ -391,16 +408,15 @@ static json_object *tool_definition(struct mcp *m)
 
 static void handle_message(struct mcp *m, json_object *msg)
 {
-    json_object *method, *id = NULL, *params = NULL;
-    bool has_id = json_object_object_get_ex(msg, "id", &id);
-    json_object_object_get_ex(msg, "params", &params);
-    if (!json_object_object_get_ex(msg, "method", &method) || !json_object_is_type(method, json_type_string)) {
-        if (!has_id || json_object_object_get_ex(msg, "result", NULL) || json_object_object_get_ex(msg, "error", NULL))
+    json_object *id = dsh_json_member(msg, "id"), *params = dsh_json_member(msg, "params");
+    bool has_id = dsh_json_has(msg, "id");
+    const char *name = dsh_json_get_text(msg, "method");
+    if (!name) {
+        if (!has_id || dsh_json_has(msg, "result") || dsh_json_has(msg, "error"))
             return; /* a response: dsh sends no requests */
         respond_error(id, -32600, "invalid request: no method");
         return;
     }
-    const char *name = json_object_get_string(method);
     if (!has_id) { /* notifications */
         if (!strcmp(name, "notifications/cancelled"))
             cancelled(m, params);
@@ -487,8 +503,8 @@ static void on_stop_signal(void *arg, int sig)
 
 static int64_t int_field(json_object *o, const char *key)
 {
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+    int64_t v;
+    return dsh_json_get_int64(o, key, INT64_MIN, INT64_MAX, &v) ? v : 0;
 }
 
 /* maxOutputBytes of the provider row (its catalog default when absent). */
@@ -536,12 +552,11 @@ static int setup(struct mcp *m, const struct dshh_profile *profile)
         fprintf(stderr, "dsh: describe failed: %s\n", *err.message ? err.message : dsh_strerror(rc));
         return -1;
     }
-    json_object *describe = dsh_json_parse_strict(json, len), *timeout = NULL, *v;
+    json_object *describe = dsh_json_parse_strict(json, len), *timeout = dsh_json_get_object(describe, "timeout");
     m->host->provider->free_text(json);
-    json_object_object_get_ex(describe, "timeout", &timeout);
     m->default_timeout_ms = int_field(timeout, "defaultMs");
     m->max_timeout_ms = int_field(timeout, "maxMs");
-    m->retains = json_object_object_get_ex(describe, "retainsState", &v) && json_object_get_boolean(v);
+    m->retains = dsh_json_get_bool(describe, "retainsState", &m->retains) && m->retains;
     snprintf(m->owner, sizeof m->owner, "mcp-session-%ld", (long)getpid());
     m->max_output_bytes = max_output_bytes(profile);
     const char *const taken[] = {DSHH_DEMO_GLOBAL, NULL};
@@ -555,7 +570,8 @@ static int setup(struct mcp *m, const struct dshh_profile *profile)
         json_object_put(describe);
         return -1;
     }
-    fprintf(out, "%s\n", json_object_object_get_ex(describe, "executionInstructions", &v) ? json_object_get_string(v) : "");
+    const char *instructions = dsh_json_get_text(describe, "executionInstructions");
+    fprintf(out, "%s\n", instructions ? instructions : "");
     json_object_put(describe);
     if (m->host->demo_tools || m->ds.n) {
         fputs("\nThe program can call these host functions (TypeScript declarations):\n\n```ts\n", out);
@@ -575,9 +591,15 @@ int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile)
     signal(SIGPIPE, SIG_IGN);
     struct mcp m = {.host = host, .lines = {.max = MAX_LINE}};
     int status = DSHH_EXIT_USAGE;
+    session = &m;
+    int rc = dshh__out_queue_open(&m.out, host->loop, STDOUT_FILENO, MAX_UNREAD);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: cannot write to stdout: %s\n", strerror(-rc));
+        return status;
+    }
     if (setup(&m, profile) < 0)
         goto out;
-    int rc = dshh__loop_watch_input(host->loop, STDIN_FILENO, on_stdin, &m, &m.eof);
+    rc = dshh__loop_watch_input(host->loop, STDIN_FILENO, on_stdin, &m, &m.eof);
     if (rc == 0 && (rc = dshh__stop_signals_watch(host->loop, on_stop_signal, &m)) < 0)
         dshh__loop_remove_fd(host->loop, STDIN_FILENO);
     if (rc < 0) {
@@ -594,8 +616,11 @@ int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile)
         host->instance = NULL;
         goto out;
     }
-    status = m.stop_signal ? DSHH_EXIT_SIGNAL(m.stop_signal) : DSHH_EXIT_OK;
+    status = m.stop_signal ? DSHH_EXIT_SIGNAL(m.stop_signal) : m.dropped ? DSHH_EXIT_FAILURE : DSHH_EXIT_OK;
 out:
+    if (!m.dropped)
+        dshh__out_queue_flush(&m.out); /* the last answers, now that the loop has ended */
+    dshh__out_queue_close(&m.out);
     dshh__mcp_downstream_stop(&m.ds);
     dshh__lines_free(&m.lines);
     free(m.description);

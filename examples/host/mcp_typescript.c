@@ -2,6 +2,8 @@
  * run_code tool description (examples/host/README.md, "Downstream MCP servers"). */
 #include "mcp.h"
 
+#include "dsh_json_get.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,8 +103,8 @@ static void union_of(json_object *list, FILE *out, int indent, int depth)
 static bool listed(json_object *list, const char *key)
 {
     for (size_t i = 0; json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
-        json_object *v = json_object_array_get_idx(list, i);
-        if (json_object_is_type(v, json_type_string) && !strcmp(json_object_get_string(v), key))
+        const char *name = dsh_json_as_text(json_object_array_get_idx(list, i));
+        if (name && !strcmp(name, key))
             return true;
     }
     return false;
@@ -110,19 +112,17 @@ static bool listed(json_object *list, const char *key)
 
 static void object_type(json_object *schema, FILE *out, int indent, int depth)
 {
-    json_object *props = NULL, *required = NULL;
-    json_object_object_get_ex(schema, "required", &required);
-    if (!json_object_object_get_ex(schema, "properties", &props) || !json_object_is_type(props, json_type_object) ||
-        json_object_object_length(props) == 0) {
+    json_object *props = dsh_json_get_object(schema, "properties"), *required = dsh_json_get_array(schema, "required");
+    if (!props || json_object_object_length(props) == 0) {
         fputs("Record<string, unknown>", out);
         return;
     }
     fputs("{\n", out);
     json_object_object_foreach(props, key, sub)
     {
-        json_object *desc;
-        if (json_object_object_get_ex(sub, "description", &desc) && json_object_is_type(desc, json_type_string))
-            dshh__mcp_doc_comment(json_object_get_string(desc), out, indent + 2);
+        const char *desc = dsh_json_get_text(sub, "description");
+        if (desc)
+            dshh__mcp_doc_comment(desc, out, indent + 2);
         fprintf(out, "%*s", indent + 2, "");
         if (is_identifier(key)) {
             fputs(key, out);
@@ -140,7 +140,7 @@ static void object_type(json_object *schema, FILE *out, int indent, int depth)
 
 static void named_type(const char *type, json_object *schema, FILE *out, int indent, int depth)
 {
-    json_object *items;
+    json_object *items = dsh_json_get_object(schema, "items");
     if (!strcmp(type, "string"))
         fputs("string", out);
     else if (!strcmp(type, "number") || !strcmp(type, "integer"))
@@ -151,8 +151,7 @@ static void named_type(const char *type, json_object *schema, FILE *out, int ind
         fputs("null", out);
     else if (!strcmp(type, "object"))
         object_type(schema, out, indent, depth);
-    else if (!strcmp(type, "array") && json_object_object_get_ex(schema, "items", &items) &&
-             json_object_is_type(items, json_type_object)) {
+    else if (!strcmp(type, "array") && items) {
         fputs("Array<", out);
         schema_type(items, out, indent, depth + 1);
         fputs(">", out);
@@ -165,32 +164,30 @@ static void named_type(const char *type, json_object *schema, FILE *out, int ind
 static void schema_type(json_object *schema, FILE *out, int indent, int depth)
 {
     json_object *v;
+    const char *type;
     if (depth > MAX_DEPTH || !json_object_is_type(schema, json_type_object)) {
         fputs("unknown", out);
         return;
     }
-    if (json_object_object_get_ex(schema, "const", &v)) {
-        fputs(dshh__jstr(v), out);
-    } else if (json_object_object_get_ex(schema, "enum", &v) && json_object_is_type(v, json_type_array) &&
-               json_object_array_length(v) > 0) {
+    if (dsh_json_has(schema, "const")) {
+        fputs(dshh__jstr(dsh_json_member(schema, "const")), out);
+    } else if ((v = dsh_json_get_array(schema, "enum")) && json_object_array_length(v) > 0) {
         for (size_t i = 0; i < json_object_array_length(v); i++)
             fprintf(out, "%s%s", i ? " | " : "", dshh__jstr(json_object_array_get_idx(v, i)));
-    } else if ((json_object_object_get_ex(schema, "anyOf", &v) || json_object_object_get_ex(schema, "oneOf", &v)) &&
-               json_object_is_type(v, json_type_array)) {
+    } else if ((v = dsh_json_get_array(schema, "anyOf")) || (v = dsh_json_get_array(schema, "oneOf"))) {
         union_of(v, out, indent, depth);
-    } else if (json_object_object_get_ex(schema, "type", &v) && json_object_is_type(v, json_type_string)) {
-        named_type(json_object_get_string(v), schema, out, indent, depth);
-    } else if (json_object_object_get_ex(schema, "type", &v) && json_object_is_type(v, json_type_array) &&
-               json_object_array_length(v) > 0) {
+    } else if ((type = dsh_json_get_text(schema, "type"))) {
+        named_type(type, schema, out, indent, depth);
+    } else if ((v = dsh_json_get_array(schema, "type")) && json_object_array_length(v) > 0) {
         for (size_t i = 0; i < json_object_array_length(v); i++) {
-            json_object *t = json_object_array_get_idx(v, i);
+            const char *t = dsh_json_as_text(json_object_array_get_idx(v, i));
             fputs(i ? " | " : "", out);
-            if (json_object_is_type(t, json_type_string))
-                named_type(json_object_get_string(t), schema, out, indent, depth);
+            if (t)
+                named_type(t, schema, out, indent, depth);
             else
                 fputs("unknown", out);
         }
-    } else if (json_object_object_get_ex(schema, "properties", &v)) {
+    } else if (dsh_json_has(schema, "properties")) {
         object_type(schema, out, indent, depth);
     } else {
         fputs("unknown", out);

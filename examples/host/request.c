@@ -1,4 +1,5 @@
 /* Shared run plumbing: demo bindings in a request, resolve() + run(), whole writes. */
+#include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 #include "dshh.h"
 
@@ -12,10 +13,10 @@ bool dshh__add_demo_bindings(json_object *bindings)
 {
     size_t n = json_object_array_length(bindings);
     for (size_t i = 0; i < n; i++) {
-        json_object *ns = json_object_array_get_idx(bindings, i), *g;
+        json_object *ns = json_object_array_get_idx(bindings, i);
+        const char *g;
         /* A client namespace with the same global wins over the demo one. */
-        if (json_object_object_get_ex(ns, "global", &g) && json_object_is_type(g, json_type_string) &&
-            !strcmp(json_object_get_string(g), DSHH_DEMO_GLOBAL))
+        if ((g = dsh_json_get_text(ns, "global")) && !strcmp(g, DSHH_DEMO_GLOBAL))
             return false;
     }
     json_object *ns = json_object_new_object();
@@ -38,11 +39,12 @@ static size_t cwd_next;
 
 static void remember_cwd(dsh_run_id run, const char *spec, size_t len)
 {
-    json_object *root = dsh_json_parse_strict_value(spec, len), *cwd;
-    if (json_object_object_get_ex(root, "cwd", &cwd) && json_object_is_type(cwd, json_type_string)) {
+    json_object *root = dsh_json_parse_strict_value(spec, len);
+    const char *cwd = dsh_json_get_text(root, "cwd");
+    if (cwd) {
         free(cwd_ring[cwd_next].cwd);
         cwd_ring[cwd_next].run = run;
-        cwd_ring[cwd_next].cwd = strdup(json_object_get_string(cwd));
+        cwd_ring[cwd_next].cwd = strdup(cwd);
         cwd_next = (cwd_next + 1) % CWD_RING;
     }
     json_object_put(root);

@@ -26,6 +26,10 @@
 /* Programs travel inside request lines; the provider's own limit (maxMessageBytes) is lower. */
 #define MAX_LINE ((size_t)256 << 20)
 #define NO_CLIENT "the client closed dsh's stdin: no reply can come"
+/* Bytes of events the client left unread at which dsh drops it (README "Peers that stop
+ * reading"). */
+#define MAX_UNREAD ((size_t)64 << 20)
+#define DROPPED "dsh dropped the client: it stopped reading dsh's output"
 
 
 struct srun {
@@ -619,6 +623,20 @@ static void on_stop_signal(void *arg, int sig)
     dshh__loop_quit(srv->host->loop);
 }
 
+/* The client left MAX_UNREAD bytes of events unread: it is dropped. Its runs are cancelled and
+ * dsh exits once they ended, as at a stop signal; nothing more is written. */
+static void on_client_dropped(void *arg)
+{
+    struct serve *srv = arg;
+    if (!srv->eof) {
+        srv->eof = true;
+        dshh__loop_remove_fd(srv->host->loop, STDIN_FILENO);
+    }
+    for (struct srun *r = srv->runs; r; r = r->next)
+        srv->host->provider->cancel(srv->host->instance, r->run, DROPPED);
+    maybe_finish(srv);
+}
+
 /* ---- stdin --------------------------------------------------------------------------------------- */
 
 static void on_line(void *arg, const char *line, size_t len)
@@ -657,9 +675,18 @@ int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
      * client take them in fewer wake-ups. Nothing changes where stdout is no pipe. */
     (void)fcntl(STDOUT_FILENO, F_SETPIPE_SZ, 1 << 20);
     struct serve srv = {.host = host, .lines = {.max = MAX_LINE}};
-    int rc = dshh__stop_signals_watch(host->loop, on_stop_signal, &srv);
+    struct dshh_out_queue out;
+    int rc = dshh__out_queue_open(&out, host->loop, STDOUT_FILENO, MAX_UNREAD);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: cannot write to stdout: %s\n", strerror(-rc));
+        return DSHH_EXIT_USAGE;
+    }
+    dshh__events_queue(&out, on_client_dropped, &srv);
+    rc = dshh__stop_signals_watch(host->loop, on_stop_signal, &srv);
     if (rc < 0) {
         fprintf(stderr, "dsh: cannot watch SIGTERM/SIGINT: %s\n", strerror(-rc));
+        dshh__events_queue(NULL, NULL, NULL);
+        dshh__out_queue_close(&out);
         return DSHH_EXIT_USAGE;
     }
     emit_hello(&srv, NULL);
@@ -667,6 +694,8 @@ int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
     if (rc < 0) {
         fprintf(stderr, "dsh: cannot watch stdin: %s\n", strerror(-rc));
         dshh__stop_signals_unwatch(host->loop);
+        dshh__events_queue(NULL, NULL, NULL);
+        dshh__out_queue_close(&out);
         return DSHH_EXIT_USAGE;
     }
     maybe_finish(&srv);
@@ -681,11 +710,16 @@ int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
         host->provider->unload(host->instance);
         host->instance = NULL;
     }
+    bool dropped = dshh__events_dropped();
+    if (!dropped)
+        dshh__out_queue_flush(&out); /* the last events, now that the loop has ended */
+    dshh__events_queue(NULL, NULL, NULL);
+    dshh__out_queue_close(&out);
     dshh__lines_free(&srv.lines);
     for (size_t i = 0; i < srv.nowners; i++)
         free(srv.owners[i]);
     free(srv.owners);
     if (rc < 0)
         return DSHH_EXIT_USAGE;
-    return srv.stop_signal ? DSHH_EXIT_SIGNAL(srv.stop_signal) : DSHH_EXIT_OK;
+    return srv.stop_signal ? DSHH_EXIT_SIGNAL(srv.stop_signal) : dropped ? DSHH_EXIT_FAILURE : DSHH_EXIT_OK;
 }

@@ -10,10 +10,39 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* Writes parts as one line, retrying on EINTR and partial writes (a vanished client is noticed
- * at stdin EOF). */
+/* Where event lines go once dshh__events_queue was called (README "Peers that stop reading"). */
+static struct dshh_out_queue *events_out;
+static dshh_timer_fn events_on_full;
+static void *events_on_full_arg;
+static bool events_dropped;
+
+void dshh__events_queue(struct dshh_out_queue *q, dshh_timer_fn on_full, void *arg)
+{
+    events_out = q;
+    events_on_full = on_full;
+    events_on_full_arg = arg;
+    events_dropped = false;
+}
+
+bool dshh__events_dropped(void)
+{
+    return events_dropped;
+}
+
+/* Writes parts as one line: through the queue (never blocking) when there is one, else retrying
+ * on EINTR and partial writes (a vanished client is noticed at stdin EOF). */
 static void write_parts(struct iovec *iov, int n)
 {
+    if (events_out) {
+        if (events_dropped || dshh__out_queue_write(events_out, iov, n) != -ENOBUFS)
+            return;
+        /* The client stopped reading: it is dropped, from the loop (not inside a callback). */
+        events_dropped = true;
+        fprintf(stderr, "dsh: the client left %zu MiB of events unread; dsh dropped it\n", events_out->max >> 20);
+        if (dshh__loop_add_timer(events_out->loop, 0, events_on_full, events_on_full_arg) < 0)
+            events_on_full(events_on_full_arg);
+        return;
+    }
     while (n > 0) {
         ssize_t w = writev(STDOUT_FILENO, iov, n);
         if (w < 0 && errno == EINTR)

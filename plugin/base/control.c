@@ -2,6 +2,7 @@
 #include "control.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -14,6 +15,11 @@ void ptc__control_init(struct ptc_control *control, int fd, uint64_t max_frame_b
     memset(control, 0, sizeof *control);
     control->fd = fd;
     control->max_frame_bytes = max_frame_bytes;
+    /* The services hand it non-blocking (dsh_services.h); made sure of here, since one blocking
+     * read or send on a child that stopped reading would stall the host's loop. */
+    int flags = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+    if (flags >= 0 && !(flags & O_NONBLOCK))
+        (void)fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
 void ptc__control_destroy(struct ptc_control *control)
@@ -143,7 +149,7 @@ int ptc__control_flush(struct ptc_control *control)
     while (control->out_off < control->out_len) {
         /* MSG_NOSIGNAL: a vanished child must not raise SIGPIPE in the host. */
         ssize_t n = send(control->fd, control->out + control->out_off,
-                         control->out_len - control->out_off, MSG_NOSIGNAL);
+                         control->out_len - control->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
             control->out_off += (size_t)n;
             continue;

@@ -2,6 +2,7 @@
  * drained pipes, close and free, and what others may read. Confinement and spawn are in
  * env_start.c, control frames and pipe bytes in env_io.c. */
 #include "env_io.h"
+#include "dsh_json_get.h"
 #include "env_private.h"
 #include "launch.h"
 #include "dsh_strv.h"
@@ -20,10 +21,8 @@ static void on_freeze_poll(struct ptc_timer *timer);
 
 static char *dup_string(json_object *obj, const char *key)
 {
-    json_object *v;
-    if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
-        return strdup("");
-    return strdup(json_object_get_string(v));
+    const char *v = dsh_json_get_text(obj, key);
+    return strdup(v ? v : "");
 }
 
 /* V8's one-line verdict when the heap limit is hit (it follows with a long GC and native-stack

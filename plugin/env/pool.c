@@ -4,6 +4,7 @@
 #include "pool.h"
 #include "env_private.h"
 #include "env_start.h"
+#include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 #include "dsh_list.h"
 
@@ -87,22 +88,20 @@ struct ptc_env *ptc__pool_take(struct ptc_pool *pool, json_object *policy)
 
 static bool same_string(json_object *a, json_object *b, const char *key)
 {
-    json_object *x, *y;
-    return json_object_object_get_ex(a, key, &x) && json_object_object_get_ex(b, key, &y) &&
-           json_object_is_type(x, json_type_string) && json_object_is_type(y, json_type_string) &&
-           strcmp(json_object_get_string(x), json_object_get_string(y)) == 0;
+    const char *x = dsh_json_get_text(a, key), *y = dsh_json_get_text(b, key);
+    return x && y && strcmp(x, y) == 0;
 }
 
 /* Whether policy is what its session stands on now: only such environments are worth keeping,
  * and none is started under a mode the session has already left. */
 static bool is_standing(struct ptc_pool *pool, json_object *policy)
 {
-    json_object *session;
-    if (!json_object_object_get_ex(policy, "sessionId", &session) || !json_object_is_type(session, json_type_string))
+    const char *session = dsh_json_get_text(policy, "sessionId");
+    if (!session)
         return false;
     const struct dsh_sandbox_policy_service *svc = pool->envs->host->services.sandbox_policy;
     char buf[4096];
-    int n = svc->resolve(svc->ctx, json_object_get_string(session), buf, sizeof buf);
+    int n = svc->resolve(svc->ctx, session, buf, sizeof buf);
     if (n < 0 || (size_t)n >= sizeof buf)
         return false;
     json_object *standing = dsh_json_parse_strict(buf, (size_t)n);

@@ -18,6 +18,7 @@
 #include "control.h"
 #include "language.h"
 #include "strip_check.h"
+#include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 #include "dsh_list.h"
 #include "dsh_strv.h"
@@ -177,22 +178,24 @@ static void broken(struct ptc_stripper *s, const char *fmt, ...)
 static void on_answer(struct ptc_stripper *s, json_object *answer)
 {
     struct ptc_strip_request *r = s->pending;
-    json_object *id, *ok, *code, *message;
+    int64_t id;
+    bool ok;
+    size_t len = 0, at = 0;
+    const char *text;
     if (!r) {
         broken(s, "an answer without a request");
         return;
     }
-    if (!json_object_object_get_ex(answer, "id", &id) || !json_object_is_type(id, json_type_int) ||
-        json_object_get_int64(id) < 0 || (uint64_t)json_object_get_int64(id) != r->id) {
+    if (!dsh_json_get_int64(answer, "id", 0, INT64_MAX, &id) || (uint64_t)id != r->id) {
         broken(s, "the answer does not name the request it answers (id %llu)", (unsigned long long)r->id);
         return;
     }
-    if (!json_object_object_get_ex(answer, "ok", &ok) || !json_object_is_type(ok, json_type_boolean)) {
+    if (!dsh_json_get_bool(answer, "ok", &ok)) {
         broken(s, "the answer has no boolean ok");
         return;
     }
-    if (!json_object_get_boolean(ok)) {
-        if (!json_object_object_get_ex(answer, "message", &message) || !json_object_is_type(message, json_type_string)) {
+    if (!ok) {
+        if (!dsh_json_get_string(answer, "message", NULL)) {
             broken(s, "a refusal without a message");
             return;
         }
@@ -202,12 +205,10 @@ static void on_answer(struct ptc_stripper *s, json_object *answer)
         settle_head(s, PTC_STRIP_ANSWER_IN_CHILD, why, sizeof why - 1);
         return;
     }
-    if (!json_object_object_get_ex(answer, "code", &code) || !json_object_is_type(code, json_type_string)) {
+    if (!(text = dsh_json_get_string(answer, "code", &len))) {
         broken(s, "a stripped answer without code");
         return;
     }
-    const char *text = json_object_get_string(code);
-    size_t len = (size_t)json_object_get_string_len(code), at = 0;
     enum ptc_strip_violation v = ptc__strip_check(r->source, r->len, text, len, &at);
     if (v != PTC_STRIP_NONE) {
         broken(s, "its output was refused: %s (byte %zu)", ptc__strip_violation_text(v), at);
@@ -219,15 +220,15 @@ static void on_answer(struct ptc_stripper *s, json_object *answer)
 
 static void handle_line(struct ptc_stripper *s, const char *line, size_t len)
 {
-    json_object *frame = dsh_json_parse_strict(line, len), *type;
+    json_object *frame = dsh_json_parse_strict(line, len);
+    const char *type = dsh_json_get_text(frame, "type");
     if (!frame || !json_object_is_type(frame, json_type_object)) {
         json_object_put(frame);
         broken(s, "a line that is not a JSON object");
         return;
     }
     if (s->state == STRIPPER_STARTING) {
-        if (!json_object_object_get_ex(frame, "type", &type) || !json_object_is_type(type, json_type_string) ||
-            strcmp(json_object_get_string(type), "ready") != 0)
+        if (!type || strcmp(type, "ready") != 0)
             broken(s, "it did not start with a ready line");
         else {
             s->state = STRIPPER_READY;
@@ -581,10 +582,10 @@ void ptc__strippers_prestart(struct ptc_strippers *set)
         return;
     char text[4096];
     int n = svc->resolve(svc->ctx, NULL, text, sizeof text);
-    json_object *policy = n > 0 && (size_t)n < sizeof text ? dsh_json_parse_strict(text, (size_t)n) : NULL, *id;
-    const char *session = "";
-    if (policy && json_object_object_get_ex(policy, "sessionId", &id) && json_object_is_type(id, json_type_string))
-        session = json_object_get_string(id);
+    json_object *policy = n > 0 && (size_t)n < sizeof text ? dsh_json_parse_strict(text, (size_t)n) : NULL;
+    const char *session = dsh_json_get_text(policy, "sessionId");
+    if (!session)
+        session = "";
     start_stripper(set, session);
     json_object_put(policy);
 }
