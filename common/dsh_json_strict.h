@@ -48,7 +48,7 @@ struct dsh_json_extent {
 
 /* Validates one strict value at p (leading whitespace skipped) without building anything: the
  * position just past it, or NULL when it is not strict or nests deeper than max_depth (capped
- * at DSH_JSON_VALUE_MAX_DEPTH). Member names may contain NUL, as for
+ * at DSH_JSON_VALUE_MAX_DEPTH + 1: an array of values). Member names may contain NUL, as for
  * dsh_json_parse_strict_value. Iterative, no allocation: a pure function of the bytes. */
 const char *dsh_json_scan_value(const char *p, const char *end, size_t max_depth, struct dsh_json_extent *ret);
 
@@ -66,7 +66,7 @@ struct dsh_json_slice {
 };
 
 /* The object text[0..len) with the members named in raw_names (NULL-terminated) left as text:
- * each is validated by dsh_json_scan_value and reported in ret_raw (same order; a repeated name
+ * each is validated by dsh_json_scan_value (DSH_JSON_VALUE_MAX_DEPTH + 1 levels) and reported in ret_raw (same order; a repeated name
  * keeps its last value) and is not a member of the returned object. Every other member becomes
  * json-c values, nesting up to DSH_JSON_MAX_DEPTH, at most max_nodes of them. NULL when the text
  * is not one strict object, a budget is exceeded, or a member name contains NUL. */

@@ -639,13 +639,22 @@ static const char *word_end(const char *p, const char *end, const char *word)
     return (size_t)(end - p) >= n && memcmp(p, word, n) == 0 ? p + n : NULL;
 }
 
+/* Whether the strict number text [p, end) (under 512 characters) is a finite double. */
+static bool finite_number(const char *p, const char *end)
+{
+    char text[512];
+    memcpy(text, p, (size_t)(end - p));
+    text[end - p] = '\0';
+    return isfinite(strtod(text, NULL));
+}
+
 const char *dsh_json_scan_value(const char *p, const char *end, size_t max_depth, struct dsh_json_extent *ret)
 {
     /* One bit per open container (set: object), so the depth costs no C stack per level. */
-    unsigned char objects[DSH_JSON_VALUE_MAX_DEPTH / 8 + 1];
+    unsigned char objects[(DSH_JSON_VALUE_MAX_DEPTH + 1) / 8 + 1];
     size_t depth = 0, deepest = 0, nodes = 0;
-    if (max_depth > DSH_JSON_VALUE_MAX_DEPTH)
-        max_depth = DSH_JSON_VALUE_MAX_DEPTH;
+    if (max_depth > DSH_JSON_VALUE_MAX_DEPTH + 1)
+        max_depth = DSH_JSON_VALUE_MAX_DEPTH + 1;
     bool integer, expect_name = false;
     for (;;) {
         p = skip_blank(p, end);
@@ -692,7 +701,11 @@ const char *dsh_json_scan_value(const char *p, const char *end, size_t max_depth
         } else if (c == 'n') {
             p = word_end(p, end, "null");
         } else {
+            const char *start = p;
             p = number_end(p, end, &integer);
+            /* The tree parser's rules: at most 511 characters, and finite (1e400 is not). */
+            if (p && (p - start >= 512 || ((!integer || p - start > 15) && !finite_number(start, p))))
+                return NULL;
         }
         if (!p)
             return NULL;
@@ -781,9 +794,10 @@ json_object *dsh_json_parse_envelope(const char *text, size_t len, const char *c
         while (raw_names[raw] && strcmp(raw_names[raw], name) != 0)
             raw++;
         if (raw_names[raw]) {
-            /* Passed on as text: validated, never built. A repeated name keeps its last value. */
+            /* Passed on as text: validated, never built. A repeated name keeps its last value.
+             * One level more than a value: a call's args array holds values. */
             skip_space(&ps);
-            const char *after = dsh_json_scan_value(ps.p, ps.end, DSH_JSON_VALUE_MAX_DEPTH - 1, NULL);
+            const char *after = dsh_json_scan_value(ps.p, ps.end, DSH_JSON_VALUE_MAX_DEPTH + 1, NULL);
             if (after) {
                 ret_raw[raw] = (struct dsh_json_slice){ps.p, (size_t)(after - ps.p)};
                 ps.p = after;

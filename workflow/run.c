@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+
+#include "dsh_json_strict.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,8 +89,7 @@ static void on_call(void *userdata, dsh_run_id ptc_run, uint64_t call, const cha
     (void)ptc_run;
     (void)global; /* the runtime forwards only the declared `workflow` namespace */
     struct wf_run *run = userdata;
-    json_object *args = json_tokener_parse(args_json), *arg = NULL;
-    (void)args_len;
+    json_object *args = dsh_json_parse_strict_value(args_json, args_len), *arg = NULL;
     if (json_object_is_type(args, json_type_array) && json_object_array_length(args) > 0)
         arg = json_object_array_get_idx(args, 0);
     if (!strcmp(name, "progress"))
@@ -196,7 +197,7 @@ static void set_error(json_object *res, const char *code, const char *message)
 static json_object *build_result(struct wf_run *run)
 {
     json_object *res = json_object_new_object(),
-                *ptc = json_tokener_parse(run->ptc_result ? run->ptc_result : "null");
+                *ptc = run->ptc_result ? dsh_json_parse_strict_value(run->ptc_result, strlen(run->ptc_result)) : NULL;
     json_object *ok, *value = NULL, *env_ok, *err, *v;
     const char *stop = "error";
     if (run->cancelled) {

@@ -37,7 +37,7 @@ void ptc__run_destroy(struct ptc_run *run)
         ptc__env_unref(run->env);
     ptc__timer_destroy(&host->loop, &run->timer);
     ptc__ledger_destroy(&run->ledger);
-    json_object_put(run->value);
+    free(run->value);
     free(run->message);
     free(run->calls);
     ptc__spec_destroy(&run->spec);
@@ -57,7 +57,7 @@ static void settle_outcome(struct ptc_run *run)
                         (unsigned long long)run->ledger.budget);
     }
     if (run->kind != PTC_FAILURE_NONE) {
-        json_object_put(run->value);
+        free(run->value);
         run->value = NULL;
         run->has_value = false;
     }
@@ -70,6 +70,7 @@ static char *result_json(struct ptc_run *run, size_t *ret_len, void **ret_block)
         .kind = run->kind,
         .message = run->message,
         .value = run->value,
+        .value_len = run->value_len,
         .has_value = run->has_value,
         .ledger = &run->ledger,
         .mode = run->spec.mode,
@@ -190,7 +191,7 @@ void ptc__run_override_protocol(struct ptc_run *run, const char *message)
     run->kind = PTC_FAILURE_PROTOCOL;
     free(run->message);
     run->message = strdup(message);
-    json_object_put(run->value);
+    free(run->value);
     run->value = NULL;
     run->has_value = false;
 }

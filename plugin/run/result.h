@@ -10,7 +10,8 @@
 struct ptc_result {
     enum ptc_failure kind; /* PTC_FAILURE_NONE: ok */
     const char *message;   /* NULL: the kind's name */
-    json_object *value;    /* borrowed; only with has_value and an ok outcome */
+    const char *value;     /* JSON text, borrowed; only with has_value and an ok outcome */
+    size_t value_len;
     bool has_value;
     struct ptc_ledger *ledger; /* its entries are consumed (ptc__ledger_take_json) */
     const char *mode; /* the run's sandbox mode */
