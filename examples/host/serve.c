@@ -550,7 +550,9 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
     struct dsh_json_slice value;
     json_object *req = line[s] == '{' ? dsh_json_parse_envelope(line, len, raw, &value, DSHH_RESULT_MAX_NODES(len))
                                       : NULL;
-    if (!req && !dsh_json_is_value(line, len, DSH_JSON_VALUE_MAX_DEPTH, NULL)) {
+    if ((req && value.text && !dsh_json_is_value(value.text, value.len, DSH_JSON_VALUE_MAX_DEPTH, NULL)) ||
+        (!req && !dsh_json_is_value(line, len, DSH_JSON_VALUE_MAX_DEPTH, NULL))) {
+        json_object_put(req);
         invalid_line(line, len);
         return;
     }

@@ -69,7 +69,7 @@ static char *result_json(struct ptc_run *run, size_t *ret_len, void **ret_block)
     struct ptc_result result = {
         .kind = run->kind,
         .message = run->message,
-        .value = run->value,
+        .value = run->value, /* taken over by ptc__result_json */
         .value_len = run->value_len,
         .has_value = run->has_value,
         .ledger = &run->ledger,
@@ -79,6 +79,8 @@ static char *result_json(struct ptc_run *run, size_t *ret_len, void **ret_block)
         .retained_owner = run->retained ? run->spec.state_owner : NULL,
         .retained_state = run->retained_state ? run->retained_state : "cleared",
     };
+    run->value = NULL; /* ptc__result_json frees it */
+    run->has_value = false;
     return ptc__result_json(&result, ret_len, ret_block);
 }
 

@@ -95,6 +95,8 @@ char *ptc__result_json(const struct ptc_result *r, size_t *ret_len, void **ret_b
         free(head);
         head = spliced;
     }
+    /* Given back before the whole text is printed: a large value is held at most twice. */
+    free(r->value);
     const char *tail = json_object_to_json_string_length(last, DSH_JSON_PRINT_FLAGS, &tail_len);
     char *result = NULL;
     if (head && tail && tail_len > 0) {
