@@ -1,5 +1,5 @@
 // Host peak RSS (VmHWM of dsh) for the three program inputs of the JSON budgets rule
-// (host-abi/ABI.md, "Values"): a 10 MB result value of empty arrays, a 15 MB call argument, and a
+// (host-abi/ABI.md, "Values"): a 10 MB result value of empty arrays, a 3 MB call argument (the child exhausts its JS heap encoding 15 MB of empty arrays), and a
 // raw 30 MB frame written on fd 3 by a range limited to 256 MiB. Each runs in a fresh
 // `dsh headless --serve`; the figure is read from /proc once the run's result arrived.
 //   node tests/bench/host-rss.mjs [DSH] [PROVIDER.so]   (defaults: build/examples/host/dsh, its own provider)
@@ -56,8 +56,8 @@ await measure('result value', 3 * 3.3e6 + 1, {}, async (s) => {
   s.send({ type: 'run', id: 'v', program: 'return JSON.parse("[" + "[],".repeat(3.3e6) + "[]]")' });
   await s.next(isResult('v'));
 });
-await measure('call argument', 3 * 5e6 + 3, {}, async (s) => {
-  s.send({ type: 'run', id: 'a', bindings: [{ global: 'h', functions: ['f'] }], program: 'return await h.f(JSON.parse("[" + "[],".repeat(5e6) + "[]]"))' });
+await measure('call argument', 3 * 1e6 + 3, {}, async (s) => {
+  s.send({ type: 'run', id: 'a', bindings: [{ global: 'h', functions: ['f'] }], program: 'return await h.f(JSON.parse("[" + "[],".repeat(1e6) + "[]]"))' });
   const call = JSON.parse(await s.next((l) => l.startsWith('{"type":"call"')));
   s.send({ type: 'reply', run: 'a', call: call.call, ok: true, value: 1 });
   await s.next(isResult('a'));
