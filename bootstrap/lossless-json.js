@@ -162,27 +162,31 @@ function nextMember(open) {
   return [`${i ? ',' : ''}${keyText}:`, readProperty(value, key, keyPath), keyPath];
 }
 
-// Depth-first with an explicit stack of open containers: no call recursion per level.
+// Depth-first with an explicit stack of open containers: no call recursion per level. One piece
+// per member (its separator, name and text, or an empty container whole), as few as the recursive
+// form built, so a wide value costs no more heap than before.
 function encodeValue(value, path, context) {
   const parts = [];
   const stack = [];
+  let prefix = '';
   for (;;) {
     const leaf = encodeLeaf(value, path, context);
     if (leaf === undefined) {
       const open = openContainer(value, path, context);
-      parts.push(open.isArray ? '[' : '{');
+      parts.push(prefix + (open.isArray ? '[' : '{'));
       stack.push(open);
     } else {
-      parts.push(leaf);
+      parts.push(prefix + leaf);
     }
     let next;
     while (stack.length && !(next = nextMember(stack[stack.length - 1]))) {
       const done = stack.pop();
       context.ancestors.delete(done.value);
-      parts.push(done.close);
+      if (done.index === 1 && parts.length) parts[parts.length - 1] += done.close; // empty: '[]'
+      else parts.push(done.close);
     }
     if (!stack.length) return parts.join('');
-    parts.push(next[0]);
+    prefix = next[0];
     value = next[1];
     path = next[2];
   }
