@@ -48,35 +48,52 @@ test('a raw 30 MB frame on fd 3 from a range limited to 256 MiB fails the run; t
   await s.close();
 });
 
-// How deep the pinned Node's own JSON.stringify(JSON.parse(text)) goes in this process.
-function nodeRoundTripDepth() {
-  let lo = 1, hi = 20000;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    try {
-      JSON.stringify(JSON.parse('['.repeat(mid) + ']'.repeat(mid)));
-      lo = mid;
-    } catch {
-      hi = mid - 1;
+// Deep equality without recursion (assert.deepEqual recurses per level).
+function sameValue(a, b) {
+  const pending = [[a, b]];
+  while (pending.length) {
+    const [x, y] = pending.pop();
+    if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') {
+      if (!Object.is(x, y)) return false;
+      continue;
     }
+    if (Array.isArray(x) !== Array.isArray(y)) return false;
+    const kx = Object.keys(x), ky = Object.keys(y);
+    if (kx.length !== ky.length || kx.some((k, i) => k !== ky[i])) return false;
+    for (const k of kx) pending.push([x[k], y[k]]);
   }
-  return lo;
+  return true;
 }
 
-for (const depth of [40, 1000, nodeRoundTripDepth()]) {
-  test(`a ${depth}-level value crosses --serve both ways as this Node's JSON gives it`, async () => {
-    const text = '{"a":'.repeat(depth - 1) + '[-0,1.50,"x"]' + '}'.repeat(depth - 1);
-    const expected = JSON.parse(text);
+// The value's shape at a given depth: objects around an array of assorted leaves.
+const shaped = (depth) => '{"a":'.repeat(depth - 1) + '[0,1.50,"x",{"k\\u0000":null}]' + '}'.repeat(depth - 1);
+// In the program: the deepest such value its own JSON.stringify(JSON.parse(text)) round-trips,
+// measured where it will stringify the value it receives (0 when a fixed depth is asked).
+const probe = `const shaped = ${shaped.toString()};
+  const roundTrips = (m) => { try { JSON.stringify(JSON.parse(shaped(m))); return true } catch { return false } };
+  let lo = 1, hi = 20000;
+  while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (roundTrips(mid)) lo = mid; else hi = mid - 1 }`;
+
+for (const fixed of [40, 1000, 0]) {
+  test(`a ${fixed || "child's own JSON round-trip"}-level value crosses --serve both ways as this Node's JSON gives it`, async () => {
     const s = new Serve();
-    s.send({ type: 'run', id: 'deep', bindings: h, program: 'const v = await h.f(); return [JSON.stringify(v), await h.f(v)]' });
+    s.send({ type: 'run', id: 'deep', bindings: h,
+      // The probe runs where a reply resumes the program, as the stringify of the value does.
+      program: `await h.f(); ${probe}; const v = await h.f(lo); return [JSON.stringify(v), await h.f(v)]` });
+    const c0 = await s.next((e) => e.type === 'call' && e.run === 'deep');
+    s.send({ type: 'reply', run: 'deep', call: c0.call, ok: true, value: 0 });
     const c1 = await s.next((e) => e.type === 'call' && e.run === 'deep');
+    const depth = fixed || c1.args[0];
+    if (!fixed) assert.ok(depth >= 1000, `the child round-trips only ${depth} levels`);
+    const text = shaped(depth);
+    const expected = JSON.parse(text);
     s.child.stdin.write(`{"type":"reply","run":"deep","call":${c1.call},"ok":true,"value":${text}}\n`);
     const c2 = await s.next((e) => e.type === 'call' && e.run === 'deep');
-    assert.deepEqual(c2.args[0], expected, 'the program sent back the value it received');
+    assert.ok(sameValue(c2.args[0], expected), 'the program sent back the value it received');
     s.send({ type: 'reply', run: 'deep', call: c2.call, ok: true, value: 0 });
     const r = await s.result('deep');
     assert.equal(r.ok, true, JSON.stringify(r.error));
-    assert.equal(r.value[0], JSON.stringify(expected));
+    assert.ok(sameValue(JSON.parse(r.value[0]), expected), "the program's own JSON.stringify gave the value");
     await s.close();
   });
 }
