@@ -6,10 +6,11 @@
 import { types } from 'node:util';
 
 // The deepest nesting of arrays and objects a value sent to the host may have (PROTOCOL.md). The
-// host parses frames with a 512-level bound; a result or call frame wraps its value in at most two
-// levels, so every value the child accepts fits, and deeper ones fail here, in the program's
-// terms, instead of as a protocol failure of the whole process.
-export const MAX_VALUE_DEPTH = 500;
+// pinned Node's own JSON.stringify gives up near 4,500 levels with its default stack, so every value
+// the program could round-trip through JSON itself fits; the host passes values on as validated
+// text with the same bound (common/dsh_json_strict.h, DSH_JSON_VALUE_MAX_DEPTH) and never recurses
+// per level, and neither does this encoder (an explicit stack).
+export const MAX_VALUE_DEPTH = 10000;
 
 export class LossyValueError extends Error {
   constructor(path, problem) {
@@ -86,43 +87,9 @@ function readProperty(object, key, path) {
   }
 }
 
-function encodeArray(value, path, context) {
-  const keys = Reflect.ownKeys(value);
-  for (const key of keys) {
-    if (typeof key === 'symbol') throw new LossyValueError(path, 'has a symbol-keyed property');
-    if (key !== 'length' && !(String(Number(key)) === key && Number(key) >= 0)) {
-      throw new LossyValueError(path, `has a non-index property ${JSON.stringify(key)}`);
-    }
-  }
-  const parts = [];
-  for (let i = 0; i < value.length; i++) {
-    const itemPath = `${path}[${i}]`;
-    if (!Object.prototype.hasOwnProperty.call(value, i)) {
-      throw new LossyValueError(itemPath, 'is a hole in a sparse array');
-    }
-    parts.push(encodeValue(readProperty(value, i, itemPath), itemPath, context));
-  }
-  return `[${parts.join(',')}]`;
-}
-
-function encodeObject(value, path, context) {
-  const parts = [];
-  for (const key of Reflect.ownKeys(value)) {
-    if (typeof key === 'symbol') throw new LossyValueError(path, `has a symbol-keyed property ${String(key)}`);
-    const descriptor = Object.getOwnPropertyDescriptor(value, key);
-    // JSON.stringify skips non-enumerable properties, so they would vanish.
-    if (!descriptor.enumerable) {
-      throw new LossyValueError(memberPath(path, key), 'is a non-enumerable property');
-    }
-    const keyPath = memberPath(path, key);
-    const keyText = encodeString(key, `${keyPath} (property name)`);
-    parts.push(`${keyText}:${encodeValue(readProperty(value, key, keyPath), keyPath, context)}`);
-  }
-  return `{${parts.join(',')}}`;
-}
-
-// context: { root, ancestors (the containers being encoded, for cycles) }
-function encodeValue(value, path, context) {
+// The text of a value that is not an array or object, or undefined for a container that may be
+// encoded (the checks in JSON.stringify's order: scalars, null, Proxy, cycle, plain, depth).
+function encodeLeaf(value, path, context) {
   switch (typeof value) {
     case 'string':
       return encodeString(value, path);
@@ -148,14 +115,80 @@ function encodeValue(value, path, context) {
   const isArray = Array.isArray(value) && plainArrayPrototypes.has(Object.getPrototypeOf(value));
   if (!isArray && !isPlainObject(value)) throw new LossyValueError(path, `is ${describeObject(value)}`);
   if (ancestors.size >= MAX_VALUE_DEPTH) {
-    // The path of the offending level would be hundreds of steps long: name the value instead.
+    // The path of the offending level would be thousands of steps long: name the value instead.
     throw new LossyValueError(context.root, `nests arrays and objects deeper than ${MAX_VALUE_DEPTH} levels (the limit for values)`);
   }
-  ancestors.add(value);
-  try {
-    return isArray ? encodeArray(value, path, context) : encodeObject(value, path, context);
-  } finally {
-    ancestors.delete(value);
+  return undefined;
+}
+
+// An open array or object: what is left of it to encode.
+function openContainer(value, path, context) {
+  context.ancestors.add(value);
+  if (Array.isArray(value) && plainArrayPrototypes.has(Object.getPrototypeOf(value))) {
+    for (const key of Reflect.ownKeys(value)) {
+      if (typeof key === 'symbol') throw new LossyValueError(path, 'has a symbol-keyed property');
+      if (key !== 'length' && !(String(Number(key)) === key && Number(key) >= 0)) {
+        throw new LossyValueError(path, `has a non-index property ${JSON.stringify(key)}`);
+      }
+    }
+    return { value, path, isArray: true, index: 0, close: ']' };
+  }
+  return { value, path, isArray: false, keys: Reflect.ownKeys(value), index: 0, close: '}' };
+}
+
+// The next member of an open container as [text before it, its value, its path], or undefined
+// when the container is done.
+function nextMember(open) {
+  const { value, path } = open;
+  const i = open.index++;
+  if (open.isArray) {
+    if (i >= value.length) return undefined;
+    const itemPath = `${path}[${i}]`;
+    if (!Object.prototype.hasOwnProperty.call(value, i)) {
+      throw new LossyValueError(itemPath, 'is a hole in a sparse array');
+    }
+    return [i ? ',' : '', readProperty(value, i, itemPath), itemPath];
+  }
+  if (i >= open.keys.length) return undefined;
+  const key = open.keys[i];
+  if (typeof key === 'symbol') throw new LossyValueError(path, `has a symbol-keyed property ${String(key)}`);
+  const descriptor = Object.getOwnPropertyDescriptor(value, key);
+  // JSON.stringify skips non-enumerable properties, so they would vanish.
+  if (!descriptor.enumerable) {
+    throw new LossyValueError(memberPath(path, key), 'is a non-enumerable property');
+  }
+  const keyPath = memberPath(path, key);
+  const keyText = encodeString(key, `${keyPath} (property name)`);
+  return [`${i ? ',' : ''}${keyText}:`, readProperty(value, key, keyPath), keyPath];
+}
+
+// Depth-first with an explicit stack of open containers: no call recursion per level. One piece
+// per member (its separator, name and text, or an empty container whole), as few as the recursive
+// form built, so a wide value costs no more heap than before.
+function encodeValue(value, path, context) {
+  const parts = [];
+  const stack = [];
+  let prefix = '';
+  for (;;) {
+    const leaf = encodeLeaf(value, path, context);
+    if (leaf === undefined) {
+      const open = openContainer(value, path, context);
+      parts.push(prefix + (open.isArray ? '[' : '{'));
+      stack.push(open);
+    } else {
+      parts.push(prefix + leaf);
+    }
+    let next;
+    while (stack.length && !(next = nextMember(stack[stack.length - 1]))) {
+      const done = stack.pop();
+      context.ancestors.delete(done.value);
+      if (done.index === 1 && parts.length) parts[parts.length - 1] += done.close; // empty: '[]'
+      else parts.push(done.close);
+    }
+    if (!stack.length) return parts.join('');
+    prefix = next[0];
+    value = next[1];
+    path = next[2];
   }
 }
 

@@ -18,6 +18,7 @@
 struct parser {
     const char *p, *end;
     int depth;
+    size_t nodes_left; /* the node budget of the tree being built */
     bool failed;
     bool nul_names; /* member names may contain NUL (dsh_json_parse_strict_value) */
 };
@@ -135,13 +136,15 @@ static size_t plain_prefix(const unsigned char *p, const unsigned char *end)
     return (size_t)(s - p);
 }
 
-const char *dsh_json_decode_string(const char *p, const char *end, char *out, size_t *ret_len)
+/* The strict string body at p (see dsh_json_decode_string); out NULL only validates. */
+static const char *string_body(const char *p, const char *end, char *out, size_t *ret_len)
 {
     size_t len = 0;
+    char scratch[4];
     while (p < end) {
         size_t plain = plain_prefix((const unsigned char *)p, (const unsigned char *)end);
         if (plain) {
-            if (out + len != p)
+            if (out && out + len != p)
                 memmove(out + len, p, plain);
             len += plain;
             p += plain;
@@ -158,7 +161,8 @@ const char *dsh_json_decode_string(const char *p, const char *end, char *out, si
             size_t n = utf8_length((const unsigned char *)p, (const unsigned char *)end);
             if (n == 0)
                 return NULL;
-            memmove(out + len, p, n);
+            if (out)
+                memmove(out + len, p, n);
             len += n;
             p += n;
             continue;
@@ -169,7 +173,9 @@ const char *dsh_json_decode_string(const char *p, const char *end, char *out, si
         p += 2;
         const char *simple = strchr("\"\\/bfnrt", e);
         if (e != '\0' && simple) {
-            out[len++] = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
+            if (out)
+                out[len] = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
+            len++;
             continue;
         }
         if (e != 'u' || end - p < 4)
@@ -192,9 +198,14 @@ const char *dsh_json_decode_string(const char *p, const char *end, char *out, si
         }
         /* An escape takes at least as many bytes as the UTF-8 it stands for (6 for up to 3,
          * 12 for 4), so decoding in place never overtakes the input. */
-        len += put_utf8(out + len, cp);
+        len += put_utf8(out ? out + len : scratch, cp);
     }
     return NULL;
+}
+
+const char *dsh_json_decode_string(const char *p, const char *end, char *out, size_t *ret_len)
+{
+    return string_body(p, end, out, ret_len);
 }
 
 /* What byte c becomes inside a JSON string as the project prints it (json-c's escapes with '/'
@@ -317,35 +328,45 @@ static json_object *parse_string(struct parser *ps)
     return s ? s : fail(ps);
 }
 
-static json_object *parse_number(struct parser *ps)
+/* The end of the strict number at q, or NULL; *ret_integer: no fraction and no exponent. */
+static const char *number_end(const char *q, const char *end, bool *ret_integer)
 {
-    const char *start = ps->p, *q = ps->p;
-    bool integer = true;
-    if (q < ps->end && *q == '-')
+    *ret_integer = true;
+    if (q < end && *q == '-')
         q++;
-    if (q < ps->end && *q == '0')
+    if (q < end && *q == '0')
         q++;
-    else if (q < ps->end && *q >= '1' && *q <= '9')
-        while (q < ps->end && *q >= '0' && *q <= '9')
+    else if (q < end && *q >= '1' && *q <= '9')
+        while (q < end && *q >= '0' && *q <= '9')
             q++;
     else
+        return NULL;
+    if (q < end && *q == '.') {
+        *ret_integer = false;
+        if (++q >= end || *q < '0' || *q > '9')
+            return NULL;
+        while (q < end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    if (q < end && (*q == 'e' || *q == 'E')) {
+        *ret_integer = false;
+        if (++q < end && (*q == '+' || *q == '-'))
+            q++;
+        if (q >= end || *q < '0' || *q > '9')
+            return NULL;
+        while (q < end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    return q;
+}
+
+static json_object *parse_number(struct parser *ps)
+{
+    const char *start = ps->p;
+    bool integer;
+    const char *q = number_end(start, ps->end, &integer);
+    if (!q)
         return fail(ps);
-    if (q < ps->end && *q == '.') {
-        integer = false;
-        if (++q >= ps->end || *q < '0' || *q > '9')
-            return fail(ps);
-        while (q < ps->end && *q >= '0' && *q <= '9')
-            q++;
-    }
-    if (q < ps->end && (*q == 'e' || *q == 'E')) {
-        integer = false;
-        if (++q < ps->end && (*q == '+' || *q == '-'))
-            q++;
-        if (q >= ps->end || *q < '0' || *q > '9')
-            return fail(ps);
-        while (q < ps->end && *q >= '0' && *q <= '9')
-            q++;
-    }
     ps->p = q;
     char text[512];
     size_t n = (size_t)(q - start);
@@ -353,7 +374,9 @@ static json_object *parse_number(struct parser *ps)
         return fail(ps);
     memcpy(text, start, n);
     text[n] = '\0';
-    if (integer) {
+    /* "-0" is no int64 (that would print as 0): it stays a double with its text, as JSON.parse
+     * gives -0 for it. */
+    if (integer && strcmp(text, "-0") != 0) {
         errno = 0;
         long long v = strtoll(text, NULL, 10);
         if (errno == 0)
@@ -546,8 +569,9 @@ bad:
 static json_object *parse_value(struct parser *ps)
 {
     skip_space(ps);
-    if (ps->p >= ps->end)
+    if (ps->p >= ps->end || ps->nodes_left == 0)
         return fail(ps);
+    ps->nodes_left--;
     switch (*ps->p) {
     case '{':
     case '[': {
@@ -574,7 +598,7 @@ static json_object *parse_text(const char *text, size_t len, bool nul_names)
 {
     if (!text)
         return NULL;
-    struct parser ps = {.p = text, .end = text + len, .nul_names = nul_names};
+    struct parser ps = {.p = text, .end = text + len, .nodes_left = SIZE_MAX, .nul_names = nul_names};
     json_object *v = parse_value(&ps);
     skip_space(&ps);
     if (ps.failed || ps.p != ps.end) {
@@ -598,4 +622,208 @@ bool dsh_json_is_text(json_object *v)
 {
     return json_object_is_type(v, json_type_string) &&
            strlen(json_object_get_string(v)) == (size_t)json_object_get_string_len(v);
+}
+
+/* ---- values as text: validated without a tree ---------------------------------------------- */
+
+static const char *skip_blank(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+static const char *word_end(const char *p, const char *end, const char *word)
+{
+    size_t n = strlen(word);
+    return (size_t)(end - p) >= n && memcmp(p, word, n) == 0 ? p + n : NULL;
+}
+
+/* Whether the strict number text [p, end) (under 512 characters) is a finite double. */
+static bool finite_number(const char *p, const char *end)
+{
+    char text[512];
+    memcpy(text, p, (size_t)(end - p));
+    text[end - p] = '\0';
+    return isfinite(strtod(text, NULL));
+}
+
+const char *dsh_json_scan_value(const char *p, const char *end, size_t max_depth, struct dsh_json_extent *ret)
+{
+    /* One bit per open container (set: object), so the depth costs no C stack per level. */
+    unsigned char objects[(DSH_JSON_VALUE_MAX_DEPTH + 1) / 8 + 1];
+    size_t depth = 0, deepest = 0, nodes = 0;
+    if (max_depth > DSH_JSON_VALUE_MAX_DEPTH + 1)
+        max_depth = DSH_JSON_VALUE_MAX_DEPTH + 1;
+    bool integer, expect_name = false;
+    for (;;) {
+        p = skip_blank(p, end);
+        if (p >= end)
+            return NULL;
+        if (expect_name) {
+            /* A member name, then ':' (names may contain NUL, as in JavaScript). */
+            size_t n;
+            if (*p != '"' || !(p = string_body(p + 1, end, NULL, &n)))
+                return NULL;
+            p = skip_blank(p, end);
+            if (p >= end || *p != ':')
+                return NULL;
+            p = skip_blank(p + 1, end);
+            if (p >= end)
+                return NULL;
+            expect_name = false;
+        }
+        char c = *p;
+        if (c == '{' || c == '[') {
+            if (depth >= max_depth)
+                return NULL;
+            if (c == '{')
+                objects[depth / 8] |= (unsigned char)(1u << depth % 8);
+            else
+                objects[depth / 8] &= (unsigned char)~(1u << depth % 8);
+            depth++;
+            deepest = depth > deepest ? depth : deepest;
+            p = skip_blank(p + 1, end);
+            if (p < end && *p == (c == '{' ? '}' : ']')) {
+                p++;
+                depth--;
+            } else {
+                expect_name = c == '{';
+                continue;
+            }
+        } else if (c == '"') {
+            size_t n;
+            p = string_body(p + 1, end, NULL, &n);
+        } else if (c == 't') {
+            p = word_end(p, end, "true");
+        } else if (c == 'f') {
+            p = word_end(p, end, "false");
+        } else if (c == 'n') {
+            p = word_end(p, end, "null");
+        } else {
+            const char *start = p;
+            p = number_end(p, end, &integer);
+            /* The tree parser's rules: at most 511 characters, and finite (1e400 is not). */
+            if (p && (p - start >= 512 || ((!integer || p - start > 15) && !finite_number(start, p))))
+                return NULL;
+        }
+        if (!p)
+            return NULL;
+        nodes++;
+        /* After a complete value: close containers, or go on with the next element. */
+        for (;;) {
+            if (depth == 0) {
+                if (ret)
+                    *ret = (struct dsh_json_extent){nodes, deepest};
+                return p;
+            }
+            p = skip_blank(p, end);
+            if (p >= end)
+                return NULL;
+            bool in_object = objects[(depth - 1) / 8] >> (depth - 1) % 8 & 1u;
+            if (*p == ',') {
+                p++;
+                expect_name = in_object;
+                break;
+            }
+            if (*p != (in_object ? '}' : ']'))
+                return NULL;
+            p++;
+            depth--;
+            nodes++;
+        }
+    }
+}
+
+bool dsh_json_is_value(const char *text, size_t len, size_t max_depth, struct dsh_json_extent *ret)
+{
+    if (!text)
+        return false;
+    const char *end = text + len, *after = dsh_json_scan_value(text, end, max_depth, ret);
+    return after && skip_blank(after, end) == end;
+}
+
+size_t dsh_json_compact(char *out, const char *text, size_t len)
+{
+    size_t n = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            out[n++] = c;
+            if (c == '\\' && i + 1 < len)
+                out[n++] = text[++i];
+            else if (c == '"')
+                in_string = false;
+        } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+            out[n++] = c;
+            in_string = c == '"';
+        }
+    }
+    return n;
+}
+
+json_object *dsh_json_parse_envelope(const char *text, size_t len, const char *const *raw_names,
+                                     struct dsh_json_slice *ret_raw, size_t max_nodes)
+{
+    if (!text)
+        return NULL;
+    for (size_t i = 0; raw_names[i]; i++)
+        ret_raw[i] = (struct dsh_json_slice){NULL, 0};
+    struct parser ps = {.p = text, .end = text + len, .depth = 1, .nodes_left = max_nodes};
+    skip_space(&ps);
+    if (ps.p >= ps.end || *ps.p != '{')
+        return NULL;
+    ps.p++;
+    json_object *object = json_object_new_object();
+    if (!object)
+        return NULL;
+    if (consume(&ps, '}'))
+        goto done;
+    do {
+        skip_space(&ps);
+        if (ps.p >= ps.end || *ps.p != '"')
+            goto bad;
+        json_object *key = parse_string(&ps);
+        if (ps.failed || !dsh_json_is_text(key) || !consume(&ps, ':')) {
+            json_object_put(key);
+            goto bad;
+        }
+        const char *name = json_object_get_string(key);
+        size_t raw = 0;
+        while (raw_names[raw] && strcmp(raw_names[raw], name) != 0)
+            raw++;
+        if (raw_names[raw]) {
+            /* Passed on as text: validated, never built. A repeated name keeps its last value.
+             * One level more than a value: a call's args array holds values. */
+            skip_space(&ps);
+            const char *after = dsh_json_scan_value(ps.p, ps.end, DSH_JSON_VALUE_MAX_DEPTH + 1, NULL);
+            if (after) {
+                ret_raw[raw] = (struct dsh_json_slice){ps.p, (size_t)(after - ps.p)};
+                ps.p = after;
+                json_object_object_del(object, name);
+            }
+            json_object_put(key);
+            if (!after)
+                goto bad;
+            continue;
+        }
+        json_object *v = parse_value(&ps);
+        /* json-c takes v's reference. */
+        if (ps.failed || json_object_object_add(object, name, v) != 0) {
+            json_object_put(v);
+            json_object_put(key);
+            goto bad;
+        }
+        json_object_put(key);
+    } while (consume(&ps, ','));
+    if (!consume(&ps, '}'))
+        goto bad;
+done:
+    skip_space(&ps);
+    if (ps.p == ps.end)
+        return object;
+bad:
+    json_object_put(object);
+    return NULL;
 }

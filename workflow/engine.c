@@ -9,6 +9,9 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+
+#include "dsh_json_get.h"
+#include "dsh_json_strict.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -56,12 +59,11 @@ static int check_runtime_format(const struct dsh_runtime_service *rt, struct dsh
     if (rc < 0)
         return dsh_error_setf(err, DSH_E_CONFIG_INVALID,
                               "the lent runtime cannot describe itself: %s", derr.message);
-    json_object *d = json_tokener_parse(json), *f, *lang;
+    json_object *d = dsh_json_parse_strict_value(json, strlen(json));
     /* The guest is JavaScript: a runtime of another program language cannot run it. */
-    bool ok = json_object_object_get_ex(d, "programFormat", &f) &&
-              !strcmp(json_object_get_string(f), "async-function") &&
-              (!json_object_object_get_ex(d, "language", &lang) ||
-               !strcmp(json_object_get_string(lang), "typescript"));
+    const char *format = dsh_json_get_text(d, "programFormat"), *lang = dsh_json_get_text(d, "language");
+    bool ok = format && !strcmp(format, "async-function") &&
+              (!dsh_json_has(d, "language") || (lang && !strcmp(lang, "typescript")));
     json_object_put(d);
     rt->provider->free_text(json);
     if (!ok)

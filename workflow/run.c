@@ -8,6 +8,9 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+
+#include "dsh_json_get.h"
+#include "dsh_json_strict.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,8 +90,7 @@ static void on_call(void *userdata, dsh_run_id ptc_run, uint64_t call, const cha
     (void)ptc_run;
     (void)global; /* the runtime forwards only the declared `workflow` namespace */
     struct wf_run *run = userdata;
-    json_object *args = json_tokener_parse(args_json), *arg = NULL;
-    (void)args_len;
+    json_object *args = dsh_json_parse_strict_value(args_json, args_len), *arg = NULL;
     if (json_object_is_type(args, json_type_array) && json_object_array_length(args) > 0)
         arg = json_object_array_get_idx(args, 0);
     if (!strcmp(name, "progress"))
@@ -196,7 +198,7 @@ static void set_error(json_object *res, const char *code, const char *message)
 static json_object *build_result(struct wf_run *run)
 {
     json_object *res = json_object_new_object(),
-                *ptc = json_tokener_parse(run->ptc_result ? run->ptc_result : "null");
+                *ptc = run->ptc_result ? dsh_json_parse_strict_value(run->ptc_result, strlen(run->ptc_result)) : NULL;
     json_object *ok, *value = NULL, *env_ok, *err, *v;
     const char *stop = "error";
     if (run->cancelled) {
@@ -209,18 +211,12 @@ static json_object *build_result(struct wf_run *run)
             stop = "completed";
             json_object_object_get_ex(v, "value", &value);
         } else {
-            json_object *code = NULL, *msg = NULL;
-            json_object_object_get_ex(v, "code", &code);
-            json_object_object_get_ex(v, "message", &msg);
-            set_error(res, code ? json_object_get_string(code) : "exception",
-                      json_object_get_string(msg));
+            const char *code = dsh_json_get_text(v, "code");
+            set_error(res, code ? code : "exception", dsh_json_get_string(v, "message", NULL));
         }
     } else if (json_object_object_get_ex(ptc, "error", &err)) {
-        json_object *kind = NULL, *msg = NULL;
-        json_object_object_get_ex(err, "kind", &kind);
-        json_object_object_get_ex(err, "message", &msg);
-        set_error(res, kind ? json_object_get_string(kind) : "exception",
-                  json_object_get_string(msg));
+        const char *kind = dsh_json_get_text(err, "kind");
+        set_error(res, kind ? kind : "exception", dsh_json_get_string(err, "message", NULL));
     } else {
         set_error(res, "protocol", "the workflow program returned no envelope");
     }
@@ -235,11 +231,8 @@ static json_object *build_result(struct wf_run *run)
 /* A script that did not compile never started: its run reports only on_done. */
 static bool never_started(const struct wf_run *run, json_object *result)
 {
-    json_object *err, *code;
-    return !wf__observer_started(&run->observer) &&
-           json_object_object_get_ex(result, "error", &err) &&
-           json_object_object_get_ex(err, "code", &code) &&
-           !strcmp(json_object_get_string(code), "script-invalid");
+    const char *code = dsh_json_get_text(dsh_json_get_object(result, "error"), "code");
+    return !wf__observer_started(&run->observer) && code && !strcmp(code, "script-invalid");
 }
 
 void wf__run_finish(struct wf_run *run)

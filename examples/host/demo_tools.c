@@ -5,6 +5,7 @@
  *   fail({message})  -> rejects with message
  *   registerImage({path, attachmentId?}) -> attachmentId (demo_images.c)
  */
+#include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 #include "dsh_list.h"
 #include "dshh.h"
@@ -104,37 +105,42 @@ static void sleep_(struct dshh_host *host, dsh_run_id run, uint64_t call, json_o
 void dshh__demo_call(struct dshh_host *host, dsh_run_id run, uint64_t call, const char *name,
                      const char *args_json, size_t args_len, struct dshh_demo_pending **pending)
 {
-    /* The provider's args text is strict JSON nested as deep as the runtime allows values
-     * (json-c's own tokener stops at 32 levels); a text that does not parse rejects the call
-     * rather than answering as if no argument had been passed. */
-    json_object *args = dsh_json_parse_strict_value(args_json, args_len);
-    if (!json_object_is_type(args, json_type_array)) {
-        json_object_put(args);
+    /* The provider's args text is a strict JSON array of values nested as deep as the runtime
+     * allows (DSH_JSON_VALUE_MAX_DEPTH): the first argument is found by the scanner, echoed as its
+     * text, and built into a tree only for the tools that read it (small: a node budget). A text
+     * that is no array rejects the call rather than answering as if no argument had been passed. */
+    const char *end = args_json + args_len, *p = args_json;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    if (p == end || *p != '[' || !dsh_json_is_value(args_json, args_len, DSH_JSON_VALUE_MAX_DEPTH + 1, NULL)) {
         reject(host, run, call, "the demo tools could not read the call's arguments");
         return;
     }
-    json_object *arg0 = json_object_is_type(args, json_type_array) && json_object_array_length(args)
-                            ? json_object_array_get_idx(args, 0)
-                            : NULL;
-    bool has_arg0 = json_object_is_type(args, json_type_array) && json_object_array_length(args);
+    for (p++; p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'); p++)
+        ;
+    struct dsh_json_extent extent = {0, 0};
+    const char *arg0_end = *p == ']' ? NULL : dsh_json_scan_value(p, end, DSH_JSON_VALUE_MAX_DEPTH, &extent);
+    bool has_arg0 = arg0_end != NULL;
     if (!strcmp(name, "echo")) {
-        if (!has_arg0)
-            host->provider->reply(host->instance, run, call, true, NULL, 0); /* undefined */
-        else
-            reply_json(host, run, call, arg0);
-    } else if (!strcmp(name, "add")) {
+        host->provider->reply(host->instance, run, call, true, has_arg0 ? p : NULL,
+                              has_arg0 ? (size_t)(arg0_end - p) : 0); /* no argument: undefined */
+        return;
+    }
+    if (has_arg0 && (extent.nodes > DSH_JSON_ENVELOPE_MAX_NODES || extent.depth > DSH_JSON_MAX_DEPTH)) {
+        reject(host, run, call, "the demo tools take small arguments (echo excepted)");
+        return;
+    }
+    json_object *args = dsh_json_parse_strict_value(args_json, args_len);
+    json_object *arg0 = has_arg0 ? json_object_array_get_idx(args, 0) : NULL;
+    if (!strcmp(name, "add")) {
         add(host, run, call, arg0);
     } else if (!strcmp(name, "sleep")) {
         sleep_(host, run, call, arg0, pending);
     } else if (!strcmp(name, "registerImage")) {
         dshh__demo_register_image(host, run, call, arg0);
     } else if (!strcmp(name, "fail")) {
-        json_object *m;
-        const char *message = "tools.fail was called";
-        if (json_object_is_type(arg0, json_type_object) && json_object_object_get_ex(arg0, "message", &m) &&
-            json_object_is_type(m, json_type_string))
-            message = json_object_get_string(m);
-        reject(host, run, call, message);
+        const char *message = dsh_json_get_string(arg0, "message", NULL);
+        reject(host, run, call, message ? message : "tools.fail was called");
     } else {
         reject(host, run, call, "no such demo tool");
     }

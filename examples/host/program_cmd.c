@@ -1,6 +1,7 @@
 /* `dsh headless --program FILE.ts | -e CODE [--json]`: one run, printed for a person or as one
  * line of result JSON. Exit 0 ok, 1 program failure, 2 usage or configuration error. */
 #include "dsh_json_strict.h"
+#include "dsh_json_get.h"
 #include "dshh.h"
 #include "native_bindings.h"
 
@@ -88,9 +89,12 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
     dshh__loop_quit(pr->host->loop);
     if (pr->json) {
         print_json_line(result_json, result_len);
-        json_object *r = dsh_json_parse_strict_value(result_json, result_len), *ok;
-        pr->status = json_object_object_get_ex(r, "ok", &ok) && json_object_get_boolean(ok) ? DSHH_EXIT_OK
-                                                                                            : DSHH_EXIT_FAILURE;
+        static const char *const raw[] = {"value", NULL};
+        struct dsh_json_slice value;
+        json_object *r = dsh_json_parse_envelope(result_json, result_len, raw, &value,
+                                                 DSHH_RESULT_MAX_NODES(result_len));
+        bool ok = false;
+        pr->status = dsh_json_get_bool(r, "ok", &ok) && ok ? DSHH_EXIT_OK : DSHH_EXIT_FAILURE;
         json_object_put(r);
         return;
     }

@@ -381,10 +381,10 @@ static void req_cancel(struct serve *srv, json_object *req, const char *id)
         dshh__emit_error(id, "cancel: %s", r ? dsh_strerror(rc) : "no run with this id is in flight");
 }
 
-static void req_reply(struct serve *srv, json_object *req)
+static void req_reply(struct serve *srv, json_object *req, struct dsh_json_slice value_text)
 {
     static const char *const allowed[] = {"type", "run", "call", "ok", "value", "message", NULL};
-    json_object *run_id, *call, *ok, *value = NULL, *message;
+    json_object *run_id, *call, *ok, *message;
     if (!check_keys(req, allowed, NULL) || !field(req, "call", json_type_int, true, &call, NULL) ||
         !field(req, "ok", json_type_boolean, true, &ok, NULL) ||
         !field(req, "message", json_type_string, false, &message, NULL))
@@ -406,11 +406,9 @@ static void req_reply(struct serve *srv, json_object *req)
     }
     int rc;
     if (json_object_get_boolean(ok)) {
-        /* An absent value answers undefined. */
-        bool has = json_object_object_get_ex(req, "value", &value);
-        const char *text = has ? dshh__jstr(value) : NULL;
-        rc = srv->host->provider->reply(srv->host->instance, r->run, (uint64_t)c, true, text,
-                                        text ? strlen(text) : 0);
+        /* An absent value answers undefined; the value's text passes on as the client wrote it. */
+        rc = srv->host->provider->reply(srv->host->instance, r->run, (uint64_t)c, true, value_text.text,
+                                        value_text.len);
     } else {
         const char *m = message ? json_object_get_string(message) : "the binding failed";
         rc = srv->host->provider->reply(srv->host->instance, r->run, (uint64_t)c, false, m,
@@ -527,7 +525,7 @@ static void req_set_mode(struct serve *srv, json_object *req, const char *id)
 static void invalid_line(const char *line, size_t len)
 {
     static const char what[] = "invalid JSON: the line is not exactly one strict JSON value "
-                               "(RFC 8259 in UTF-8, finite numbers, nesting up to 512)";
+                               "(RFC 8259 in UTF-8, finite numbers, a reply's value nesting up to 10000 levels)";
     json_tokener *tok = json_tokener_new();
     json_object *guess = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL, *type, *run, *call;
     json_tokener_free(tok);
@@ -549,21 +547,27 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
         s++;
     if (s == len)
         return; /* blank lines are keep-alives */
-    /* Strict and lossless: numbers keep their text, nesting up to the provider's own limit, and
-     * member names with NUL in a reply's value are kept. */
-    json_object *req = dsh_json_parse_strict_value(line, len);
-    size_t e = len;
-    while (e > s && (line[e - 1] == ' ' || line[e - 1] == '\t' || line[e - 1] == '\r'))
-        e--;
-    if (!req && !(e - s == 4 && !memcmp(line + s, "null", 4))) { /* json-c's null is NULL */
+    /* Strict and lossless: a reply's value is validated and passed on as its text (never a
+     * tree), so numbers keep their text and values nest as deep as the provider takes them; the
+     * rest of a request is a small tree with a node budget. */
+    static const char *const raw[] = {"value", NULL};
+    struct dsh_json_slice value;
+    json_object *req = line[s] == '{' ? dsh_json_parse_envelope(line, len, raw, &value, DSHH_RESULT_MAX_NODES(len))
+                                      : NULL;
+    if ((req && value.text && !dsh_json_is_value(value.text, value.len, DSH_JSON_VALUE_MAX_DEPTH, NULL)) ||
+        (!req && !dsh_json_is_value(line, len, DSH_JSON_VALUE_MAX_DEPTH, NULL))) {
+        json_object_put(req);
         invalid_line(line, len);
         return;
     }
-    if (!json_object_is_type(req, json_type_object)) {
-        dshh__emit_error(NULL, "a request must be a JSON object");
-        json_object_put(req);
+    if (!req) {
+        dshh__emit_error(NULL, line[s] == '{' ? "a request is larger than its budget of %zu JSON values"
+                                              : "a request must be a JSON object",
+                         (size_t)DSHH_RESULT_MAX_NODES(len));
         return;
     }
+    if (value.text)
+        json_object_object_add(req, "value", NULL); /* for the key checks; req_reply reads the text */
     json_object *type, *idv = NULL;
     const char *id = NULL;
     if (json_object_object_get_ex(req, "id", &idv) &&
@@ -591,7 +595,7 @@ static void handle_line(struct serve *srv, const char *line, size_t len)
     else if (!strcmp(t, "cancel"))
         req_cancel(srv, req, id_copy);
     else if (!strcmp(t, "reply"))
-        req_reply(srv, req);
+        req_reply(srv, req, value);
     else if (!strcmp(t, "release"))
         req_release(srv, req, id_copy);
     else if (!strcmp(t, "describe"))

@@ -106,7 +106,7 @@ static char *output_of(struct child *c, json_object *result, const char **why)
     json_object *value = NULL, *out = json_object_new_object(), *output;
     bool has_value = json_object_object_get_ex(result, "value", &value);
     if (c->schema) {
-        json_object *schema = json_tokener_parse(c->schema), *type;
+        json_object *schema = dsh_json_parse_strict_value(c->schema, strlen(c->schema)), *type;
         /* Structured output: the value itself; a schema's top-level type is checked. */
         if (!has_value || (json_object_object_get_ex(schema, "type", &type) &&
                            json_object_is_type(type, json_type_string) &&
@@ -151,12 +151,11 @@ static char *output_of(struct child *c, json_object *result, const char **why)
 static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
 {
     (void)run;
-    (void)result_len;
     struct child *c = userdata;
     struct dshh_subagents *s = c->owner;
     dshh__demo_cancel(s->host, &c->pending);
     c->running = false;
-    json_object *result = json_tokener_parse(result_json), *ok, *err, *kind, *msg;
+    json_object *result = dsh_json_parse_strict_value(result_json, result_len), *ok, *err, *kind, *msg;
     const char *why = NULL;
     char *output = NULL;
     if (json_object_object_get_ex(result, "ok", &ok) && json_object_get_boolean(ok))
@@ -218,8 +217,7 @@ static int start(void *ctx, const char *prompt, size_t prompt_len, const char *o
                  dsh_subagent_id *ret_child, struct dsh_error *ret_error)
 {
     struct dshh_subagents *s = ctx;
-    json_object *opts = json_tokener_parse(options_json), *v;
-    (void)options_len;
+    json_object *opts = dsh_json_parse_strict_value(options_json, options_len), *v;
     struct child *c = calloc(1, sizeof *c);
     if (!c) {
         json_object_put(opts);

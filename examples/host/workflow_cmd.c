@@ -59,7 +59,7 @@ static const char *str(json_object *o, const char *key)
 
 static void print_event(const char *json, size_t len)
 {
-    json_object *ev = json_tokener_parse(json), *v;
+    json_object *ev = dsh_json_parse_strict_value(json, len), *v;
     const char *type = str(ev, "type");
     long long id = json_object_object_get_ex(ev, "agentId", &v) ? (long long)json_object_get_int64(v) : 0;
     if (!strcmp(type, "start"))
@@ -100,7 +100,7 @@ static void on_done(void *userdata, dsh_workflow_run run, const char *json, size
 {
     (void)run;
     struct wf_cmd *c = userdata;
-    json_object *r = json_tokener_parse(json), *err = json_object_object_get(r, "error");
+    json_object *r = dsh_json_parse_strict_value(json, len), *err = json_object_object_get(r, "error");
     bool completed = !strcmp(str(r, "stopReason"), "completed");
     c->status = completed ? DSHH_EXIT_OK : DSHH_EXIT_FAILURE;
     if (!c->events_seen && !strcmp(str(err, "code"), "script-invalid")) {

@@ -126,6 +126,17 @@ int ptc__control_next_line(struct ptc_control *control, char **ret_line, size_t 
     return 1;
 }
 
+void ptc__control_trim(struct ptc_control *control)
+{
+    /* A large frame's buffer is given back once it was handled: a run's host memory is its
+     * frames while they are being handled, not the largest frame it ever sent. */
+    if (control->in_off == control->in_len && control->in_cap > 16 * READ_CHUNK) {
+        free(control->in);
+        control->in = NULL;
+        control->in_cap = control->in_len = control->in_off = control->in_scan = 0;
+    }
+}
+
 int ptc__control_queue(struct ptc_control *control, const char *frame, size_t len)
 {
     if (len > control->max_frame_bytes)

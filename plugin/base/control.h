@@ -35,6 +35,9 @@ int ptc__control_next_line(struct ptc_control *control, char **ret_line, size_t 
 bool ptc__control_has_partial(const struct ptc_control *control);
 
 /* Queues frame + '\n'. -E2BIG when the frame or the queue would exceed the bound. */
+/* Frees the receive buffer when every byte in it was handed out and it grew past 1 MiB. Lines
+ * returned before are invalid afterwards. */
+void ptc__control_trim(struct ptc_control *control);
 int ptc__control_queue(struct ptc_control *control, const char *frame, size_t len);
 /* Writes as much as possible. Returns 1 when the queue is empty, 0 when bytes remain (wait for
  * EPOLLOUT), or a negative errno (-EPIPE when the peer is gone). */

@@ -74,8 +74,7 @@ static int parse_result(struct ptc_frame *frame, char *why, size_t why_len)
         return fail(why, why_len, "result frame without boolean ok");
     frame->ok = json_object_get_boolean(ok);
     if (frame->ok) {
-        /* json-c represents a JSON null as NULL: has_value tells null from absent. */
-        frame->has_value = json_object_object_get_ex(frame->root, "value", &frame->value);
+        frame->has_value = frame->value != NULL;
         return 0;
     }
     json_object *error;
@@ -174,12 +173,20 @@ int ptc__frame_parse_json(const char *line, size_t len, struct ptc_frame *ret_fr
                           size_t why_len)
 {
     memset(ret_frame, 0, sizeof *ret_frame);
-    json_object *root = dsh_json_parse_strict_value(line, len);
-    if (!root)
+    /* A program's values and arguments are validated where they lie and passed on as text: a
+     * tree of them would take many times their size in host memory. Only the envelope is built,
+     * with a node budget. */
+    static const char *const raw_names[] = {"value", "args", NULL};
+    struct dsh_json_slice raw[2];
+    json_object *root = dsh_json_parse_envelope(line, len, raw_names, raw, DSH_JSON_ENVELOPE_MAX_NODES);
+    if (!root) {
+        if (dsh_json_is_value(line, len, DSH_JSON_VALUE_MAX_DEPTH, NULL))
+            return fail(why, why_len, line[strspn(line, " \t\r\n")] == '{'
+                                          ? "control frame is larger than the envelope budget"
+                                          : "control frame is not a JSON object");
         return fail(why, why_len, "control frame is not valid JSON");
+    }
     ret_frame->root = root;
-    if (!json_object_is_type(root, json_type_object))
-        return parse_failed(ret_frame, fail(why, why_len, "control frame is not a JSON object"));
     const char *type = get_string(root, "type", NULL);
     int rc = 0;
     if (!type)
@@ -228,13 +235,14 @@ int ptc__frame_parse_json(const char *line, size_t len, struct ptc_frame *ret_fr
         ret_frame->global = get_string(root, "global", NULL);
         ret_frame->name = get_string(root, "name", NULL);
         if (!get_uint(root, "call", &ret_frame->call) || !ret_frame->global || !ret_frame->name ||
-            !json_object_object_get_ex(root, "args", &ret_frame->args) ||
-            !json_object_is_type(ret_frame->args, json_type_array))
+            !raw[1].text || raw[1].text[0] != '[')
             rc = fail(why, why_len, "call frame needs call id, global, name and an args array");
-        else
-            ret_frame->args_bytes = strlen(ptc__frame_text(ret_frame->args));
+        ret_frame->args = raw[1].text;
+        ret_frame->args_bytes = raw[1].len;
         break;
     case PTC_FRAME_RESULT:
+        ret_frame->value = raw[0].text;
+        ret_frame->value_len = raw[0].len;
         rc = parse_result(ret_frame, why, why_len);
         break;
     default: /* initialized, revoked: type and run only */
@@ -274,6 +282,22 @@ json_object *ptc__frame_reply(uint64_t call, bool ok, bool has_value, json_objec
     else if (!ok)
         json_object_object_add(frame, "message", json_object_new_string_len(message, (int)len));
     return frame;
+}
+
+char *ptc__frame_reply_value(uint64_t call, const char *value, size_t len, size_t *ret_len)
+{
+    char head[96];
+    int n = snprintf(head, sizeof head, "{\"type\":\"%s\",\"call\":%llu,\"ok\":true,\"value\":",
+                     ptc__frame_type_name(PTC_FRAME_REPLY), (unsigned long long)call);
+    char *text = malloc((size_t)n + len + 2);
+    if (!text)
+        return NULL;
+    memcpy(text, head, (size_t)n);
+    size_t at = (size_t)n + dsh_json_compact(text + n, value, len);
+    text[at++] = '}';
+    text[at] = '\0';
+    *ret_len = at;
+    return text;
 }
 
 const char *ptc__frame_text(json_object *frame)

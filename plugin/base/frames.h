@@ -42,7 +42,10 @@ const char *ptc__frame_type_name(enum ptc_frame_type type);
 
 struct ptc_frame {
     enum ptc_frame_type type;
-    json_object *root; /* owns everything below; NULL for a text decoded in its line */
+    /* The envelope: every member but a call's args and a result's value, which stay text in the
+     * line (DSH_JSON_ENVELOPE_MAX_NODES). Owns the strings below; NULL for a text decoded in its
+     * line. */
+    json_object *root;
     uint64_t run;
     /* hello */
     int64_t protocol;
@@ -55,12 +58,13 @@ struct ptc_frame {
     /* call */
     uint64_t call;
     const char *global, *name;
-    json_object *args;
+    const char *args; /* the arguments array's text in the line (validated, never built) */
     size_t args_bytes;
     /* result */
     bool ok;
-    bool has_value;     /* false when the completion was undefined or discarded */
-    json_object *value; /* NULL for JSON null */
+    bool has_value;    /* false when the completion was undefined or discarded */
+    const char *value; /* the value's text in the line (validated, never built) */
+    size_t value_len;
     enum ptc_failure error_kind; /* exception or invalid-output */
     const char *error_message;
     size_t error_message_len;
@@ -69,7 +73,7 @@ struct ptc_frame {
 
 /* Returns 0 and fills frame (release with ptc__frame_release), or -EPROTO with why filled. The
  * line is the control channel's buffer: a text frame's text is decoded in place there, and
- * frame->text points into it (valid as long as the line). */
+ * frame->text, ->args and ->value point into it (valid as long as the line). */
 int ptc__frame_parse(char *line, size_t len, struct ptc_frame *ret_frame, char *why, size_t why_len);
 /* The same through the general JSON parser only; line stays as it is. */
 int ptc__frame_parse_json(const char *line, size_t len, struct ptc_frame *ret_frame, char *why,
@@ -84,6 +88,10 @@ json_object *ptc__frame_for_run(enum ptc_frame_type type, uint64_t run);
  * value NULL: null) or "message" (not ok). value is taken over. */
 json_object *ptc__frame_reply(uint64_t call, bool ok, bool has_value, json_object *value, const char *message,
                               size_t len);
+/* {"type":"reply","call":call,"ok":true,"value":VALUE} with value, a text dsh_json_is_value
+ * accepted, compacted onto one line: malloc'd, its length in *ret_len; NULL when out of memory.
+ * The value passes as text, so its numbers and nesting reach the child as they were. */
+char *ptc__frame_reply_value(uint64_t call, const char *value, size_t len, size_t *ret_len);
 /* The single-line wire text of a frame (valid until the frame changes or is released). */
 const char *ptc__frame_text(json_object *frame);
 

@@ -306,7 +306,12 @@ const struct dsh_confinement *ptc__env_confinement(const struct ptc_env *env)
 int ptc__env_send(struct ptc_env *env, json_object *frame)
 {
     const char *text = json_object_to_json_string_ext(frame, DSH_JSON_PRINT_FLAGS);
-    int rc = ptc__control_queue(&env->control, text, strlen(text));
+    return ptc__env_send_text(env, text, strlen(text));
+}
+
+int ptc__env_send_text(struct ptc_env *env, const char *text, size_t len)
+{
+    int rc = ptc__control_queue(&env->control, text, len);
     if (rc < 0)
         return rc;
     rc = ptc__control_flush(&env->control);

@@ -106,6 +106,8 @@ void ptc__env_unref(struct ptc_env *env);
 
 /* Queues a frame to the child. Returns 0, -E2BIG (queue bound) or another negative errno. */
 int ptc__env_send(struct ptc_env *env, json_object *frame);
+/* The same for a frame's one-line text (no newline inside). */
+int ptc__env_send_text(struct ptc_env *env, const char *text, size_t len);
 
 enum ptc_env_state ptc__env_state(const struct ptc_env *env);
 const struct ptc_env_identity *ptc__env_identity(const struct ptc_env *env);

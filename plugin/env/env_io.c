@@ -137,6 +137,8 @@ static void on_control(struct ptc_watch *watch, uint32_t events)
     while (rc >= 0 && env->state != PTC_ENV_CLOSING &&
            (got = ptc__control_next_line(&env->control, &line, &len)) > 0)
         handle_line(env, line, len);
+    if (got == 0)
+        ptc__control_trim(&env->control);
     if (env->state == PTC_ENV_CLOSING && env->events &&
         (ptc__control_has_partial(&env->control) || (rc >= 0 && ptc__control_next_line(&env->control, &line, &len) != 0)))
         env->events->trailing(env->consumer);

@@ -37,7 +37,7 @@ void ptc__run_destroy(struct ptc_run *run)
         ptc__env_unref(run->env);
     ptc__timer_destroy(&host->loop, &run->timer);
     ptc__ledger_destroy(&run->ledger);
-    json_object_put(run->value);
+    free(run->value);
     free(run->message);
     free(run->calls);
     ptc__spec_destroy(&run->spec);
@@ -57,7 +57,7 @@ static void settle_outcome(struct ptc_run *run)
                         (unsigned long long)run->ledger.budget);
     }
     if (run->kind != PTC_FAILURE_NONE) {
-        json_object_put(run->value);
+        free(run->value);
         run->value = NULL;
         run->has_value = false;
     }
@@ -69,7 +69,8 @@ static char *result_json(struct ptc_run *run, size_t *ret_len, void **ret_block)
     struct ptc_result result = {
         .kind = run->kind,
         .message = run->message,
-        .value = run->value,
+        .value = run->value, /* taken over by ptc__result_json */
+        .value_len = run->value_len,
         .has_value = run->has_value,
         .ledger = &run->ledger,
         .mode = run->spec.mode,
@@ -78,6 +79,8 @@ static char *result_json(struct ptc_run *run, size_t *ret_len, void **ret_block)
         .retained_owner = run->retained ? run->spec.state_owner : NULL,
         .retained_state = run->retained_state ? run->retained_state : "cleared",
     };
+    run->value = NULL; /* ptc__result_json frees it */
+    run->has_value = false;
     return ptc__result_json(&result, ret_len, ret_block);
 }
 
@@ -190,7 +193,7 @@ void ptc__run_override_protocol(struct ptc_run *run, const char *message)
     run->kind = PTC_FAILURE_PROTOCOL;
     free(run->message);
     run->message = strdup(message);
-    json_object_put(run->value);
+    free(run->value);
     run->value = NULL;
     run->has_value = false;
 }

@@ -54,7 +54,8 @@ struct ptc_run {
     enum ptc_failure kind; /* PTC_FAILURE_NONE = ok */
     char *message;
     bool has_value;
-    json_object *value;
+    char *value; /* the completion's JSON text (NUL-terminated) */
+    size_t value_len;
     const char *retained_state; /* "preserved" | "cleared" | NULL */
     struct ptc_deferred finish_call; /* the delivery, queued once the outcome is settled */
 };

@@ -58,8 +58,6 @@ char *ptc__result_json(const struct ptc_result *r, size_t *ret_len, void **ret_b
      * into its own largest buffer, so it is never copied whole. */
     json_object *first = json_object_new_object(), *last = json_object_new_object();
     json_object_object_add(first, "ok", json_object_new_boolean(r->kind == PTC_FAILURE_NONE));
-    if (r->kind == PTC_FAILURE_NONE && r->has_value)
-        json_object_object_add(first, "value", json_object_get(r->value));
     if (r->kind != PTC_FAILURE_NONE) {
         json_object *error = json_object_new_object();
         const char *kind = ptc_failure_name(r->kind);
@@ -77,6 +75,28 @@ char *ptc__result_json(const struct ptc_result *r, size_t *ret_len, void **ret_b
     }
     size_t head_len = 0, tail_len = 0;
     char *head = open_object_text(first, ",\"output\":", &head_len);
+    if (head && r->kind == PTC_FAILURE_NONE && r->has_value) {
+        /* The value is spliced in as the text the child sent (validated, never a tree): after
+         * "ok", before "output". */
+        static const char value_key[] = ",\"value\":";
+        size_t ok_len = head_len - strlen(",\"output\":");
+        char *spliced = malloc(head_len + sizeof value_key - 1 + r->value_len + 1);
+        if (spliced) {
+            char *p = spliced;
+            memcpy(p, head, ok_len);
+            p += ok_len;
+            memcpy(p, value_key, sizeof value_key - 1);
+            p += sizeof value_key - 1;
+            memcpy(p, r->value, r->value_len);
+            p += r->value_len;
+            memcpy(p, head + ok_len, head_len - ok_len + 1);
+            head_len += sizeof value_key - 1 + r->value_len;
+        }
+        free(head);
+        head = spliced;
+    }
+    /* Given back before the whole text is printed: a large value is held at most twice. */
+    free(r->value);
     const char *tail = json_object_to_json_string_length(last, DSH_JSON_PRINT_FLAGS, &tail_len);
     char *result = NULL;
     if (head && tail && tail_len > 0) {

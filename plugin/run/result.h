@@ -10,7 +10,8 @@
 struct ptc_result {
     enum ptc_failure kind; /* PTC_FAILURE_NONE: ok */
     const char *message;   /* NULL: the kind's name */
-    json_object *value;    /* borrowed; only with has_value and an ok outcome */
+    char *value;           /* JSON text, taken over (freed once spliced); with has_value */
+    size_t value_len;
     bool has_value;
     struct ptc_ledger *ledger; /* its entries are consumed (ptc__ledger_take_json) */
     const char *mode; /* the run's sandbox mode */

@@ -133,8 +133,13 @@ static void on_call(struct ptc_run *run, const struct ptc_frame *frame)
     }
     run->calls[run->n_calls++] = (struct ptc_open_call){frame->call, frame->args_bytes};
     run->open_arg_bytes += frame->args_bytes;
-    const char *args = ptc__frame_text(frame->args);
-    run->cb.on_call(run->cb.userdata, run->id, frame->call, frame->global, frame->name, args, strlen(args));
+    /* The arguments' text as the child sent it, NUL-terminated for hosts that want a C string:
+     * the frame's line ends there or a member follows (the byte is the line's own, restored). */
+    char *args_end = (char *)frame->args + frame->args_bytes, saved = *args_end;
+    *args_end = '\0';
+    run->cb.on_call(run->cb.userdata, run->id, frame->call, frame->global, frame->name, frame->args,
+                    frame->args_bytes);
+    *args_end = saved;
 }
 
 static void on_result(struct ptc_run *run, const struct ptc_frame *frame)
@@ -154,14 +159,18 @@ static void on_result(struct ptc_run *run, const struct ptc_frame *frame)
                 ptc__run_select(run, PTC_FAILURE_PROTOCOL, "the child returned a completion that was to be discarded");
                 return;
             }
-            const char *text = json_object_to_json_string_ext(frame->value, JSON_C_TO_STRING_PLAIN);
-            if (ptc__ledger_charge(&run->ledger, strlen(text)) > 0) {
+            if (ptc__ledger_charge(&run->ledger, frame->value_len) > 0) {
                 ptc__run_select(run, PTC_FAILURE_OUTPUT_LIMIT, "the completion value does not fit in maxOutputBytes (%lld bytes)",
                                 (long long)run->ledger.budget);
                 return;
             }
+            run->value = strndup(frame->value, frame->value_len);
+            if (!run->value) {
+                ptc__run_select(run, PTC_FAILURE_WORKER_EXIT, "out of memory");
+                return;
+            }
+            run->value_len = frame->value_len;
             run->has_value = true;
-            run->value = json_object_get(frame->value);
         }
         ptc__run_select(run, PTC_FAILURE_NONE, NULL);
         return;
@@ -310,19 +319,31 @@ int ptc__runs_reply(struct ptc_runs *runs, dsh_run_id id, uint64_t call, bool ok
     /* Late results after an outcome or a stop request are dropped. */
     if (!open || run->outcome_selected || !run->env)
         return DSH_E_NOT_FOUND;
-    json_object *value = NULL;
-    if (ok && text) {
-        value = dsh_json_parse_strict_value(text, len);
-        if (!value && !(len == 4 && memcmp(text, "null", 4) == 0))
-            return DSH_E_REQUEST_INVALID;
-    }
+    /* A value is validated and passed on as text: its numbers keep their text (-0 included) and
+     * its nesting is bounded by DSH_JSON_VALUE_MAX_DEPTH, not by a tree's recursion. */
+    if (ok && text && !dsh_json_is_value(text, len, DSH_JSON_VALUE_MAX_DEPTH, NULL))
+        return DSH_E_REQUEST_INVALID;
     run->open_arg_bytes -= open->arg_bytes;
     *open = run->calls[--run->n_calls];
+    static const char too_big[] = "the binding result exceeds maxMessageBytes";
+    uint64_t max = (uint64_t)run->host->config.max_message_bytes;
+    if (ok && text) {
+        size_t reply_len = 0;
+        char *reply = ptc__frame_reply_value(call, text, len, &reply_len);
+        if (reply && reply_len <= max) {
+            send_failed(run, ptc__env_send_text(run->env, reply, reply_len));
+            free(reply);
+            return 0;
+        }
+        free(reply);
+        /* Too large for the channel (or no memory for it): the program sees a rejected call. */
+        ok = false;
+        text = too_big;
+        len = sizeof too_big - 1;
+    }
     /* ok without text is undefined: no value field. */
-    json_object *frame = ptc__frame_reply(call, ok, ok && text, value, text ? text : "", text ? len : 0);
-    if (strlen(ptc__frame_text(frame)) > (uint64_t)run->host->config.max_message_bytes) {
-        /* Too large for the channel: the program sees a rejected call instead. */
-        static const char too_big[] = "the binding result exceeds maxMessageBytes";
+    json_object *frame = ptc__frame_reply(call, ok, false, NULL, text ? text : "", text ? len : 0);
+    if (strlen(ptc__frame_text(frame)) > max) {
         json_object_put(frame);
         frame = ptc__frame_reply(call, false, false, NULL, too_big, sizeof too_big - 1);
     }

@@ -1,4 +1,4 @@
-// Values at the edges of JSON: nesting depth (a documented limit of 500 levels of arrays and
+// Values at the edges of JSON: nesting depth (a documented limit of 10000 levels of arrays and
 // objects, checked by the child before it sends a value) and member names containing NUL, for
 // completions, binding arguments, replies and the demo `tools.echo`, in temporary and retained
 // environments.
@@ -6,27 +6,31 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runProgram, Serve } from './harness.js';
 
-const LIMIT_MESSAGE = 'nests arrays and objects deeper than 500 levels (the limit for values)';
+const LIMIT_MESSAGE = 'nests arrays and objects deeper than 10000 levels (the limit for values)';
 // A program expression building `levels` alternating arrays and objects around 1.
 const nested = (levels) => `(() => { let v = 1; for (let i = 0; i < ${levels}; i++) v = i % 2 ? { k: v } : [v]; return v })()`;
-const depthOf = (value) => (value !== null && typeof value === 'object' ? 1 + depthOf(Array.isArray(value) ? value[0] : value.k) : 0);
+const depthOf = (value) => {
+  let depth = 0;
+  for (; value !== null && typeof value === 'object'; depth++) value = Array.isArray(value) ? value[0] : value.k;
+  return depth;
+};
 
-test('a completion nested 500 levels deep is returned whole', async () => {
-  const { result, status } = await runProgram(`return ${nested(500)}`);
+test('a completion nested 10000 levels deep is returned whole', async () => {
+  const { result, status } = await runProgram(`return ${nested(10000)}`);
   assert.equal(result.ok, true, JSON.stringify(result.error));
   assert.equal(status, 0);
-  assert.equal(depthOf(result.value), 500);
+  assert.equal(depthOf(result.value), 10000);
 });
 
-test('a completion nested 501 levels deep is invalid-output naming the limit', async () => {
-  const { result } = await runProgram(`return ${nested(501)}`);
+test('a completion nested 10001 levels deep is invalid-output naming the limit', async () => {
+  const { result } = await runProgram(`return ${nested(10001)}`);
   assert.equal(result.ok, false);
   assert.deepEqual(result.error, { kind: 'invalid-output', message: `result ${LIMIT_MESSAGE}` });
 });
 
 test('a binding argument deeper than the limit rejects the call inside the program', async () => {
   const { result } = await runProgram(
-    `try { await tools.echo(${nested(501)}) } catch (e) { return [e.name, e.message] }`,
+    `try { await tools.echo(${nested(10001)}) } catch (e) { return [e.name, e.message] }`,
   );
   assert.equal(result.ok, true, JSON.stringify(result.error));
   assert.deepEqual(result.value, ['TypeError', `tools.echo: arguments are not lossless JSON: args[0] ${LIMIT_MESSAGE}`]);
@@ -40,9 +44,9 @@ test('tools.echo answers a 32-level argument with that argument (not undefined)'
 });
 
 test('tools.echo round-trips an argument at the limit', async () => {
-  const { result } = await runProgram(`return await tools.echo(${nested(500)})`);
+  const { result } = await runProgram(`return await tools.echo(${nested(10000)})`);
   assert.equal(result.ok, true, JSON.stringify(result.error));
-  assert.equal(depthOf(result.value), 500);
+  assert.equal(depthOf(result.value), 10000);
 });
 
 for (const [label, runtime] of [
@@ -53,12 +57,12 @@ for (const [label, runtime] of [
   test(`${label}: values deeper than the limit fail in the program's terms and keep the environment`, async () => {
     const s = new Serve({ runtime });
     assert.equal((await s.run('1', 'var kept = 7', { stateOwner: 'o' })).ok, true);
-    const deep = await s.run('2', nested(501), { stateOwner: 'o' });
+    const deep = await s.run('2', nested(10001), { stateOwner: 'o' });
     assert.deepEqual(deep.error, { kind: 'invalid-output', message: `result ${LIMIT_MESSAGE}` });
     assert.deepEqual(deep.retained, { owner: 'o', state: 'preserved' });
     const call = await s.run(
       '3',
-      `var caught; try { await tools.echo(${nested(501)}) } catch (e) { caught = e.message }; caught`,
+      `var caught; try { await tools.echo(${nested(10001)}) } catch (e) { caught = e.message }; caught`,
       { stateOwner: 'o' },
     );
     assert.equal(call.value, `tools.echo: arguments are not lossless JSON: args[0] ${LIMIT_MESSAGE}`);

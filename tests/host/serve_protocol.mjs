@@ -43,20 +43,20 @@ await check("reply values are parsed losslessly: a 30-digit integer keeps its va
 });
 
 const nested = (depth) => "[".repeat(depth) + "]".repeat(depth);
-await check("reply values may nest 500 levels (the provider's limit is 512), not 32", async () => {
+await check("reply values may nest 10000 levels (DSH_JSON_VALUE_MAX_DEPTH), not 32 or 512", async () => {
   dsh.send({
     type: "run", id: "deep", bindings: h,
     program: "let v = await h.f(), d = 0; while (Array.isArray(v)) { d++; v = v[0] } return d",
   });
   const c = await call("deep");
-  dsh.send(`{"type":"reply","run":"deep","call":${c.call},"ok":true,"value":${nested(500)}}`);
-  assert.equal((await dsh.result("deep")).result.value, 500);
+  dsh.send(`{"type":"reply","run":"deep","call":${c.call},"ok":true,"value":${nested(10000)}}`);
+  assert.equal((await dsh.result("deep")).result.value, 10000);
 });
 
-await check("nesting beyond 512 is refused as invalid JSON, and the call stays open", async () => {
+await check("nesting beyond 10000 is refused as invalid JSON, and the call stays open", async () => {
   dsh.send({ type: "run", id: "deeper", bindings: h, program: "return await h.f()" });
   const c = await call("deeper");
-  dsh.send(`{"type":"reply","run":"deeper","call":${c.call},"ok":true,"value":${nested(600)}}`);
+  dsh.send(`{"type":"reply","run":"deeper","call":${c.call},"ok":true,"value":${nested(10001)}}`);
   const err = await dsh.next();
   assert.equal(err.type, "error");
   assert.match(err.message, /^invalid JSON: /);
@@ -78,7 +78,7 @@ for (const [name, bytes] of [
     assert.deepEqual(err, {
       type: "error",
       message: "invalid JSON: the line is not exactly one strict JSON value (RFC 8259 in UTF-8, finite numbers, " +
-        `nesting up to 512); the reply was not delivered: run "rej" call ${c.call} is still open`,
+        `a reply's value nesting up to 10000 levels); the reply was not delivered: run "rej" call ${c.call} is still open`,
     });
     dsh.send({ type: "reply", run: "rej", call: c.call, ok: true, value: "second try" });
     const ev = await dsh.result("rej");

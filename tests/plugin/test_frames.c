@@ -107,7 +107,7 @@ Test(frames, result_kinds_the_child_may_report)
     char why[256];
     cr_assert_eq(parse("{\"type\":\"result\",\"run\":1,\"ok\":true,\"value\":null}", &f, why), 0);
     cr_expect(f.has_value);
-    cr_expect_null(f.value);
+    cr_expect(f.value_len == 4 && memcmp(f.value, "null", 4) == 0, "the value is its text in the line");
     ptc__frame_release(&f);
     cr_assert_eq(parse("{\"type\":\"result\",\"run\":1,\"ok\":true}", &f, why), 0);
     cr_expect_not(f.has_value);
@@ -122,6 +122,45 @@ Test(frames, result_kinds_the_child_may_report)
     ptc__frame_release(&f);
     cr_expect_lt(parse("{\"type\":\"result\",\"run\":1,\"ok\":false,\"error\":{\"kind\":\"timeout\",\"message\":\"m\"}}",
                        &f, why), 0, "a child cannot claim a host-selected kind");
+}
+
+/* A value and arguments stay text in the line: nothing of them is built, so a deep or large one
+ * costs no host memory beyond the line, and numbers (-0 included) keep their text. */
+Test(frames, values_and_arguments_stay_text_in_the_line)
+{
+    struct ptc_frame f;
+    char why[256];
+    size_t depth = DSH_JSON_VALUE_MAX_DEPTH;
+    size_t len = strlen("{\"type\":\"result\",\"run\":1,\"ok\":true,\"value\":}") + 2 * depth + 8;
+    char *line = malloc(len + 1), *p = line;
+    p += sprintf(p, "{\"type\":\"result\",\"run\":1,\"ok\":true,\"value\":");
+    char *value = p;
+    for (size_t i = 0; i < depth; i++)
+        *p++ = '[';
+    p += sprintf(p, "-0");
+    for (size_t i = 0; i < depth; i++)
+        *p++ = ']';
+    *p++ = '}';
+    *p = '\0';
+    cr_assert_eq(ptc__frame_parse(line, strlen(line), &f, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(f.value, value);
+    cr_expect_eq(f.value_len, 2 * depth + 2);
+    ptc__frame_release(&f);
+    free(line);
+    const char *call = "{\"type\":\"call\",\"run\":1,\"call\":2,\"global\":\"g\",\"name\":\"n\",\"args\":[-0, 1.50]}";
+    cr_assert_eq(parse(call, &f, why), 0, "%s", why);
+    cr_expect(f.args_bytes == strlen("[-0, 1.50]") && memcmp(f.args, "[-0, 1.50]", f.args_bytes) == 0);
+    ptc__frame_release(&f);
+    /* Members outside the value have a node budget: a frame cannot make the host build a tree. */
+    size_t n = DSH_JSON_ENVELOPE_MAX_NODES;
+    char *junk = malloc(64 + 2 * n), *q = junk;
+    q += sprintf(q, "{\"type\":\"result\",\"run\":1,\"ok\":true,\"junk\":[");
+    for (size_t i = 0; i < n; i++)
+        q += sprintf(q, i ? ",0" : "0");
+    sprintf(q, "]}");
+    cr_expect_lt(ptc__frame_parse(junk, strlen(junk), &f, why, sizeof why), 0);
+    cr_expect_str_eq(why, "control frame is larger than the envelope budget");
+    free(junk);
 }
 
 Test(frames, numbers_keep_their_text)

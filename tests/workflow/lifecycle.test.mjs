@@ -162,3 +162,14 @@ test('without --json progress is printed for a person as it happens', () => {
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, 'workflow: start\n== p1\nhi\n-> agent #1 one\n<- agent #1 one ok\nworkflow: completed (1 agents)\n{"t":"x"}\n');
 });
+
+// json-c's own tokener stops at 32 levels: the workflow's result and an agent's result are parsed
+// strictly (DSH_JSON_MAX_DEPTH) so a 40-level value is returned as this Node's JSON gives it.
+test('a 40-level value crosses an agent result and the workflow result', async () => {
+  const nested = '{"a":'.repeat(39) + '[1]' + '}'.repeat(39);
+  // Without a schema an agent's non-string value arrives as its JSON text.
+  const script = `const v = await agent('return ' + ${JSON.stringify(nested)}); return [typeof v === 'string' ? JSON.parse(v) : v, ${nested}];`;
+  const r = await runWorkflow(script);
+  assert.equal(r.result.stopReason, 'completed', JSON.stringify(r.result.error));
+  assert.deepEqual(r.result.value, [JSON.parse(nested), JSON.parse(nested)]);
+});
