@@ -4,6 +4,7 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <criterion/logging.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +183,24 @@ Test(syscalls, deny_rules_keep_their_errnos_over_the_default)
 
 /* The real workloads under the filter: sh, gcc compiling and running a program, git, a Node
  * child and python3, in workspace-write (gcc needs the private temp dir). */
+/* getpid() with the x32 bit set: the x86_64 entry with another ABI's numbers. The filter sees the
+ * raw number before the kernel dispatches it, so the confined process is killed whether or not this
+ * kernel has x32 (CONFIG_X86_X32_ABI); unconfined the call returns (x32) or fails with ENOSYS. */
+Test(syscalls, x32_syscall_numbers)
+{
+    struct run r;
+    const char *js = "RP('S','raw','1073741863')"; /* __X32_SYSCALL_BIT | 39 */
+    fx_run(&f, WW, js, NULL, &r);
+    cr_assert_str_eq(tag_value(&r, "S"), "SIG-SIGSYS", "an x32 syscall kills the process");
+    run_free(&r);
+    fx_run(&f, DANGER, js, NULL, &r);
+    const char *control = tag_value(&r, "S");
+    cr_assert_not_null(control);
+    cr_assert(!strcmp(control, "OK") || !strcmp(control, "ENOSYS"), "control: %s", control);
+    cr_log_info("x32 syscalls on this kernel, unconfined: %s", control);
+    run_free(&r);
+}
+
 Test(syscalls, children_work_under_the_filter)
 {
     struct run r;
