@@ -18,12 +18,12 @@ const allocate = (chunks) =>
 // What this machine enforces, in the host's own words.
 const probe = await runProgram('return 1');
 const resources = probe.result.sandbox?.capabilities?.resources;
-const noCgroups = resources === 'full' ? false
+const cgroupsMissing = resources === 'full' ? false
   : `resources "${resources}" here: no writable memory, pids and cpu cgroups for ranges (see tests/features.sh cgroup-v1-writable, cgroup2)`;
 
 const rssKib = (pid) => +readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+)/m)[1];
 
-test('4 GiB of Buffers under maxMemoryMb 256 end as worker-exit naming the limit; the host is untouched', { skip: noCgroups }, async () => {
+test('4 GiB of Buffers under maxMemoryMb 256 end as worker-exit naming the limit; the host is untouched', { skip: cgroupsMissing }, async () => {
   const serve = new Serve({ mode: 'read-only', runtime: { maxMemoryMb: 256, timeoutMs: 120000 } });
   const warm = await serve.run('warm', 'return 1');
   assert.equal(warm.ok, true, JSON.stringify(warm));
@@ -42,7 +42,7 @@ test('4 GiB of Buffers under maxMemoryMb 256 end as worker-exit naming the limit
   assert.equal(await serve.close(), 0);
 });
 
-test('384 MiB pass a raised maxMemoryMb and are killed at 256: the limit is what stops them', { skip: noCgroups }, async () => {
+test('384 MiB pass a raised maxMemoryMb and are killed at 256: the limit is what stops them', { skip: cgroupsMissing }, async () => {
   const control = await runProgram(allocate(6), { mode: 'read-only', runtime: { maxMemoryMb: 1024 } });
   assert.equal(control.result.ok, true, JSON.stringify(control.result));
   assert.equal(control.result.value, 384);
@@ -98,7 +98,7 @@ test('requireResourceLimits fails closed where no cgroup can be delegated', asyn
   const partial = await runProgram('return 1', { rows: [noCgroups] });
   assert.equal(partial.result.ok, true, JSON.stringify(partial.result));
   assert.equal(partial.result.sandbox.capabilities.resources, 'partial');
-  if (noCgroups) return t.skip(`the control with the host's real cgroups: ${noCgroups}`);
+  if (cgroupsMissing) return t.skip(`the control with the host's real cgroups: ${cgroupsMissing}`);
   const full = await runProgram('return 1', { runtime: { requireResourceLimits: true } });
   assert.equal(full.result.ok, true, JSON.stringify(full.result));
   assert.equal(full.result.sandbox.capabilities.resources, 'full');
@@ -115,7 +115,7 @@ const SPAWN_100 = `
   kids.forEach((k) => k.kill('SIGKILL'));
   return [ok, err, [...codes]];`;
 
-test('maxProcesses 64 refuses forks beyond it with EAGAIN; a raised bound starts all 100', { skip: noCgroups }, async () => {
+test('maxProcesses 64 refuses forks beyond it with EAGAIN; a raised bound starts all 100', { skip: cgroupsMissing }, async () => {
   const { result } = await runProgram(SPAWN_100, { mode: 'read-only', runtime: { maxProcesses: 64 } });
   const [ok, err, codes] = result.value;
   assert.ok(ok < 64 && err === 100 - ok, JSON.stringify(result.value));
@@ -124,7 +124,7 @@ test('maxProcesses 64 refuses forks beyond it with EAGAIN; a raised bound starts
   assert.deepEqual(control.result.value, [100, 0, []], JSON.stringify(control.result));
 });
 
-test('the Python runtime gets the same memory limit: 384 MiB of bytes pass 1024 and are killed at 256', { skip: noCgroups }, async () => {
+test('the Python runtime gets the same memory limit: 384 MiB of bytes pass 1024 and are killed at 256', { skip: cgroupsMissing }, async () => {
   const program = 'kept = [b"x" * (64 << 20) for _ in range(6)]\nreturn len(kept) * 64';
   const control = await runPython(program, { mode: 'read-only', runtime: { maxMemoryMb: 1024 } });
   assert.equal(control.result.value, 384, JSON.stringify(control.result));
