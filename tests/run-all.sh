@@ -3,11 +3,31 @@
 # -Werror, runs every suite (C Criterion suites, bootstrap node tests on the ESM sources and on the
 # generated bundle, black-box conformance through the real `dsh`), each once through
 # `meson test --suite`, then runs the C suites once more under AddressSanitizer + UBSan.
-# Idempotent. Prints "steps: N passed, N failed" last.
+# Idempotent. Starts with what this machine gives the tests (tests/features.sh); ends with every
+# case that skipped and why, then "steps: N passed, N failed".
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 ./examples/setup.sh || exit 1
+
+echo "==> what this machine gives the tests (tests/features.sh)"
+./tests/features.sh build
+
+# Criterion prints a skipped case and its reason only from verbosity 1 on.
+CRITERION_VERBOSITY_LEVEL=1
+export CRITERION_VERBOSITY_LEVEL
+skips=$(mktemp)
+trap 'rm -f "$skips"' EXIT
+
+# The skipped cases of the last `meson test` in build dir $1: Criterion's "[SKIP] suite::case:
+# reason" (not the "Test is disabled" of a filter) and node --test's "﹣ name (time) # reason".
+collect_skips() {
+    awk -v where="$1" '
+        /^test: / { sub(/^test: +[^:]*:/, ""); t = $0; next }
+        /\[SKIP\] / && !/: Test is disabled$/ { sub(/^.*\[SKIP\] /, ""); print where ": " t ": " $0; next }
+        /^ *﹣ .* # / { sub(/^ *﹣ /, ""); sub(/ \([0-9.]+m?s\) # /, ": "); sub(/: SKIP$/, ": (no reason given)"); print where ": " t ": " $0 }
+    ' "$1/meson-logs/testlog.txt" 2>/dev/null >>"$skips"
+}
 
 passed=0
 failed=0
@@ -21,6 +41,19 @@ step() {
         failed=$((failed + 1))
         echo "==> FAILED: $name"
     fi
+    dir=$(meson_test_dir "$@")
+    [ -z "$dir" ] || collect_skips "$dir"
+}
+
+# The build directory of a command line holding `meson test -C DIR`, else nothing.
+meson_test_dir() {
+    while [ $# -gt 3 ]; do
+        if [ "$1" = meson ] && [ "$2" = test ] && [ "$3" = -C ]; then
+            echo "$4"
+            return
+        fi
+        shift
+    done
 }
 
 # Every suite through meson, each exactly once (meson test --suite X runs one alone).
@@ -44,5 +77,7 @@ step "C suites under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs --num-processes 2 $c_suites
 
+echo "==> skipped cases ($(sort -u "$skips" | wc -l)), each with its reason"
+sort -u "$skips" | sed 's/^/    /'
 echo "steps: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

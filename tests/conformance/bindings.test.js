@@ -22,11 +22,21 @@ test('an uncaught binding rejection is an exception result', async () => {
   assert.match(result.error.message, /ToolCallError: broken tool/);
 });
 
-test('binding calls run concurrently', async () => {
-  const started = Date.now();
-  const { result } = await runProgram('await Promise.all([1,2,3,4,5].map(() => tools.sleep({ ms: 600 }))); return 1');
-  assert.equal(result.ok, true);
-  assert.ok(Date.now() - started < 2800, 'five 600 ms sleeps did not overlap');
+// A barrier, not a clock: the client holds every answer until all five calls are in flight, so a
+// host that ran calls one at a time would never send the second and the run would not finish.
+test('binding calls run concurrently: all five are in flight before any is answered', async () => {
+  const serve = new Serve();
+  serve.send({
+    type: 'run', id: 'five', bindings: [{ global: 'h', functions: ['wait'] }],
+    program: 'return await Promise.all([1, 2, 3, 4, 5].map((n) => h.wait(n)))',
+  });
+  const calls = [];
+  for (let i = 0; i < 5; i++) calls.push(await serve.next((e) => e.type === 'call' && e.run === 'five'));
+  assert.deepEqual(calls.map((c) => c.args).sort(), [[1], [2], [3], [4], [5]]);
+  for (const c of calls.reverse()) serve.send({ type: 'reply', run: 'five', call: c.call, ok: true, value: c.args[0] * 10 });
+  const result = await serve.result('five');
+  assert.deepEqual(result.value, [10, 20, 30, 40, 50], JSON.stringify(result));
+  assert.equal(await serve.close(), 0, serve.stderr);
 });
 
 test('lossy binding arguments are rejected inside the program', async () => {

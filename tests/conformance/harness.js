@@ -171,3 +171,17 @@ export class Serve {
     return this.closed;
   }
 }
+
+/** A --serve session with one prewarmed process (dsh -v logs each pooled process once it is warm):
+ * `await s.ready(n)` is the barrier before a run that must be served by one, so a run's deadline
+ * then measures the program, not how long a loaded machine takes to start a process. */
+export function prewarmed(opts = {}) {
+  const s = new Serve({ ...opts, runtime: { prewarmProcesses: 1, ...opts.runtime }, args: ['-v'] });
+  s.ready = async (count = 1) => {
+    while ((s.stderr.match(/a prewarmed process is ready/g) ?? []).length < count) {
+      if (/a prewarmed process ended before serving/.test(s.stderr)) throw new Error(`a pooled process failed: ${s.stderr}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  return s;
+}

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT, NODE, runProgram, tempDir, text } from './harness.js';
 
-const root = process.getuid() === 0;
+const notRoot = process.getuid() === 0 ? false : `not root (uid ${process.getuid()}): a dedicated identity needs a root host`;
 const RUNNER = join(ROOT, 'bootstrap/runners/module-map-runner.js');
 
 function runnerWithSecret() {
@@ -26,7 +26,7 @@ function runnerWithSecret() {
   return { dir, launch: { kind: 'node-script', executable: NODE, bootstrapPath: join(dir, 'runner.mjs') } };
 }
 
-test('root\'s 0600 file in a readable root is unreadable; the root itself stays readable', { skip: !root }, async () => {
+test('root\'s 0600 file in a readable root is unreadable; the root itself stays readable', { skip: notRoot }, async () => {
   const { dir, launch } = runnerWithSecret();
   const program = `const fs = await import("node:fs");
 const read = (f) => { try { return fs.readFileSync(${JSON.stringify(dir)} + "/" + f, "utf8") } catch (e) { return e.code } };
@@ -42,7 +42,7 @@ return [read("public.txt"), read("secret.txt")]`;
   assert.deepEqual(result.value, ['public', 'root only']);
 });
 
-test('what a workspace-write program creates is the host user\'s on disk', { skip: !root }, async () => {
+test('what a workspace-write program creates is the host user\'s on disk', { skip: notRoot }, async () => {
   const { result, ws } = await runProgram(`const fs = await import("node:fs");
 fs.writeFileSync("made.txt", "x"); fs.mkdirSync("dir");
 return [process.getuid(), fs.statSync("made.txt").uid]`);

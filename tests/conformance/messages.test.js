@@ -30,7 +30,9 @@ test('a launch.executable path that does not exist is named', async () => {
 // Debian's own nodejs package (npm depends on it) is older than 22 on Debian 12.
 const oldNode = ['/usr/bin/node', '/usr/bin/nodejs'].find((p) => existsSync(p));
 const oldVersion = oldNode && execFileSync(oldNode, ['--version']).toString().trim();
-test('a Node.js older than 22 is refused with its version', { skip: !oldVersion || +oldVersion.slice(1).split('.')[0] >= 22 }, async () => {
+const noOldNode = !oldVersion ? 'no Debian nodejs (/usr/bin/node) here: no Node.js older than 22 to refuse'
+  : +oldVersion.slice(1).split('.')[0] >= 22 ? `the system's Node.js ${oldVersion} is not older than 22` : false;
+test('a Node.js older than 22 is refused with its version', { skip: noOldNode }, async () => {
   const { result } = await runProgram('return 1', { runtime: { launch: { kind: 'node-script', executable: oldNode } } });
   assert.deepEqual(result.error, { kind: 'protocol', message: `Node.js ${oldVersion} is older than the supported v22 line` });
 });

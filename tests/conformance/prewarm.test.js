@@ -4,20 +4,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { Serve } from './harness.js';
-
-// dsh -v logs each pooled process once it is warm: the barrier before a run that must be served
-// by one.
-function prewarmed(opts = {}) {
-  const s = new Serve({ ...opts, runtime: { prewarmProcesses: 1, ...opts.runtime }, args: ['-v'] });
-  s.ready = async (count) => {
-    while ((s.stderr.match(/a prewarmed process is ready/g) ?? []).length < count) {
-      if (/a prewarmed process ended before serving/.test(s.stderr)) throw new Error(`a pooled process failed: ${s.stderr}`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  };
-  return s;
-}
+import { Serve, prewarmed } from './harness.js';
 
 // Runs a program that returns [process uptime in ms, ...rest] and tells whether its process was
 // already running when the request was sent.

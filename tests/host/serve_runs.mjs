@@ -86,14 +86,12 @@ await check("a client namespace named tools wins over the demo one", async () =>
 });
 
 await check("runs are concurrent: a short run finishes before a long one", async () => {
-  const t0 = Date.now();
   dsh.send({ type: "run", id: "long", program: "await tools.sleep({ ms: 1500 }); return 'long'" });
   dsh.send({ type: "run", id: "short", program: "await tools.sleep({ ms: 100 }); return 'short'" });
   const first = await dsh.next((e) => e.type === "result");
   assert.equal(first.id, "short");
   const second = await dsh.result("long");
   assert.equal(second.result.value, "long");
-  assert.ok(Date.now() - t0 < 1500 + 100 + 5000);
 });
 
 await check("a duplicate in-flight id is an error event", async () => {
@@ -138,14 +136,14 @@ await check("set-mode changes the standing mode of a session", async () => {
 await check("EOF waits for in-flight runs, rejects open client calls, then exits 0", async () => {
   dsh.send({ type: "run", id: "last", program: "await tools.sleep({ ms: 300 }); return 'done'" });
   dsh.send({
-    type: "run", id: "orphan", timeoutMs: 60000, bindings: [{ global: "h", functions: ["f"] }],
+    // A deadline far beyond the suite's timeout: the close can only finish if EOF rejected the
+    // open call (no clock bound needed).
+    type: "run", id: "orphan", timeoutMs: null, bindings: [{ global: "h", functions: ["f"] }],
     program: "try { await h.f() } catch (e) { return e.message }",
   });
   await dsh.next((e) => e.type === "call" && e.run === "orphan");
-  const t0 = Date.now();
   const { code } = await dsh.close();
   assert.equal(code, 0, dsh.stderr);
-  assert.ok(Date.now() - t0 < 30000, "the orphaned call did not wait for its deadline");
   const ev = dsh.events.find((e) => e.type === "result" && e.id === "last");
   assert.equal(ev?.result.value, "done", JSON.stringify(dsh.events));
   const orphan = dsh.events.find((e) => e.type === "result" && e.id === "orphan");

@@ -10,20 +10,17 @@ import { spawnSync } from 'node:child_process';
 test('cancellation mid-fan-out: PTC process and children abort at once, each child disposed exactly once', async () => {
   const script = `
     log('fan-out');
-    return await parallel(Array.from({length: 8}, (_, i) => () => agent('await tools.sleep({ms: 60000}); return ' + i, {label: 'c' + i})));`;
+    return await parallel(Array.from({length: 8}, (_, i) => () => agent('await tools.sleep({ms: 3600000}); return ' + i, {label: 'c' + i})));`;
+  // The children sleep an hour, far beyond the suite's timeout: the run ends only if the
+  // cancellation aborts them (no clock bound needed).
   let starts = 0;
-  let signalledAt = 0;
   const { done } = startWorkflow(script, {
     rows: { workflow: { maxConcurrentAgents: 4 } },
     onEvent(e, child) {
-      if (e.type === 'agent-start' && ++starts === 4) {
-        signalledAt = Date.now();
-        child.kill('SIGINT');
-      }
+      if (e.type === 'agent-start' && ++starts === 4) child.kill('SIGINT');
     },
   });
   const r = await done;
-  assert.ok(Date.now() - signalledAt < 15000, 'no waiting for the children to finish on their own');
   assert.equal(r.status, 1);
   assert.equal(r.result.stopReason, 'cancelled');
   assert.equal(r.result.error.code, 'cancelled');
