@@ -24,7 +24,8 @@ export function patchFile(rows) {
   const file = join(tempDir('dsh-wf-patch-'), 'patch.yaml');
   const lines = [];
   for (const [id, config] of Object.entries(rows)) lines.push(`- id: ${id}`, `  config: ${JSON.stringify(config)}`);
-  writeFileSync(file, lines.join('\n') + '\n');
+  // No rows: `[]`, since dsh refuses an empty patch file.
+  writeFileSync(file, lines.length ? lines.join('\n') + '\n' : '[]\n');
   return file;
 }
 
