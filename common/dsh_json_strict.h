@@ -65,6 +65,16 @@ struct dsh_json_slice {
     size_t len;
 };
 
+/* For text already checked to be one value (dsh_json_is_value): the slice of each member named
+ * names[k] (NULL-terminated) in ret[k], absent when there is none; a repeated name keeps its last
+ * value (as json-c). false when text is no object. */
+bool dsh_json_members(const char *text, size_t len, const char *const *names, struct dsh_json_slice *ret);
+
+/* For text already checked to be one value: fn for each element in order (false stops: the call
+ * returns false); false when text is no array. */
+typedef bool (*dsh_json_element_fn)(void *arg, size_t index, struct dsh_json_slice element);
+bool dsh_json_elements(const char *text, size_t len, dsh_json_element_fn fn, void *arg);
+
 /* The object text[0..len) with the members named in raw_names (NULL-terminated) left as text:
  * each is validated by dsh_json_scan_value (DSH_JSON_VALUE_MAX_DEPTH + 1 levels) and reported in ret_raw (same order; a repeated name
  * keeps its last value) and is not a member of the returned object. Every other member becomes

@@ -763,6 +763,95 @@ size_t dsh_json_compact(char *out, const char *text, size_t len)
     return n;
 }
 
+/* Steps through the container text[0..len) opened by `open`: visit(arg, index, name, value) for
+ * each entry, name the quoted member name (NULL in an array); false when text is no such
+ * container, an entry is not strict, or visit returns false. */
+typedef bool (*entry_fn)(void *arg, size_t index, struct dsh_json_slice name, struct dsh_json_slice value);
+
+static bool each_entry(const char *text, size_t len, char open, entry_fn visit, void *arg)
+{
+    if (!text)
+        return false;
+    const char *end = text + len, *p = skip_blank(text, end);
+    if (p >= end || *p != open)
+        return false;
+    char close = open == '{' ? '}' : ']';
+    p = skip_blank(p + 1, end);
+    if (p < end && *p == close)
+        return true;
+    for (size_t index = 0;; index++) {
+        struct dsh_json_slice name = {NULL, 0};
+        p = skip_blank(p, end);
+        if (open == '{') {
+            size_t n;
+            const char *after = p < end && *p == '"' ? string_body(p + 1, end, NULL, &n) : NULL;
+            if (!after)
+                return false;
+            name = (struct dsh_json_slice){p, (size_t)(after - p)};
+            p = skip_blank(after, end);
+            if (p >= end || *p++ != ':')
+                return false;
+            p = skip_blank(p, end);
+        }
+        const char *after = dsh_json_scan_value(p, end, DSH_JSON_VALUE_MAX_DEPTH + 1, NULL);
+        if (!after || !visit(arg, index, name, (struct dsh_json_slice){p, (size_t)(after - p)}))
+            return false;
+        p = skip_blank(after, end);
+        if (p >= end)
+            return false;
+        if (*p == close)
+            return true;
+        if (*p++ != ',')
+            return false;
+    }
+}
+
+struct wanted_members {
+    const char *const *names;
+    struct dsh_json_slice *ret;
+};
+
+static bool take_member(void *arg, size_t index, struct dsh_json_slice name, struct dsh_json_slice value)
+{
+    (void)index;
+    struct wanted_members *w = arg;
+    char decoded[64];
+    size_t n;
+    /* Names longer than any wanted one need not be decoded (decoding never lengthens). */
+    if (name.len - 2 > sizeof decoded || !string_body(name.text + 1, name.text + name.len, decoded, &n))
+        return true;
+    for (size_t k = 0; w->names[k]; k++)
+        if (n == strlen(w->names[k]) && memcmp(decoded, w->names[k], n) == 0)
+            w->ret[k] = value;
+    return true;
+}
+
+bool dsh_json_members(const char *text, size_t len, const char *const *names, struct dsh_json_slice *ret)
+{
+    for (size_t k = 0; names[k]; k++)
+        ret[k] = (struct dsh_json_slice){NULL, 0};
+    struct wanted_members w = {names, ret};
+    return each_entry(text, len, '{', take_member, &w);
+}
+
+struct element_visit {
+    dsh_json_element_fn fn;
+    void *arg;
+};
+
+static bool visit_element(void *arg, size_t index, struct dsh_json_slice name, struct dsh_json_slice value)
+{
+    (void)name;
+    struct element_visit *v = arg;
+    return v->fn(v->arg, index, value);
+}
+
+bool dsh_json_elements(const char *text, size_t len, dsh_json_element_fn fn, void *arg)
+{
+    struct element_visit v = {fn, arg};
+    return each_entry(text, len, '[', visit_element, &v);
+}
+
 json_object *dsh_json_parse_envelope(const char *text, size_t len, const char *const *raw_names,
                                      struct dsh_json_slice *ret_raw, size_t max_nodes)
 {

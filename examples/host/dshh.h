@@ -187,22 +187,6 @@ int dshh__stop_signals_watch(struct dshh_loop *loop, dshh_stop_fn fn, void *arg)
 /* Stops watching (NULL loop: the fd was not added); both signals are ignored afterwards. */
 void dshh__stop_signals_unwatch(struct dshh_loop *loop);
 
-/* ---- json_span.c: strict JSON checked without a tree ---------------------------------------------- */
-struct dshh_json_span {
-    const char *p; /* NULL: absent */
-    size_t len;
-};
-/* Whether text is exactly one strict JSON value (common/dsh_json_strict.h's rules); *ret_nodes
- * (may be NULL) counts its values, what a json-c tree of it would hold. */
-bool dshh__json_check(const char *text, size_t len, size_t *ret_nodes);
-/* For text already checked to be an object: the span of each member named keys[k]
- * (NULL-terminated) in ret[k], absent when there is none; false when text is no object. */
-bool dshh__json_members(const char *text, size_t len, const char *const *keys, struct dshh_json_span *ret);
-/* For text already checked to be an array: fn for each element in order (false stops: the call
- * returns false); false when text is no array. */
-typedef bool (*dshh_json_element_fn)(void *arg, size_t index, struct dshh_json_span element);
-bool dshh__json_elements(const char *text, size_t len, dshh_json_element_fn fn, void *arg);
-
 struct iovec;
 /* ---- out_queue.c: a bounded, non-blocking write queue per peer ---------------------------------- */
 struct dshh_out_queue {

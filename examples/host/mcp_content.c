@@ -231,22 +231,44 @@ static json_object *image_item(json_object *entry, uint64_t *budget)
     return item;
 }
 
+/* What the output entries of a result add to the tool result. */
+struct content_parts {
+    struct dsh_text_buffer text;
+    json_object *images;
+    uint64_t budget;
+};
+
+/* One output entry: a small tree of its own (its text is one string), never the whole output. */
+static bool add_entry(void *arg, size_t index, struct dsh_json_slice element)
+{
+    (void)index;
+    struct content_parts *parts = arg;
+    json_object *entry = dsh_json_parse_strict_value(element.text, element.len);
+    size_t n;
+    const char *t = dsh_json_get_string(entry, "text", &n);
+    if (!strcmp(str(entry, "type", ""), "image"))
+        json_object_array_add(parts->images, image_item(entry, &parts->budget));
+    else if (t)
+        dsh_text_buffer_write(&parts->text, (unsigned char *)t, n);
+    json_object_put(entry);
+    return true;
+}
+
 json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t max_bytes)
 {
-    json_object *result = dsh_json_parse_strict_value(result_json, len);
-    json_object *output = dsh_json_get_array(result, "output"), *error = dsh_json_get_object(result, "error");
-    json_object *content = json_object_new_array(), *images = json_object_new_array();
-    struct dsh_text_buffer text = {0};
-    uint64_t budget = max_bytes;
-    for (size_t i = 0; output && i < json_object_array_length(output); i++) {
-        json_object *entry = json_object_array_get_idx(output, i);
-        size_t n;
-        const char *t = dsh_json_get_string(entry, "text", &n);
-        if (!strcmp(str(entry, "type", ""), "image"))
-            json_object_array_add(images, image_item(entry, &budget));
-        else if (t)
-            dsh_text_buffer_write(&text, (unsigned char *)t, n);
-    }
+    /* The value is not part of the tool result and the output is read entry by entry: neither
+     * becomes a tree of the whole (common/README.md, "untrusted JSON is parsed with budgets"). */
+    static const char *const raw_names[] = {"value", "output", NULL};
+    struct dsh_json_slice raw[2];
+    json_object *result =
+        dsh_json_parse_envelope(result_json, len, raw_names, raw, DSH_JSON_ENVELOPE_MAX_NODES);
+    json_object *error = dsh_json_get_object(result, "error");
+    json_object *content = json_object_new_array();
+    struct content_parts parts = {.images = json_object_new_array(), .budget = max_bytes};
+    if (result && raw[1].text)
+        dsh_json_elements(raw[1].text, raw[1].len, add_entry, &parts);
+    struct dsh_text_buffer text = parts.text;
+    json_object *images = parts.images;
     bool ok = false;
     bool failed = !dsh_json_get_bool(result, "ok", &ok) || !ok;
     if (failed) {

@@ -124,12 +124,23 @@ struct awaited {
 
 static json_object *message_tree(struct dshh_mcp_server *s, const char *line, size_t len, size_t nodes);
 
+/* Whether a server's line is one strict JSON value a tree could hold (DSH_JSON_MAX_DEPTH), and
+ * how many values it has (what a tree of it would cost). */
+static bool line_is_json(const char *line, size_t len, size_t *ret_nodes)
+{
+    struct dsh_json_extent extent;
+    if (!dsh_json_is_value(line, len, DSH_JSON_MAX_DEPTH, &extent))
+        return false;
+    *ret_nodes = extent.nodes;
+    return true;
+}
+
 static void on_handshake_line(void *arg, const char *line, size_t len)
 {
     struct awaited *a = arg;
     int64_t n;
     size_t nodes;
-    json_object *msg = line && dshh__json_check(line, len, &nodes) ? message_tree(a->s, line, len, nodes) : NULL;
+    json_object *msg = line && line_is_json(line, len, &nodes) ? message_tree(a->s, line, len, nodes) : NULL;
     json_object *id = dsh_json_member(msg, "id");
     if (dsh_json_has(msg, "id")) {
         if (dsh_json_has(msg, "method"))
@@ -313,25 +324,25 @@ static void reject(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, 
 /* Joins the text items of a CallToolResult's content as one JSON string, from their escaped
  * bodies (no decoded copy); notes an item without a type. */
 struct joined {
-    struct dshh_json_span first; /* the first text (a JSON string): the value when it is the only one */
+    struct dsh_json_slice first; /* the first text (a JSON string): the value when it is the only one */
     struct dsh_text_buffer json; /* from a second text on: "..." the texts joined by newlines */
     size_t count;
     bool all_text, untyped;
 };
 
-static json_object *parse_span(struct dshh_json_span span)
+static json_object *parse_span(struct dsh_json_slice span)
 {
-    return span.p ? dsh_json_parse_strict(span.p, span.len) : NULL;
+    return span.text ? dsh_json_parse_strict(span.text, span.len) : NULL;
 }
 
-static bool content_item(void *arg, size_t index, struct dshh_json_span item)
+static bool content_item(void *arg, size_t index, struct dsh_json_slice item)
 {
     static const char *const keys[] = {"type", "text", NULL};
     struct joined *j = arg;
-    struct dshh_json_span m[2];
-    json_object *type = item.p[0] == '{' && dshh__json_members(item.p, item.len, keys, m) ? parse_span(m[0]) : NULL;
+    struct dsh_json_slice m[2];
+    json_object *type = item.text[0] == '{' && dsh_json_members(item.text, item.len, keys, m) ? parse_span(m[0]) : NULL;
     const char *name = dsh_json_as_text(type);
-    bool text = name && !strcmp(name, "text") && m[1].p && m[1].p[0] == '"';
+    bool text = name && !strcmp(name, "text") && m[1].text && m[1].text[0] == '"';
     json_object_put(type);
     if (!name) {
         j->untyped = true;
@@ -343,10 +354,10 @@ static bool content_item(void *arg, size_t index, struct dshh_json_span item)
     } else if (j->all_text) {
         if (index == 1) {
             dsh_text_buffer_write(&j->json, (unsigned char *)"\"", 1);
-            dsh_text_buffer_write(&j->json, (unsigned char *)j->first.p + 1, j->first.len - 2);
+            dsh_text_buffer_write(&j->json, (unsigned char *)j->first.text + 1, j->first.len - 2);
         }
         dsh_text_buffer_write(&j->json, (unsigned char *)"\\n", 2);
-        dsh_text_buffer_write(&j->json, (unsigned char *)m[1].p + 1, m[1].len - 2);
+        dsh_text_buffer_write(&j->json, (unsigned char *)m[1].text + 1, m[1].len - 2);
     }
     j->count = index + 1;
     return true;
@@ -355,24 +366,24 @@ static bool content_item(void *arg, size_t index, struct dshh_json_span item)
 /* A CallToolResult (the span of an object) as the call's value: structuredContent when there is
  * one, else the text of an all-text content joined by newlines, else the content array; passed
  * on as the text the server sent. isError rejects with that text. */
-static void settle(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, struct dshh_json_span result)
+static void settle(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, struct dsh_json_slice result)
 {
     static const char *const keys[] = {"content", "structuredContent", "isError", NULL};
-    struct dshh_json_span m[3];
-    dshh__json_members(result.p, result.len, keys, m);
-    struct joined j = {.all_text = m[0].p && m[0].p[0] == '['};
+    struct dsh_json_slice m[3];
+    dsh_json_members(result.text, result.len, keys, m);
+    struct joined j = {.all_text = m[0].text && m[0].text[0] == '['};
     if (j.all_text)
-        dshh__json_elements(m[0].p, m[0].len, content_item, &j);
+        dsh_json_elements(m[0].text, m[0].len, content_item, &j);
     if (j.json.len)
         dsh_text_buffer_write(&j.json, (unsigned char *)"\"", 1);
-    struct dshh_json_span joined = j.count > 1 ? (struct dshh_json_span){(char *)j.json.data, j.json.len}
+    struct dsh_json_slice joined = j.count > 1 ? (struct dsh_json_slice){(char *)j.json.data, j.json.len}
                                    : j.count    ? j.first
-                                                : (struct dshh_json_span){"\"\"", 2};
+                                                : (struct dsh_json_slice){"\"\"", 2};
     if (j.untyped) {
         char message[512];
         snprintf(message, sizeof message, UNTYPED_CONTENT_FMT, s->name);
         reject(s, p, message);
-    } else if (m[2].len == 4 && !memcmp(m[2].p, "true", 4)) {
+    } else if (m[2].len == 4 && !memcmp(m[2].text, "true", 4)) {
         json_object *text = j.all_text ? parse_span(joined) : NULL;
         const char *t = dsh_json_as_string(text, NULL);
         char message[1024];
@@ -380,27 +391,27 @@ static void settle(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, 
         reject(s, p, message);
         json_object_put(text);
     } else {
-        struct dshh_json_span value = m[1].p ? m[1]
+        struct dsh_json_slice value = m[1].text ? m[1]
                                       : j.all_text ? joined
-                                      : m[0].p     ? m[0]
-                                                   : (struct dshh_json_span){"null", 4};
-        s->host->provider->reply(s->host->instance, p->run, p->call, true, value.p, value.len);
+                                      : m[0].text     ? m[0]
+                                                   : (struct dsh_json_slice){"null", 4};
+        s->host->provider->reply(s->host->instance, p->run, p->call, true, value.text, value.len);
     }
     free(j.json.data);
 }
 
 /* The answer to a program's call, from the spans of its result and error members. */
-static void answer(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, struct dshh_json_span result,
-                   struct dshh_json_span error)
+static void answer(struct dshh_mcp_server *s, const struct dshh_mcp_pending *p, struct dsh_json_slice result,
+                   struct dsh_json_slice error)
 {
     static const char *const keys[] = {"message", NULL};
-    if (result.p && result.p[0] == '{') {
+    if (result.text && result.text[0] == '{') {
         settle(s, p, result);
         return;
     }
-    struct dshh_json_span message = {0};
-    if (error.p && error.p[0] == '{')
-        dshh__json_members(error.p, error.len, keys, &message);
+    struct dsh_json_slice message = {0};
+    if (error.text && error.text[0] == '{')
+        dsh_json_members(error.text, error.len, keys, &message);
     json_object *parsed = parse_span(message);
     const char *t = dsh_json_as_string(parsed, NULL);
     char text[1024];
@@ -688,17 +699,17 @@ static void on_server_line(void *arg, const char *line, size_t len)
 {
     static const char *const keys[] = {"id", "method", "result", "error", NULL};
     struct dshh_mcp_server *s = arg;
-    struct dshh_json_span m[4];
+    struct dsh_json_slice m[4];
     size_t nodes;
-    if (!line || !dshh__json_check(line, len, &nodes) || !dshh__json_members(line, len, keys, m)) {
+    if (!line || !line_is_json(line, len, &nodes) || !dsh_json_members(line, len, keys, m)) {
         fprintf(stderr, "dsh: MCP server %s sent a line that is not a JSON-RPC message\n", s->name);
         return;
     }
-    if (s->failed || !m[0].p)
+    if (s->failed || !m[0].text)
         return; /* notifications: nothing dsh needs */
-    if (!m[1].p && s->state != DSHH_MCP_HANDSHAKE) {
+    if (!m[1].text && s->state != DSHH_MCP_HANDSHAKE) {
         /* An answer to a program's call: its result is passed on as the text the server sent. */
-        json_object *id = m[0].p[0] == '-' || (m[0].p[0] >= '0' && m[0].p[0] <= '9') ? parse_span(m[0]) : NULL;
+        json_object *id = m[0].text[0] == '-' || (m[0].text[0] >= '0' && m[0].text[0] <= '9') ? parse_span(m[0]) : NULL;
         int64_t n;
         struct dshh_mcp_pending *p = dsh_json_as_int64(id, INT64_MIN, INT64_MAX, &n) ? take_pending(s, n) : NULL;
         json_object_put(id);
