@@ -192,14 +192,22 @@ Test(range_cgroup, fake_cgroupfs_v2_files_freezing_frozen_and_no_cgroup_kill)
     cr_assert_eq(rmdir(root), 0);
 }
 
+/* The pid of a child that has exited and been reaped: a pid no host has now (its reuse within
+ * one test is not expected). */
+static pid_t exited_pid(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    waitpid(pid, NULL, 0);
+    return pid;
+}
+
 Test(range_cgroup, fake_cgroupfs_sweep_removes_empty_groups_of_dead_hosts_only)
 {
     char root[] = "/tmp/fake-cgroupfs-XXXXXX", path[4200];
     cr_assert(mkdtemp(root));
-    pid_t dead = fork();
-    if (dead == 0)
-        _exit(0);
-    waitpid(dead, NULL, 0); /* a pid nobody has now (reuse within this test is not expected) */
+    pid_t dead = exited_pid();
     const char *names[] = {"dead-1", "dead-2", "dead-3", "live-1", "other-1"};
     char made[5][64];
     snprintf(made[0], 64, "dsh-range-%d-1", (int)dead);
@@ -379,10 +387,7 @@ Test(range_cgroup, fake_cgroupfs_v1_controller_groups_of_dead_hosts_are_swept)
 {
     char root[] = "/tmp/fake-cgroupfs-XXXXXX", proc[4200], path[4200];
     fake_tree_with_membership(root, proc, "4:memory:/m\n8:pids:/\n0::/\n");
-    pid_t dead = fork();
-    if (dead == 0)
-        _exit(0);
-    waitpid(dead, NULL, 0);
+    pid_t dead = exited_pid();
     const char *dirs[] = {"memory", "memory/m", "pids", "cpu"};
     for (size_t i = 0; i < 4; i++) {
         snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
@@ -408,10 +413,7 @@ Test(range_cgroup, fake_cgroupfs_sweep_removes_dead_hosts_sessions_with_their_ra
 {
     char root[] = "/tmp/fake-cgroupfs-XXXXXX", path[4200];
     cr_assert(mkdtemp(root));
-    pid_t dead = fork();
-    if (dead == 0)
-        _exit(0);
-    waitpid(dead, NULL, 0);
+    pid_t dead = exited_pid();
     const char *dirs[] = {"dsh-session-%d-1", "dsh-session-%d-1/dsh-range-%d-2", "dsh-session-%d-1/dsh-range-%d-3",
                           "dsh-session-%d-2", "dsh-session-%d-2/dsh-range-%d-4"};
     for (size_t i = 0; i < 5; i++) {
