@@ -40,6 +40,14 @@ struct dsh_run_callbacks {
      * descriptor. Output the ledger discards is never reported; the result still carries the
      * complete output. entry_json: transfer none, valid during the call. */
     void (*on_output)(void *userdata, dsh_run_id run, const char *entry_json, size_t entry_len);
+
+    /* ---- appended in 1.5 ---- */
+    /* Optional (NULL = on_done as before): when set, the provider calls it instead of on_done and
+     * hands the result over: result_json is transfer full (NUL-terminated, free with the
+     * provider's free_text), so a host that queues it for a slow reader keeps it without a copy.
+     * on_done stays required: a provider before 1.5 calls it, and this one does when it cannot
+     * allocate the result (the fixed out-of-memory result). */
+    void (*on_done_owned)(void *userdata, dsh_run_id run, char *result_json, size_t result_len);
 };
 
 typedef void (*dsh_released_fn)(void *userdata, const char *owner, int status);
@@ -123,6 +131,15 @@ struct dsh_provider {
      * static, valid until dlclose. Needs no instance: a host passes it to its services (the Linux
      * services' extra_readable_roots) before load(). */
     const char *const *(*readable_roots)(void);
+
+    /* ---- appended in 1.5 ---- */
+    /* Flow control for a host whose reader is slower than the program writes (ABI.md, "Output
+     * flow control"): while paused the provider reads nothing more from the run's process (its
+     * output, binding calls, its result), so the program blocks once the kernel buffers between
+     * them fill; its deadline still runs. Resumed by paused = false, and implicitly once the run
+     * has an outcome (a deadline, a cancel, its result): what a stop leaves is always read.
+     * 0, or DSH_E_NOT_FOUND for an unknown or finished run. */
+    int (*pause_output)(struct dsh_instance *instance, dsh_run_id run, bool paused);
 };
 
 /* The one exported symbol. Returns NULL when host_abi_major is not supported. */

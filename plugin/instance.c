@@ -193,6 +193,11 @@ int ptc__instance_cancel(struct dsh_instance *inst, dsh_run_id id, const char *r
     return inst ? ptc__runs_cancel(&inst->runs, id, reason) : DSH_E_NOT_FOUND;
 }
 
+int ptc__instance_pause_output(struct dsh_instance *inst, dsh_run_id id, bool paused)
+{
+    return inst ? ptc__runs_pause_output(&inst->runs, id, paused) : DSH_E_NOT_FOUND;
+}
+
 int ptc__instance_reply(struct dsh_instance *inst, dsh_run_id id, uint64_t call, bool ok, const char *text,
                         size_t len)
 {

@@ -46,6 +46,7 @@ int ptc__instance_get_fd(struct dsh_instance *inst);
 int ptc__instance_dispatch(struct dsh_instance *inst);
 int ptc__instance_wait(struct dsh_instance *inst, int timeout_ms);
 int ptc__instance_cancel(struct dsh_instance *inst, dsh_run_id id, const char *reason);
+int ptc__instance_pause_output(struct dsh_instance *inst, dsh_run_id id, bool paused);
 int ptc__instance_reply(struct dsh_instance *inst, dsh_run_id id, uint64_t call, bool ok, const char *text,
                         size_t len);
 int ptc__instance_describe(struct dsh_instance *inst, char **ret_json, size_t *ret_len, struct dsh_error *ret_error);
@@ -82,6 +83,7 @@ extern const char ptc__node_per_call_instructions[];
         .wait = ptc__instance_wait,                                                \
         .registerImage = ptc__instance_register_image,                             \
         .readable_roots = roots_fn,                                                \
+        .pause_output = ptc__instance_pause_output,                                \
     }
 
 #endif

@@ -189,17 +189,24 @@ void dshh__stop_signals_unwatch(struct dshh_loop *loop);
 
 struct iovec;
 /* ---- out_queue.c: a bounded, non-blocking write queue per peer ---------------------------------- */
+/* Gives back a piece handed to the queue (data as it was handed over). */
+typedef void (*dshh_release_fn)(void *arg, char *data);
+struct dshh_out_segment;
 struct dshh_out_queue {
     struct dshh_loop *loop;
     int fd;
     size_t max;      /* bytes waiting at which a new message is refused (it may then exceed max by one message) */
-    char *buf;       /* bytes the peer has not taken: buf[off..len) */
-    size_t off, len, cap;
+    struct dshh_out_segment *head, *tail; /* what the peer has not taken, oldest first */
+    size_t waiting;  /* bytes in them */
     bool watching;   /* EPOLLOUT is watched on host->loop while bytes wait */
     bool direct;     /* fd cannot be polled (a regular file): written at once, it never blocks */
     int error;       /* errno of a failed write (the peer is gone): later writes fail with it */
     int saved_flags; /* fd's flags before O_NONBLOCK was set, restored at close; -1: unchanged */
     size_t taken, taken_at_bound; /* bytes the peer took in all; and when max was last reached */
+    size_t low;      /* on_low(on_low_arg) once waiting falls to low after it was above */
+    bool above_low;
+    dshh_timer_fn on_low;
+    void *on_low_arg;
 };
 /* Makes fd non-blocking (not closed by the queue). */
 int dshh__out_queue_open(struct dshh_out_queue *q, struct dshh_loop *loop, int fd, size_t max);
@@ -207,11 +214,34 @@ int dshh__out_queue_open(struct dshh_out_queue *q, struct dshh_loop *loop, int f
  * already wait and the peer took nothing since they last did (nothing is queued: the caller
  * applies its documented outcome); another -errno when the peer is gone. */
 int dshh__out_queue_write(struct dshh_out_queue *q, const struct iovec *iov, int n);
+/* The same, with iov[owned] handed over (owned < 0: none): the queue keeps that piece instead of
+ * copying it and calls release(release_arg, its base) once it is written or dropped, also when
+ * the write fails. */
+int dshh__out_queue_write_owned(struct dshh_out_queue *q, const struct iovec *iov, int n, int owned,
+                                dshh_release_fn release, void *release_arg);
+/* fn(arg) is called (from inside a later write or drain: it must not write to q) each time the
+ * bytes waiting fall to low or below after they were above it. */
+void dshh__out_queue_notify_low(struct dshh_out_queue *q, size_t low, dshh_timer_fn fn, void *arg);
 size_t dshh__out_queue_waiting(const struct dshh_out_queue *q);
 /* Blocks until everything waiting is written (after the loop ended: the last answers). */
 int dshh__out_queue_flush(struct dshh_out_queue *q);
 /* Stops watching, frees what waits, restores the fd's flags. */
 void dshh__out_queue_close(struct dshh_out_queue *q);
+
+/* ---- output_gate.c: pausing runs whose live output the client has not read ----------------------- */
+struct dshh_output_gate {
+    struct dshh_host *host;
+    struct dshh_out_queue *out; /* the client's queue */
+    dsh_run_id *paused;         /* runs paused since the queue was last low */
+    size_t n_paused, cap_paused;
+    bool resume_pending;        /* resuming them is scheduled on the loop */
+};
+/* Watches out's low mark (out must outlive the gate). */
+void dshh__output_gate_init(struct dshh_output_gate *gate, struct dshh_host *host, struct dshh_out_queue *out);
+/* After run's output was queued: pauses it while the client's queue is high (ABI 1.5
+ * pause_output; nothing with an older provider). */
+void dshh__output_gate_check(struct dshh_output_gate *gate, dsh_run_id run);
+void dshh__output_gate_close(struct dshh_output_gate *gate);
 
 /* ---- lines.c: newline-delimited input ------------------------------------------------------------- */
 struct dshh_lines {
@@ -254,6 +284,10 @@ struct json_object *dshh__event(const char *type, const char *id_text);
 /* Writes ev as one line; with raw_key, appends "raw_key": raw (JSON text spliced verbatim, so the
  * provider's number text survives). */
 void dshh__emit_event(struct json_object *ev, const char *raw_key, const char *raw, size_t raw_len);
+/* The same with raw handed over: it waits in the stdout queue without a copy and is given back
+ * with release(release_arg, raw) once written or dropped. */
+void dshh__emit_event_owned(struct json_object *ev, const char *raw_key, char *raw, size_t raw_len,
+                            dshh_release_fn release, void *release_arg);
 /* JSON text as one line: json itself when it holds no raw newline, else a copy (*ret_copy, free
  * it) with raw newlines (whitespace between tokens) blanked; NULL when out of memory. */
 const char *dshh__one_line(const char *json, size_t len, char **ret_copy);

@@ -51,6 +51,7 @@ struct mcp {
     bool eof;
     int stop_signal; /* SIGTERM or SIGINT ended the session: dsh exits 128 + it */
     struct dshh_out_queue out; /* stdout */
+    struct dshh_output_gate gate; /* pauses runs reporting progress while the client's queue is high */
     bool dropped;              /* the client left MAX_UNREAD bytes unread: nothing more is written */
 };
 
@@ -190,7 +191,6 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
 /* Progress while the run is going, for a client that asked with a progressToken. */
 static void on_output(void *userdata, dsh_run_id run, const char *entry_json, size_t entry_len)
 {
-    (void)run;
     struct mcall *c = userdata;
     char *message = dshh__mcp_progress_message(entry_json, entry_len);
     json_object *msg = json_object_new_object(), *params = json_object_new_object();
@@ -202,6 +202,7 @@ static void on_output(void *userdata, dsh_run_id run, const char *entry_json, si
     send_message(msg);
     json_object_put(msg);
     free(message);
+    dshh__output_gate_check(&c->m->gate, run);
 }
 
 static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
@@ -597,6 +598,7 @@ int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile)
         fprintf(stderr, "dsh: cannot write to stdout: %s\n", strerror(-rc));
         return status;
     }
+    dshh__output_gate_init(&m.gate, host, &m.out);
     if (setup(&m, profile) < 0)
         goto out;
     rc = dshh__loop_watch_input(host->loop, STDIN_FILENO, on_stdin, &m, &m.eof);
@@ -620,6 +622,7 @@ int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile)
 out:
     if (!m.dropped)
         dshh__out_queue_flush(&m.out); /* the last answers, now that the loop has ended */
+    dshh__output_gate_close(&m.gate);
     dshh__out_queue_close(&m.out);
     dshh__mcp_downstream_stop(&m.ds);
     dshh__lines_free(&m.lines);

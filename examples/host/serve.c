@@ -61,6 +61,7 @@ struct serve {
     bool eof;
     int stop_signal; /* SIGTERM or SIGINT received: the runs are cancelled, dsh exits 128 + it */
     unsigned small_evaluations_untrimmed; /* see release_idle_heap() */
+    struct dshh_output_gate gate; /* pauses streaming runs while the client's queue is high */
 };
 
 /* ---- lifetime ------------------------------------------------------------------------------------ */
@@ -148,16 +149,17 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
     json_object_put(ev);
 }
 
-/* "stream": true: {"type":"output","run":ID,"entry":{...}} before the result. */
+/* "stream": true: {"type":"output","run":ID,"entry":{...}} before the result. A client that reads
+ * slower than the program writes pauses the run rather than letting its output pile up here. */
 static void on_output(void *userdata, dsh_run_id run, const char *entry_json, size_t entry_len)
 {
-    (void)run;
     struct srun *r = userdata;
     json_object *ev = json_object_new_object();
     json_object_object_add(ev, "type", json_object_new_string("output"));
     json_object_object_add(ev, "run", dsh_json_parse_strict(r->id, strlen(r->id)));
     dshh__emit_event(ev, "entry", entry_json, entry_len);
     json_object_put(ev);
+    dshh__output_gate_check(&r->srv->gate, run);
 }
 
 /* Idle: hand the heap pages that interleaved runs of different sizes freed back to the kernel,
@@ -175,10 +177,15 @@ static void release_idle_heap(struct serve *srv, bool small_evaluation)
     malloc_trim(0);
 }
 
-static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
+static void release_provider_text(void *arg, char *text)
 {
-    (void)run;
-    struct srun *r = userdata;
+    const struct dsh_provider *p = arg;
+    p->free_text(text);
+}
+
+/* owned: result_json was handed over (on_done_owned); it then waits in the stdout queue as is. */
+static void finish_run(struct srun *r, const char *result_json, char *owned, size_t result_len)
+{
     struct serve *srv = r->srv;
     DSH_LIST_REMOVE(&srv->runs, r);
     dshh__demo_cancel(srv->host, &r->pending);
@@ -192,7 +199,10 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
         json_object_put(ab);
     }
     json_object *ev = dshh__event("result", r->id);
-    dshh__emit_event(ev, "result", result_json, result_len);
+    if (owned)
+        dshh__emit_event_owned(ev, "result", owned, result_len, release_provider_text, (void *)srv->host->provider);
+    else
+        dshh__emit_event(ev, "result", result_json, result_len);
     json_object_put(ev);
     bool small_evaluation = r->retained && result_len < TRIM_RESULT_BYTES;
     free(r->calls);
@@ -201,6 +211,18 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
     if (!srv->runs)
         release_idle_heap(srv, small_evaluation);
     maybe_finish(srv);
+}
+
+static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
+{
+    (void)run;
+    finish_run(userdata, result_json, NULL, result_len);
+}
+
+static void on_done_owned(void *userdata, dsh_run_id run, char *result_json, size_t result_len)
+{
+    (void)run;
+    finish_run(userdata, result_json, result_json, result_len);
 }
 
 static void on_released(void *userdata, const char *owner, int status)
@@ -350,7 +372,8 @@ static void req_run(struct serve *srv, json_object *req, const char *id)
                                    .on_call = on_call,
                                    .on_done = on_done,
                                    .userdata = run,
-                                   .on_output = run->stream ? on_output : NULL};
+                                   .on_output = run->stream ? on_output : NULL,
+                                   .on_done_owned = on_done_owned};
     struct dsh_error err;
     int rc = dshh__start_run(srv->host, text, strlen(text), &cb, &run->run, &err);
     json_object_put(r);
@@ -686,6 +709,7 @@ int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
         return DSHH_EXIT_USAGE;
     }
     dshh__events_queue(&out, on_client_dropped, &srv);
+    dshh__output_gate_init(&srv.gate, host, &out);
     rc = dshh__stop_signals_watch(host->loop, on_stop_signal, &srv);
     if (rc < 0) {
         fprintf(stderr, "dsh: cannot watch SIGTERM/SIGINT: %s\n", strerror(-rc));
@@ -717,6 +741,7 @@ int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
     bool dropped = dshh__events_dropped();
     if (!dropped)
         dshh__out_queue_flush(&out); /* the last events, now that the loop has ended */
+    dshh__output_gate_close(&srv.gate);
     dshh__events_queue(NULL, NULL, NULL);
     dshh__out_queue_close(&out);
     dshh__lines_free(&srv.lines);

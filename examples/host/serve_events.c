@@ -30,11 +30,17 @@ bool dshh__events_dropped(void)
 }
 
 /* Writes parts as one line: through the queue (never blocking) when there is one, else retrying
- * on EINTR and partial writes (a vanished client is noticed at stdin EOF). */
-static void write_parts(struct iovec *iov, int n)
+ * on EINTR and partial writes (a vanished client is noticed at stdin EOF). iov[owned] (owned >= 0)
+ * is handed over: release(arg, its base) once written or dropped. */
+static void write_parts(struct iovec *iov, int n, int owned, dshh_release_fn release, void *arg)
 {
     if (events_out) {
-        if (events_dropped || dshh__out_queue_write(events_out, iov, n) != -ENOBUFS)
+        if (events_dropped) {
+            if (owned >= 0)
+                release(arg, iov[owned].iov_base);
+            return;
+        }
+        if (dshh__out_queue_write_owned(events_out, iov, n, owned, release, arg) != -ENOBUFS)
             return;
         /* The client stopped reading: it is dropped, from the loop (not inside a callback). */
         events_dropped = true;
@@ -43,12 +49,13 @@ static void write_parts(struct iovec *iov, int n)
             events_on_full(events_on_full_arg);
         return;
     }
+    char *owned_base = owned >= 0 ? iov[owned].iov_base : NULL;
     while (n > 0) {
         ssize_t w = writev(STDOUT_FILENO, iov, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
-            return;
+            break;
         while (n > 0 && (size_t)w >= iov->iov_len) {
             w -= (ssize_t)iov->iov_len;
             iov++;
@@ -59,6 +66,14 @@ static void write_parts(struct iovec *iov, int n)
             iov->iov_len -= (size_t)w;
         }
     }
+    if (owned_base)
+        release(arg, owned_base);
+}
+
+static void release_with_free(void *arg, char *data)
+{
+    (void)arg;
+    free(data);
 }
 
 const char *dshh__jstr(json_object *o)
@@ -87,7 +102,7 @@ void dshh__emit_event(json_object *ev, const char *raw_key, const char *raw, siz
     size_t blen = strlen(base);
     if (!raw_key) {
         struct iovec iov[] = {{(char *)base, blen}, {"\n", 1}};
-        write_parts(iov, 2);
+        write_parts(iov, 2, -1, NULL, NULL);
         return;
     }
     char *blanked = NULL;
@@ -96,8 +111,32 @@ void dshh__emit_event(json_object *ev, const char *raw_key, const char *raw, siz
     char key[128];
     int klen = snprintf(key, sizeof key, ",\"%s\":", raw_key);
     struct iovec iov[] = {{(char *)base, blen - 1}, {key, (size_t)klen}, {(char *)raw, raw_len}, {"}\n", 2}};
-    write_parts(iov, 4);
-    free(blanked);
+    if (blanked)
+        write_parts(iov, 4, 2, release_with_free, NULL);
+    else
+        write_parts(iov, 4, -1, NULL, NULL);
+}
+
+void dshh__emit_event_owned(json_object *ev, const char *raw_key, char *raw, size_t raw_len,
+                            dshh_release_fn release, void *release_arg)
+{
+    const char *base = dshh__jstr(ev);
+    size_t blen = strlen(base);
+    char *blanked = NULL;
+    const char *line = dshh__one_line(raw, raw_len, &blanked);
+    if (blanked || !line) {
+        /* The copy (if any) is what waits now. */
+        release(release_arg, raw);
+        if (!line)
+            return;
+        raw = blanked;
+        release = release_with_free;
+        release_arg = NULL;
+    }
+    char key[128];
+    int klen = snprintf(key, sizeof key, ",\"%s\":", raw_key);
+    struct iovec iov[] = {{(char *)base, blen - 1}, {key, (size_t)klen}, {raw, raw_len}, {"}\n", 2}};
+    write_parts(iov, 4, 2, release, release_arg);
 }
 
 json_object *dshh__event(const char *type, const char *id_text)

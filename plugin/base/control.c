@@ -174,3 +174,8 @@ int ptc__control_flush(struct ptc_control *control)
     control->out_off = control->out_len = 0;
     return 1;
 }
+
+bool ptc__control_writing(const struct ptc_control *control)
+{
+    return control->out_off < control->out_len;
+}

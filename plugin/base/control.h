@@ -42,5 +42,7 @@ int ptc__control_queue(struct ptc_control *control, const char *frame, size_t le
 /* Writes as much as possible. Returns 1 when the queue is empty, 0 when bytes remain (wait for
  * EPOLLOUT), or a negative errno (-EPIPE when the peer is gone). */
 int ptc__control_flush(struct ptc_control *control);
+/* True while queued bytes wait to be sent. */
+bool ptc__control_writing(const struct ptc_control *control);
 
 #endif

@@ -220,10 +220,18 @@ void ptc__env_detach(struct ptc_env *env, void *arg)
 {
     if (env->consumer != arg || !env->events)
         return;
+    ptc__env_hold_reading(env, arg, false);
     env->events = NULL;
     env->consumer = NULL;
     if (env->state == PTC_ENV_BUSY)
         env->state = PTC_ENV_IDLE;
+}
+
+void ptc__env_hold_reading(struct ptc_env *env, const void *consumer, bool held)
+{
+    bool attached = env->events && env->consumer == consumer;
+    if (!held || (attached && env->state != PTC_ENV_CLOSING && !env->quiescent))
+        ptc__env_set_reading_held(env, held && attached);
 }
 
 void *ptc__env_consumer(const struct ptc_env *env)
@@ -316,7 +324,7 @@ int ptc__env_send_text(struct ptc_env *env, const char *text, size_t len)
         return rc;
     rc = ptc__control_flush(&env->control);
     if (rc == 0)
-        ptc__watch_modify(&env->host->loop, &env->control_watch, EPOLLIN | EPOLLOUT);
+        ptc__env_watch_control(env, true);
     return rc < 0 ? rc : 0;
 }
 
@@ -428,6 +436,7 @@ void ptc__env_terminate(struct ptc_env *env)
     if (env->state == PTC_ENV_CLOSING)
         return;
     env->state = PTC_ENV_CLOSING;
+    ptc__env_hold_reading(env, NULL, false);
     if (env->confine_pending) {
         const struct dsh_sandbox_service *sb = env->host->services.sandbox;
         if (sb->cancel_confine(sb->ctx, env->confine_op) == 0)

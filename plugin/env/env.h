@@ -77,6 +77,11 @@ uint64_t ptc__env_attach(struct ptc_env *env, const struct ptc_env_events *event
 void ptc__env_detach(struct ptc_env *env, void *arg);
 /* The attached consumer's arg, or NULL. */
 void *ptc__env_consumer(const struct ptc_env *env);
+/* Flow control for the attached consumer (ABI 1.5 pause_output): while held nothing more is read
+ * from the child (control channel, stdout, stderr), so it blocks once those buffers fill. Released
+ * by any caller, and when the consumer detaches, the range is stopped or becomes quiescent: what a
+ * stop or an exit left in the buffers is always read. Holding for another consumer is ignored. */
+void ptc__env_hold_reading(struct ptc_env *env, const void *consumer, bool held);
 
 /* Begins terminating the range (idempotent): a temporary one with a consumer is frozen first
  * where the subprocess service can. The environment is freed once closed and every waiter was

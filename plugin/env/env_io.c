@@ -125,7 +125,7 @@ static void on_control(struct ptc_watch *watch, uint32_t events)
     if (events & EPOLLOUT) {
         int rc = ptc__control_flush(&env->control);
         if (rc != 0)
-            ptc__watch_modify(loop, watch, EPOLLIN);
+            ptc__env_watch_control(env, false);
     }
     if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
         return;
@@ -242,10 +242,32 @@ void ptc__env_drain_frozen(struct ptc_env *env)
         env->events->trailing(env->consumer);
 }
 
+void ptc__env_watch_control(struct ptc_env *env, bool writing)
+{
+    if (env->control_watch.armed)
+        ptc__watch_modify(&env->host->loop, &env->control_watch,
+                          (env->reading_held ? 0 : EPOLLIN) | (writing ? EPOLLOUT : 0));
+}
+
+/* A held pipe or socket still reports hang-up and errors: its handler then reads what is left,
+ * which the kernel bounds (nothing more can be written once the writer is gone). */
+void ptc__env_set_reading_held(struct ptc_env *env, bool held)
+{
+    if (env->reading_held == held)
+        return;
+    env->reading_held = held;
+    ptc__env_watch_control(env, ptc__control_writing(&env->control));
+    struct ptc_pipe *pipes[] = {&env->out, &env->err};
+    for (size_t i = 0; i < sizeof pipes / sizeof *pipes; i++)
+        if (pipes[i]->watch.armed)
+            ptc__watch_modify(&env->host->loop, &pipes[i]->watch, held ? 0 : EPOLLIN);
+}
+
 static void on_quiescent(struct ptc_watch *watch, uint32_t events)
 {
     (void)events;
     struct ptc_env *env = ptc__container_of(watch, struct ptc_env, quiescence_watch);
+    ptc__env_set_reading_held(env, false);
     const struct dsh_subprocess_service *sp = env->host->services.subprocess;
     int rc = sp->poll_quiescent(sp->ctx, env->process, &env->exit_status);
     if (rc == 0)

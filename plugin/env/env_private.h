@@ -57,6 +57,7 @@ struct ptc_env {
     bool freezing;      /* a temporary range is being frozen: its result waits until it is */
     unsigned freeze_polls;
     bool quiescent, drained, cleanup_failed, control_lost;
+    bool reading_held;  /* the consumer's host reads slower than the child writes (env_io.c) */
     int control_error; /* the negative errno that ended the control channel; 0 for end of file */
     struct dsh_exit_status exit_status;
     uint32_t memory_limit_kills; /* processes of the range the kernel killed at maxMemoryMb */

@@ -95,8 +95,15 @@ static void finish(struct ptc_deferred *call)
     DSH_LIST_REMOVE(&run->runs->head, run);
     static const char fallback[] =
         "{\"ok\":false,\"error\":{\"kind\":\"worker-exit\",\"message\":\"out of memory\"},\"output\":[]}";
-    run->cb.on_done(run->cb.userdata, run->id, result ? result : fallback, result ? len : sizeof fallback - 1);
-    free(block);
+    if (result && run->cb.on_done_owned) {
+        /* ABI 1.5: the host keeps the block; the text moves to its start (in place, no new pages). */
+        if (result != block)
+            memmove(block, result, len + 1);
+        run->cb.on_done_owned(run->cb.userdata, run->id, block, len);
+    } else {
+        run->cb.on_done(run->cb.userdata, run->id, result ? result : fallback, result ? len : sizeof fallback - 1);
+        free(block);
+    }
     /* After delivery, so starting the next process never delays this result. */
     if (!run->retained && run->env)
         ptc__pool_refill(run->runs->pool, run->spec.policy);
@@ -179,8 +186,11 @@ void ptc__run_select(struct ptc_run *run, enum ptc_failure kind, const char *fmt
             run->message = NULL;
         va_end(ap);
     }
-    /* The deadline stops when an outcome is selected, before cleanup. */
+    /* The deadline stops when an outcome is selected, before cleanup; a stop reads what the
+     * child still has to say (a revoked frame, the rest of its output) however slow the host. */
     ptc__timer_arm(&run->timer, 0);
+    if (run->env)
+        ptc__env_hold_reading(run->env, run, false);
     close_after_outcome(run);
 }
 

@@ -309,3 +309,14 @@ int ptc__runs_cancel(struct ptc_runs *runs, dsh_run_id id, const char *reason)
         return DSH_E_NOT_FOUND;
     return ptc__run_cancel(run, reason);
 }
+
+int ptc__runs_pause_output(struct ptc_runs *runs, dsh_run_id id, bool paused)
+{
+    struct ptc_run *run = ptc__run_find(runs, id);
+    if (!run || run->phase == PTC_RUN_FINISHING)
+        return DSH_E_NOT_FOUND;
+    /* Only a run whose process is reading for it and that has no outcome yet is held. */
+    if (run->env)
+        ptc__env_hold_reading(run->env, run, paused && !run->outcome_selected);
+    return 0;
+}

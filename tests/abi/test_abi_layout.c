@@ -15,7 +15,7 @@
 Test(abi, version_constants)
 {
     cr_expect_eq(DSH_ABI_MAJOR, 1);
-    cr_expect_eq(DSH_ABI_MINOR, 4);
+    cr_expect_eq(DSH_ABI_MINOR, 5);
 }
 
 Test(abi, error_details)
@@ -26,7 +26,7 @@ Test(abi, error_details)
 
 Test(abi, provider_table_order)
 {
-    SIZE(dsh_provider, 152);
+    SIZE(dsh_provider, 160);
     OFF(dsh_provider, struct_size, 0);
     OFF(dsh_provider, abi_major, 4);
     OFF(dsh_provider, abi_minor, 6);
@@ -48,15 +48,17 @@ Test(abi, provider_table_order)
     OFF(dsh_provider, wait, 128);
     OFF(dsh_provider, registerImage, 136);
     OFF(dsh_provider, readable_roots, 144); /* 1.1 */
+    OFF(dsh_provider, pause_output, 152);   /* 1.5 */
 }
 
 Test(abi, run_callbacks)
 {
-    SIZE(dsh_run_callbacks, 40);
+    SIZE(dsh_run_callbacks, 48);
     OFF(dsh_run_callbacks, on_call, 8);
     OFF(dsh_run_callbacks, on_done, 16);
     OFF(dsh_run_callbacks, userdata, 24);
     OFF(dsh_run_callbacks, on_output, 32); /* 1.1 */
+    OFF(dsh_run_callbacks, on_done_owned, 40); /* 1.5 */
 }
 
 Test(abi, services_bundle)

@@ -1,10 +1,11 @@
 // `--serve` with a client that stops reading dsh's stdout (examples/host/README.md, "Peers that
-// stop reading"): the loop goes on serving other runs while events wait; once 64 MiB wait and the
-// client takes nothing more, it is dropped (its runs cancelled, dsh exits 1 with a message).
-// Barriers only: a file a run writes, the process's exit.
+// stop reading"): a run with live output is paused while the client's queue is high (ABI 1.5
+// pause_output) and goes on once it read; the loop goes on serving other runs meanwhile; once
+// 64 MiB wait and the client takes nothing more, it is dropped (its runs cancelled, dsh exits 1
+// with a message). Barriers only: a file a run writes, a line dsh logs, the process's exit.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -14,8 +15,8 @@ const [dshPath, srcRoot] = process.argv.slice(2).map((p) => resolve(p));
 const writable = join(srcRoot, "examples/profiles/workspace-write.yaml");
 
 // dsh --serve whose stdout nobody reads until read() is called.
-function start(cwd, patches = []) {
-  const args = ["headless", "--patch", writable, ...patches.flatMap((p) => ["--patch", p]), "--serve"];
+function start(cwd, patches = [], flags = []) {
+  const args = [...flags, "headless", "--patch", writable, ...patches.flatMap((p) => ["--patch", p]), "--serve"];
   const child = spawn(dshPath, args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
   child.stdout.pause();
   let stderr = "";
@@ -41,24 +42,67 @@ const appears = async (file) => {
   while (!existsSync(file)) await new Promise((r) => setTimeout(r, 20));
 };
 
-await check("a client not reading 4 MiB of events: a later run is still started and served", async () => {
+// dsh's peak resident set (VmHWM) in bytes.
+const peakRss = (pid) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
+const MIB = 1 << 20;
+
+await check("a client not reading live output: that run is paused while a later run is started and served", async () => {
   const cwd = mkdtempSync(join(tmpdir(), "dsh-serve-peers-"));
   const dsh = start(cwd);
-  // 4 MiB of output events, more than the stdout pipe (1 MiB) holds.
+  // 4 MiB of output events, more than the stdout pipe (1 MiB) holds; 'loud-started' after 1 MiB.
   dsh.send({
     type: "run", id: "loud", stream: true,
-    program: "for (let i = 0; i < 64; i++) inspect('x'.repeat(65535)); (await import('node:fs')).writeFileSync('loud-done', '')",
+    program: "const fs = await import('node:fs'); for (let i = 0; i < 64; i++) { inspect('x'.repeat(65535)); " +
+      "if (i === 15) fs.writeFileSync('loud-started', ''); } fs.writeFileSync('loud-done', '')",
   });
-  await appears(join(cwd, "loud-done"));
-  // dsh has 4 MiB of events the client did not read; it still reads requests and runs them.
+  await appears(join(cwd, "loud-started"));
+  // dsh has output the client did not read; it still reads requests and runs them.
   dsh.send({ type: "run", id: "quiet", program: "(await import('node:fs')).writeFileSync('quiet-done', ''); return 7" });
   await appears(join(cwd, "quiet-done"));
   const results = await dsh.read(["loud", "quiet"]);
   assert.equal(results.quiet.ok, true);
   assert.equal(results.quiet.value, 7);
   assert.equal(results.loud.ok, true, JSON.stringify(results.loud.error));
+  assert.ok(existsSync(join(cwd, "loud-done")), "the paused run went on once the client read");
   const printed = results.loud.output.filter((e) => e.type === "text").map((e) => e.text).join("");
   assert.equal(printed.length, 64 * 65536, "every output entry arrived (control: nothing was dropped)");
+  dsh.child.stdin.end();
+  assert.deepEqual(await dsh.exited, { code: 0, signal: null });
+});
+
+await check("live output the client has not read waits in the program (paused), not in dsh; nothing is lost", async () => {
+  const cwd = mkdtempSync(join(tmpdir(), "dsh-serve-peers-"));
+  const dsh = start(cwd, [], ["-v"]);
+  const chunks = 48;
+  dsh.send({
+    type: "run", id: "flow", stream: true,
+    program: `const fs = await import('node:fs'); for (let i = 0; i < ${chunks}; i++) ` +
+      "{ process.stdout.write(String(i % 10).repeat(1 << 20)); fs.writeFileSync('progress', String(i + 1)); }",
+  });
+  // Barrier: dsh says it paused the run, or (without flow control) the program wrote everything.
+  const progress = () => (existsSync(join(cwd, "progress")) ? Number(readFileSync(join(cwd, "progress"), "utf8")) : 0);
+  while (!/run \d+ paused: the client has \d+ KiB of output unread/.test(dsh.stderr()) && progress() < chunks)
+    await new Promise((r) => setTimeout(r, 20));
+  assert.ok(progress() < chunks, `paused before the program wrote all ${chunks} MiB (it wrote ${progress()})`);
+  const events = [];
+  createInterface({ input: dsh.child.stdout }).on("line", (line) => events.push(JSON.parse(line)));
+  dsh.child.stdout.resume();
+  while (!events.some((e) => e.type === "result")) await new Promise((r) => setTimeout(r, 20));
+  const result = events.find((e) => e.type === "result").result;
+  assert.equal(result.ok, true, JSON.stringify(result.error));
+  const expected = Array.from({ length: chunks }, (_, i) => String(i % 10).repeat(MIB)).join("");
+  const streamed = events.filter((e) => e.type === "output").map((e) => e.entry.text).join("");
+  assert.ok(streamed === expected, `the output events carry all ${chunks} MiB in order (got ${streamed.length} bytes)`);
+  assert.ok(result.output.map((e) => e.text).join("") === expected, "the result carries all of it");
+  assert.match(dsh.stderr(), /paused runs resumed: the client read their output/);
+  if (process.env.ASAN_OPTIONS) {
+    console.log("# skip: the peak-RSS bound is not measured under ASan (its quarantine holds freed memory)");
+  } else {
+    // dsh holds the result's output once (the ledger, handed to the queue without a copy) and at
+    // most a few MiB of unread events; without the pause it also held every unread event.
+    const peak = peakRss(dsh.child.pid);
+    assert.ok(peak <= chunks * MIB + 24 * MIB, `dsh peaked at ${(peak / MIB).toFixed(1)} MiB for ${chunks} MiB of output`);
+  }
   dsh.child.stdin.end();
   assert.deepEqual(await dsh.exited, { code: 0, signal: null });
 });
@@ -68,11 +112,19 @@ await check("a client that leaves 64 MiB of events unread is dropped: runs cance
   const big = join(cwd, "big-output.yaml");
   writeFileSync(big, "- id: ptc-runtime\n  config: {maxOutputBytes: 134217728}\n");
   const dsh = start(cwd, [big]);
-  dsh.send({
-    type: "run", id: "flood", stream: true,
-    program: "for (let i = 0; i < 80; i++) inspect('x'.repeat(1 << 20)); await new Promise(() => {})",
-  });
-  // Barrier: dsh's exit (the run never ends on its own).
+  dsh.child.stdin.on("error", () => {}); // dsh stops reading requests once it dropped the client
+  // A result of 70 MiB waits whole in the queue (results are never paused); the results of the
+  // small runs sent after it then find more than 64 MiB unread and nothing taken since.
+  dsh.send({ type: "run", id: "big", program: "return 'x'.repeat(70 << 20)" });
+  dsh.send({ type: "run", id: "waiting", program: "await new Promise(() => {})" });
+  let exited = false;
+  dsh.exited.then(() => (exited = true));
+  // Paced (each is a process): the barrier is dsh's exit, whenever the big result is queued.
+  for (let i = 0; !exited; i++) {
+    dsh.send({ type: "run", id: `small-${i}`, program: "return 1" });
+    await Promise.race([dsh.exited, new Promise((r) => setTimeout(r, 250))]);
+  }
+  // Barrier: dsh's exit (the waiting run never ends on its own).
   assert.deepEqual(await dsh.exited, { code: 1, signal: null });
   assert.equal(dsh.stderr(), "dsh: the client left 64 MiB of events unread; dsh dropped it\n");
 });
