@@ -5,13 +5,18 @@
 // on_output) before the result, against the run without it.
 // Prints MB/s, the host's CPU time (dsh's utime + stime, steadier than wall time on a loaded
 // machine) and its peak resident set (VmHWM of a fresh `dsh` per run) for both.
-// Usage: node tests/bench/output-throughput.mjs [runs]
+// Usage: node tests/bench/output-throughput.mjs [runs] [--vs DSH]
+//   --vs DSH instead interleaves the same runs (without, then with "stream": true) through another
+//   dsh build: an A/B of two builds' time, host CPU and host peak RSS.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Serve } from '../conformance/harness.js';
 import { bareNode, median, pairs, peakRss, report } from './lib.mjs';
 
-const runs = Number(process.argv[2] ?? 5);
+const args = process.argv.slice(2);
+const vsAt = args.indexOf('--vs');
+const vs = vsAt >= 0 ? args.splice(vsAt, 2)[1] : null;
+const runs = Number(args[0] ?? 5);
 const MIB = 1024 * 1024;
 const size = 64 * MIB;
 const writes = `const s = 'x'.repeat(${MIB}); for (let i = 0; i < ${size / MIB}; i++) process.stdout.write(s);`;
@@ -26,8 +31,8 @@ function cpuSeconds(pid) {
 }
 
 const host = { true: { peaks: [], cpu: [], ms: [] }, false: { peaks: [], cpu: [], ms: [] } };
-async function outputRun(stream = false) {
-  const serve = new Serve({ mode: 'workspace-write', runtime });
+async function outputRun(stream = false, bin = undefined, into = host[stream]) {
+  const serve = new Serve({ mode: 'workspace-write', runtime, bin });
   await serve.run('warm', 'return 1');
   const cpu0 = cpuSeconds(serve.child.pid);
   const t0 = performance.now();
@@ -37,15 +42,30 @@ async function outputRun(stream = false) {
   const streamed = serve.events.filter((e) => e.type === 'output').reduce((n, e) => n + (e.entry.text?.length ?? 0), 0);
   if (!result.ok || bytes !== size || streamed !== (stream ? size : 0))
     throw new Error(`output ${bytes} bytes, streamed ${streamed}: ${JSON.stringify(result).slice(0, 400)}`);
-  host[stream].cpu.push(cpuSeconds(serve.child.pid) - cpu0);
-  host[stream].peaks.push(peakRss(serve.child.pid));
-  host[stream].ms.push(ms);
+  into.cpu.push(cpuSeconds(serve.child.pid) - cpu0);
+  into.peaks.push(peakRss(serve.child.pid));
+  into.ms.push(ms);
   await serve.close();
   return { ms };
 }
 async function bareWrite() {
   const bytes = await bareNode(['-e', writes]);
   if (bytes !== size) throw new Error(`bare node wrote ${bytes}`);
+}
+
+if (vs) {
+  for (const stream of [false, true]) {
+    const name = stream ? 'output-streaming-vs' : 'output-throughput-vs';
+    const sides = { this: { peaks: [], cpu: [], ms: [] }, other: { peaks: [], cpu: [], ms: [] } };
+    console.log(`${name}: 64 MiB through process.stdout${stream ? ', "stream": true' : ''}, this build vs ${vs}`);
+    const figures = await pairs(runs, () => outputRun(stream, undefined, sides.this), () => outputRun(stream, vs, sides.other), 1);
+    report(name, 'this build', 'the other build', figures);
+    for (const [label, side] of [['this build', sides.this], ['the other', sides.other]])
+      console.log(`  ${label}: host CPU ${median(side.cpu).toFixed(2)} s, host peak RSS ${(median(side.peaks) / MIB).toFixed(1)} MiB`);
+    console.log(`SUMMARY ${name}: host CPU ${(median(sides.this.cpu) / median(sides.other.cpu)).toFixed(3)}x, ` +
+      `peak RSS ${(median(sides.this.peaks) / median(sides.other.peaks)).toFixed(3)}x this build against the other`);
+  }
+  process.exit(0);
 }
 
 console.log('output-throughput: 64 MiB through process.stdout, workspace-write');
