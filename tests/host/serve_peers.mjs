@@ -2,10 +2,11 @@
 // stop reading"): a run with live output is paused while the client's queue is high (ABI 1.5
 // pause_output) and goes on once it read; the loop goes on serving other runs meanwhile; once
 // 64 MiB wait and the client takes nothing more, it is dropped (its runs cancelled, dsh exits 1
-// with a message). Barriers only: a file a run writes, a line dsh logs, the process's exit.
+// with a message); a paused run's deadline still ends it. Barriers only: a file a run writes, a
+// line dsh logs, a process's end.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -45,6 +46,26 @@ const appears = async (file) => {
 // dsh's peak resident set (VmHWM) in bytes.
 const peakRss = (pid) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
 const MIB = 1 << 20;
+
+// Live processes below `root` (host pids, from each process's parent in /proc/PID/stat).
+function descendants(root) {
+  const parent = new Map();
+  for (const name of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {} // it ended meanwhile
+  }
+  const below = (pid) => pid > 1 && (parent.get(pid) === root || below(parent.get(pid)));
+  return [...parent.keys()].filter(below);
+}
+// Bytes a process has written (0 once it is gone); not a zombie.
+const written = (pid) => {
+  try { return Number(/^wchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"))[1]); } catch { return 0; }
+};
+const alive = (pid) => {
+  try { return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8")); } catch { return false; }
+};
 
 await check("a client not reading live output: that run is paused while a later run is started and served", async () => {
   const cwd = mkdtempSync(join(tmpdir(), "dsh-serve-peers-"));
@@ -103,6 +124,27 @@ await check("live output the client has not read waits in the program (paused), 
     const peak = peakRss(dsh.child.pid);
     assert.ok(peak <= chunks * MIB + 24 * MIB, `dsh peaked at ${(peak / MIB).toFixed(1)} MiB for ${chunks} MiB of output`);
   }
+  dsh.child.stdin.end();
+  assert.deepEqual(await dsh.exited, { code: 0, signal: null });
+});
+
+await check("a paused run's deadline still ends it while the client reads nothing", async () => {
+  const cwd = mkdtempSync(join(tmpdir(), "dsh-serve-peers-"));
+  const dsh = start(cwd, [], ["-v"]);
+  // Unpaused it would pass maxOutputBytes (64 MiB) long before its deadline and fail as output-limit.
+  dsh.send({ type: "run", id: "endless", stream: true, timeoutMs: 3000,
+             program: "for (;;) process.stdout.write('x'.repeat(1 << 20))" });
+  while (!/run \d+ paused: the client has \d+ KiB of output unread/.test(dsh.stderr()))
+    await new Promise((r) => setTimeout(r, 20));
+  // Barrier: the writing process (dsh's descendant that wrote more than a MiB) ends while paused.
+  let writers;
+  while ((writers = descendants(dsh.child.pid).filter((pid) => written(pid) > MIB)).length === 0)
+    await new Promise((r) => setTimeout(r, 20));
+  while (writers.some(alive)) await new Promise((r) => setTimeout(r, 20));
+  assert.doesNotMatch(dsh.stderr(), /paused runs resumed/, "the client has read nothing yet");
+  const results = await dsh.read(["endless"]);
+  assert.equal(results.endless.ok, false);
+  assert.equal(results.endless.error.kind, "timeout", JSON.stringify(results.endless.error));
   dsh.child.stdin.end();
   assert.deepEqual(await dsh.exited, { code: 0, signal: null });
 });
