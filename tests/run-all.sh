@@ -2,7 +2,8 @@
 # The whole test suite, from a clean clone on Debian 12: installs what is missing, builds with
 # -Werror, runs every suite (C Criterion suites, bootstrap node tests on the ESM sources and on the
 # generated bundle, black-box conformance through the real `dsh`), each once through
-# `meson test --suite`, then runs the C suites once more under AddressSanitizer + UBSan.
+# `meson test --suite`, then runs the C suites once more under AddressSanitizer + UBSan (the fuzz
+# targets' corpora replay in both), then fuzzes each target for 30 s (tests/fuzz/run.sh).
 # Idempotent. Starts with what this machine gives the tests (tests/features.sh); ends with every
 # case that skipped and why, then "steps: N passed, N failed".
 set -u
@@ -76,6 +77,18 @@ step "ASan+UBSan build" meson compile -C build-asan
 step "C suites under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs --num-processes 2 $c_suites
+
+# Coverage-guided fuzzing, bounded (the corpora already replayed in both builds, suite fuzz).
+fuzz_bounded() {
+    ./tests/fuzz/run.sh all 30
+    rc=$?
+    if [ "$rc" -eq 2 ]; then
+        echo "fuzz: tests/fuzz: the bounded libFuzzer runs: no clang and libFuzzer here (the corpora replayed)" >>"$skips"
+        return 0
+    fi
+    return "$rc"
+}
+step "fuzz each target for 30 s (tests/fuzz/run.sh all 30)" fuzz_bounded
 
 echo "==> skipped cases ($(sort -u "$skips" | wc -l)), each with its reason"
 sort -u "$skips" | sed 's/^/    /'

@@ -1,0 +1,54 @@
+#!/bin/sh
+# Fuzzes with libFuzzer: tests/fuzz/run.sh TARGET|all [SECONDS] (default 60 each).
+# Builds build-fuzz/ (clang, ASan+UBSan, -Dfuzzing=true: every library the targets link is
+# instrumented), then runs each target over a scratch corpus in build-fuzz/corpus/TARGET seeded
+# from tests/fuzz/corpus/TARGET, memory capped (-rss_limit_mb). A finding (a crash, a sanitizer
+# report or a broken property) is written to build-fuzz/findings/ and the exit status is 1: add
+# the input to tests/fuzz/corpus/TARGET/ with the fix. Installs clang and libfuzzer-14-dev when
+# they are missing and this runs as root; otherwise exits 2 saying what is missing.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+target=${1:?usage: tests/fuzz/run.sh TARGET|all [SECONDS]}
+seconds=${2:-60}
+targets=$(sed -n "s/^ *\['\([a-z_]*\)', files('fuzz_.*/\1/p" tests/fuzz/meson.build)
+[ "$target" = all ] || targets=$target
+
+has_libfuzzer() {
+    command -v clang >/dev/null 2>&1 &&
+        [ -f "$(clang -print-resource-dir)/lib/linux/libclang_rt.fuzzer-x86_64.a" ]
+}
+if ! has_libfuzzer; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "fuzz: clang and libfuzzer-14-dev are needed (run as root to install them)" >&2
+        exit 2
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang libfuzzer-14-dev >/dev/null || exit 2
+fi
+
+if [ ! -f build-fuzz/build.ninja ]; then
+    CC=clang meson setup build-fuzz -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || exit 2
+fi
+for t in $targets; do
+    ninja -C build-fuzz "tests/fuzz/fuzz-$t" >/dev/null || exit 2
+done
+
+mkdir -p build-fuzz/findings
+failed=0
+for t in $targets; do
+    mkdir -p "build-fuzz/corpus/$t"
+    echo "==> fuzz $t for $seconds s"
+    if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "build-fuzz/tests/fuzz/fuzz-$t" \
+        -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="build-fuzz/findings/$t-" "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" \
+        >"build-fuzz/fuzz-$t.log" 2>&1; then
+        failed=1
+        grep -E 'property broken|ERROR: |SUMMARY: ' "build-fuzz/fuzz-$t.log" | head -5
+        echo "fuzz $t: FINDING, see build-fuzz/fuzz-$t.log and build-fuzz/findings/"
+        continue
+    fi
+    stats=$(sed -n 's/^stat::\(number_of_executed_units\|average_exec_per_sec\|peak_rss_mb\): *//p' "build-fuzz/fuzz-$t.log" | paste -sd' ')
+    cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "build-fuzz/fuzz-$t.log" | tail -1)
+    echo "fuzz $t: no finding; executions, per second, peak RSS MB: $stats; $cov"
+done
+exit $failed
