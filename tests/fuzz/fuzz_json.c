@@ -5,6 +5,8 @@
  * - an accepted value prints to text that parses back to the same text (a fixed point), equal to
  *   what its compact form prints, and json-c's own parser accepts the input too;
  * - a number's text is kept exactly;
+ * - an array's elements and an object's named members, read as slices of the text, are the values
+ *   the tree holds; an envelope keeps the named members as exactly those slices and no tree of them;
  * - the string encoder writes what json-c prints for the same bytes, forward and in place, and the
  *   decoder gives those bytes back. */
 #include <json-c/json.h>
@@ -28,6 +30,56 @@ static bool is_null(const char *text, size_t len)
     bool null = n == 4 && !memcmp(compact, "null", 4);
     free(compact);
     return null;
+}
+
+struct elements {
+    json_object *array;
+    size_t count;
+};
+
+static bool same_element(void *arg, size_t index, struct dsh_json_slice element)
+{
+    struct elements *e = arg;
+    json_object *parsed = dsh_json_parse_strict_value(element.text, element.len);
+    fuzz_check(index == e->count && index < json_object_array_length(e->array), "element %zu", index);
+    fuzz_check(!strcmp(print(parsed), print(json_object_array_get_idx(e->array, index))), "element %zu differs", index);
+    json_object_put(parsed);
+    e->count++;
+    return true;
+}
+
+/* The slices of a checked value's text against its tree. */
+static void check_slices(const char *text, size_t len, json_object *value)
+{
+    if (json_object_is_type(value, json_type_array)) {
+        struct elements e = {.array = value};
+        fuzz_check(dsh_json_elements(text, len, same_element, &e) && e.count == json_object_array_length(value),
+                   "elements: %zu of %zu", e.count, json_object_array_length(value));
+        return;
+    }
+    if (!json_object_is_type(value, json_type_object))
+        return;
+    static const char *const names[] = {"value", "args", NULL};
+    struct dsh_json_slice members[2], raw[2];
+    fuzz_check(dsh_json_members(text, len, names, members), "members of an object");
+    for (size_t k = 0; k < 2; k++) {
+        json_object *member;
+        if (!json_object_object_get_ex(value, names[k], &member)) {
+            fuzz_check(!members[k].text, "a slice for the absent member %s", names[k]);
+            continue;
+        }
+        json_object *parsed = dsh_json_parse_strict_value(members[k].text, members[k].len);
+        fuzz_check(members[k].text && !strcmp(print(parsed), print(member)), "member %s differs", names[k]);
+        json_object_put(parsed);
+    }
+    json_object *envelope = dsh_json_parse_envelope(text, len, names, raw, DSH_JSON_ENVELOPE_MAX_NODES);
+    if (envelope) {
+        for (size_t k = 0; k < 2; k++) {
+            fuzz_check(raw[k].text == members[k].text && raw[k].len == members[k].len, "envelope slice %s", names[k]);
+            fuzz_check(!json_object_object_get_ex(envelope, names[k], NULL), "envelope built %s", names[k]);
+        }
+        json_object_put(envelope);
+    }
 }
 
 static void check_value(const char *text, size_t len)
@@ -63,6 +115,7 @@ static void check_value(const char *text, size_t len)
     fuzz_check(from_compact && !strcmp(print(from_compact), printed), "the compact form differs: %.*s",
                (int)compact_len, compact);
     json_object_put(from_compact);
+    check_slices(text, len, value);
 
     /* A bare number prints exactly as written. */
     size_t start = 0, end = compact_len;
