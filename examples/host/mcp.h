@@ -102,7 +102,7 @@ int32_t dshh__mcp_restart_delay(int *strikes, int64_t uptime_ms);
 /* ---- mcp_typescript.c: names and declarations ------------------------------------------------- */
 /* The identifier programs use for an MCP name (a namespace: DSH_BINDING_GLOBAL, a tool:
  * DSH_BINDING_FUNCTION): every byte outside [A-Za-z0-9_] becomes '_', a leading digit (or an
- * empty name) gets a '_' before it, a __dunder__ name loses its last '_', a name the runtime
+ * empty name) gets a '_' before it, a __dunder__ name loses trailing '_' until it is none, a name the runtime
  * refuses (common/dsh_binding_names.h) or a namespace that would shadow a global programs rely
  * on gets a '_' after it, and a name already in taken (NULL-terminated) gets "_2", "_3", ...
  * (transfer full). */

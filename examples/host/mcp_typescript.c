@@ -47,10 +47,10 @@ char *dshh__mcp_identifier(const char *name, enum dsh_binding_name_role role, co
     for (size_t i = 0; i < n; i++)
         base[o++] = ident_char(name[i]) ? name[i] : '_';
     base[o] = '\0';
-    if (o > 4 && !strncmp(base, "__", 2) && !strcmp(base + o - 2, "__")) {
-        base[--o] = '\0'; /* __dunder__ -> __dunder_ */
-    } else if (dsh_binding_name_problem(role, base) ||
-               (role == DSH_BINDING_GLOBAL && in_list(shadowed_globals, base))) {
+    /* __dunder__ -> __dunder_, and ___x____ -> ___x_ (one '_' less is not always enough). */
+    while (o > 4 && !strncmp(base, "__", 2) && !strcmp(base + o - 2, "__"))
+        base[--o] = '\0';
+    if (dsh_binding_name_problem(role, base) || (role == DSH_BINDING_GLOBAL && in_list(shadowed_globals, base))) {
         base[o++] = '_'; /* reserved -> reserved_ */
         base[o] = '\0';
     }
@@ -71,13 +71,19 @@ void dshh__mcp_doc_comment(const char *text, FILE *out, int indent)
     if (!text || !*text)
         return;
     fprintf(out, "%*s/** ", indent, "");
+    char last = ' '; /* the last character written: a '/' after a '*' would end the comment */
     for (const char *p = text; *p; p++) {
-        if (*p == '*' && p[1] == '/')
-            fputs("*\\", out); /* the comment must not end early */
-        else if (*p == '\n')
+        if (*p == '\r')
+            continue;
+        if (*p == '\n') {
             fprintf(out, "\n%*s * ", indent, "");
-        else if (*p != '\r')
-            fputc(*p, out);
+            last = ' ';
+            continue;
+        }
+        if (*p == '/' && last == '*')
+            fputc('\\', out);
+        fputc(*p, out);
+        last = *p;
     }
     fputs(" */\n", out);
 }
@@ -179,13 +185,24 @@ static void schema_type(json_object *schema, FILE *out, int indent, int depth)
     } else if ((type = dsh_json_get_text(schema, "type"))) {
         named_type(type, schema, out, indent, depth);
     } else if ((v = dsh_json_get_array(schema, "type")) && json_object_array_length(v) > 0) {
+        /* Each type once: a repeated "object" would print the schema's properties again, and
+         * repeats at every level would multiply (a server could make the declaration huge). */
+        static const char *const names[] = {"string", "number", "integer", "boolean", "null", "object", "array"};
+        bool seen[sizeof names / sizeof names[0] + 1] = {false}; /* the last: anything else */
+        bool first = true;
         for (size_t i = 0; i < json_object_array_length(v); i++) {
             const char *t = dsh_json_as_text(json_object_array_get_idx(v, i));
-            fputs(i ? " | " : "", out);
-            if (t)
-                named_type(t, schema, out, indent, depth);
-            else
-                fputs("unknown", out);
+            size_t k = 0;
+            while (k < sizeof names / sizeof names[0] && (!t || strcmp(t, names[k])))
+                k++;
+            if (k == 2)
+                k = 1; /* integer is number */
+            if (seen[k])
+                continue;
+            seen[k] = true;
+            fputs(first ? "" : " | ", out);
+            first = false;
+            named_type(k < sizeof names / sizeof names[0] ? names[k] : "unknown", schema, out, indent, depth);
         }
     } else if (dsh_json_has(schema, "properties")) {
         object_type(schema, out, indent, depth);

@@ -12,6 +12,9 @@
 //   nul-names      lists tools named "get", "get\0a" and "get\0b"; `get` answers the name it got
 //   echo           `echo` answers its argument's text as text (1 MiB calls: both ways block)
 //   deaf           stops reading its stdin after the handshake (writes $MARKER_DIR/deaf)
+//   declarations   lists a tool whose description closes its comment through a CR (`*\r/`), one
+//                  named `__many____` and one whose input schema repeats "object" in its type at
+//                  every one of 9 levels; `__many____` answers "many"
 //   huge           `huge_error` answers isError: true (text "too many") with structuredContent of
 //                  HUGE_BYTES bytes, an array of empty arrays; `huge_text` a text of HUGE_BYTES bytes
 import { appendFileSync, readFileSync, readSync, writeFileSync, writeSync } from "node:fs";
@@ -62,7 +65,19 @@ const tools = {
   echo: [tool("echo")],
   deaf: [tool("sink")],
   huge: [tool("huge_text"), tool("huge_error")],
+  declarations: [
+    tool("closer", { description: "ends *\r/ here; x */ y" }),
+    tool("__many____"),
+    tool("nested", { inputSchema: repeatedTypes(9) }),
+  ],
 }[mode] ?? [];
+
+// An object schema whose type names "object" ten times at each of `levels` levels.
+function repeatedTypes(levels) {
+  let schema = { type: "string" };
+  for (let i = 0; i < levels; i++) schema = { type: Array(10).fill("object"), properties: { a: schema } };
+  return schema;
+}
 
 function call(name, args) {
   if (name === "types") return { content: [{ type: null, text: "x" }] };
@@ -70,6 +85,7 @@ function call(name, args) {
   if (name === "error") return null;
   if (name === "crash") process.exit(1);
   if (name === "get") return text(JSON.stringify(args.__name));
+  if (name === "__many____") return text("many");
   if (name === "echo") return text(args.text);
   if (name === "huge_text") return text("y".repeat(Number(process.env.HUGE_BYTES)));
   if (name === "huge_error") {

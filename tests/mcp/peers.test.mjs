@@ -87,6 +87,21 @@ test("null where strings belong: the call rejects or is refused with a message, 
   assert.deepEqual(await finish(s), { code: 0, signal: null });
 });
 
+test("a server's names, descriptions and schemas cannot break the declarations the model reads", HANG, async () => {
+  const s = await connect("declarations");
+  const declared = await description(s.client);
+  // The description's comment ends only at its end, the text stays readable.
+  assert.match(declared, /\/\*\* ends \*\\\/ here; x \*\\\/ y \*\/\n/);
+  assert.equal(declared.split("*/").length, declared.split("/**").length, "every doc comment closes once");
+  // "object" ten times at 9 levels is one object type per level, not 10^9 of them.
+  const nested = declared.slice(declared.indexOf("nested("));
+  assert.equal(nested.match(/a\?: /g)?.length, 9, nested.slice(0, 2000));
+  // A name of many underscores becomes a name the runtime accepts.
+  assert.match(declared, /\n {2}__many_\(input\?: Record<string, unknown>\): Promise<unknown>;\n/);
+  assert.equal(text(await run(s.client, "inspect((await hostile.__many_({})))")), "many\n");
+  assert.deepEqual(await finish(s), { code: 0, signal: null });
+});
+
 test("protocolVersion null in initialize: dsh mcp refuses the server with a message", HANG, () => {
   const { dir, patch } = hostilePatch("null-version");
   const r = spawnSync(dsh, ["--patch", patch, "mcp"], { cwd: dir, input: "", encoding: "utf8" });
