@@ -1,7 +1,6 @@
 /* See fault_services.h. */
 #include "fault_services.h"
 
-#include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -24,7 +23,7 @@ static struct dsh_confinement *new_confinement(void)
     static const char *const argv[] = {"/fault/launcher", NULL};
     static const char *const env[] = {NULL};
     struct dsh_confinement *c = calloc(1, sizeof *c);
-    cr_assert_not_null(c);
+    FAULT_REQUIRE(c != NULL, "out of memory");
     *c = (struct dsh_confinement){.struct_size = sizeof *c, .argv = argv, .env = env,
                                   .report_json = "{\"enforcement\":\"none\",\"capabilities\":{}}"};
     return c;
@@ -58,7 +57,7 @@ static int confine(void *ctx, const char *const *argv, const char *policy_json, 
 
 void fault_complete_confine(struct fault_services *f, int status)
 {
-    cr_assert(f->confine_pending, "no confine() is pending");
+    FAULT_REQUIRE(f->confine_pending, "no confine() is pending");
     f->confine_pending = false;
     f->on_confined(f->confined_userdata, status, status < 0 ? NULL : new_confinement());
 }
@@ -94,12 +93,12 @@ static int spawn(void *ctx, const struct dsh_spawn_request *request, struct dsh_
     f->spawns++;
     if (f->spawn_status < 0)
         return dsh_error_setf(ret_error, f->spawn_status, "injected spawn failure");
-    cr_assert_lt(f->n_children, FAULT_MAX_CHILDREN);
+    FAULT_REQUIRE(f->n_children < FAULT_MAX_CHILDREN, "more than %d processes", FAULT_MAX_CHILDREN);
     struct fault_child *c = &f->children[f->n_children++];
     int control[2], out[2], err[2];
-    cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, control), 0);
-    cr_assert_eq(pipe2(out, O_CLOEXEC | O_NONBLOCK), 0);
-    cr_assert_eq(pipe2(err, O_CLOEXEC | O_NONBLOCK), 0);
+    FAULT_REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, control) == 0, "socketpair: %s", strerror(errno));
+    FAULT_REQUIRE(pipe2(out, O_CLOEXEC | O_NONBLOCK) == 0, "pipe2: %s", strerror(errno));
+    FAULT_REQUIRE(pipe2(err, O_CLOEXEC | O_NONBLOCK) == 0, "pipe2: %s", strerror(errno));
     c->control_fd = control[1];
     c->stdout_fd = out[1];
     c->stderr_fd = err[1];
@@ -111,7 +110,7 @@ static int spawn(void *ctx, const struct dsh_spawn_request *request, struct dsh_
         .stderr_fd = err[0],
         .quiescence_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
     };
-    cr_assert_geq(c->process.quiescence_fd, 0);
+    FAULT_REQUIRE(c->process.quiescence_fd >= 0, "eventfd: %s", strerror(errno));
     *ret_process = &c->process;
     return 0;
 }
@@ -121,7 +120,7 @@ static struct fault_child *child_of(struct fault_services *f, struct dsh_process
     for (int i = 0; i < f->n_children; i++)
         if (&f->children[i].process == process)
             return &f->children[i];
-    cr_assert_fail("unknown process handle");
+    FAULT_REQUIRE(false, "unknown process handle");
     return NULL;
 }
 
@@ -142,7 +141,7 @@ void fault_end_range(struct fault_services *f, struct fault_child *c)
     close_fd(&c->stdout_fd);
     close_fd(&c->stderr_fd);
     uint64_t one = 1;
-    cr_assert_eq(write(c->process.quiescence_fd, &one, sizeof one), (ssize_t)sizeof one);
+    FAULT_REQUIRE(write(c->process.quiescence_fd, &one, sizeof one) == (ssize_t)sizeof one, "eventfd write");
 }
 
 static int terminate(void *ctx, struct dsh_process *process, uint32_t grace_ms)
@@ -239,7 +238,7 @@ static int unsubscribe(void *ctx, uint64_t subscription)
 void fault_change_mode(struct fault_services *f, const char *mode)
 {
     snprintf(f->mode, sizeof f->mode, "%s", mode);
-    cr_assert_not_null(f->on_change);
+    FAULT_REQUIRE(f->on_change != NULL, "no mode subscriber");
     f->on_change(f->change_userdata, "s", mode);
 }
 
@@ -268,7 +267,7 @@ void fault_services_destroy(struct fault_services *f)
 {
     for (int i = 0; i < f->n_children; i++) {
         struct fault_child *c = &f->children[i];
-        cr_expect(c->released, "process %d was never released", i);
+        FAULT_REQUIRE(c->released, "process %d was never released", i);
         close_fd(&c->control_fd);
         close_fd(&c->stdout_fd);
         close_fd(&c->stderr_fd);
@@ -278,8 +277,8 @@ void fault_services_destroy(struct fault_services *f)
 void fault_child_send(struct fault_child *c, const char *line)
 {
     size_t len = strlen(line);
-    cr_assert_eq(write(c->control_fd, line, len), (ssize_t)len);
-    cr_assert_eq(write(c->control_fd, "\n", 1), 1);
+    FAULT_REQUIRE(write(c->control_fd, line, len) == (ssize_t)len, "control write: %s", strerror(errno));
+    FAULT_REQUIRE(write(c->control_fd, "\n", 1) == 1, "control write: %s", strerror(errno));
 }
 
 char *fault_child_take_line(struct fault_child *c)
@@ -293,7 +292,7 @@ char *fault_child_take_line(struct fault_child *c)
             c->pending_len -= len + 1;
             return line;
         }
-        cr_assert_lt(c->pending_len, sizeof c->pending, "a control line longer than the test buffer");
+        FAULT_REQUIRE(c->pending_len < sizeof c->pending, "a control line longer than the test buffer");
         ssize_t n = read(c->control_fd, c->pending + c->pending_len, sizeof c->pending - c->pending_len);
         if (n <= 0)
             return NULL;

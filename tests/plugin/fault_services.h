@@ -11,6 +11,20 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The double's own checks: a broken one prints why and aborts (no test framework needed, so the
+ * fuzz targets of tests/fuzz link it too). */
+#define FAULT_REQUIRE(cond, ...)                                                                   \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fault_services: ");                                                  \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
 
 /* One spawned "process": the child's ends. */
 struct fault_child {
