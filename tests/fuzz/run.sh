@@ -44,12 +44,13 @@ for t in $targets; do
         -artifact_prefix="build-fuzz/findings/$t-" "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" \
         >"build-fuzz/fuzz-$t.log" 2>&1; then
         failed=1
-        grep -E 'property broken|ERROR: |SUMMARY: ' "build-fuzz/fuzz-$t.log" | head -5
+        grep -aE 'property broken|ERROR: |SUMMARY: ' "build-fuzz/fuzz-$t.log" | head -5
         echo "fuzz $t: FINDING, see build-fuzz/fuzz-$t.log and build-fuzz/findings/"
         continue
     fi
-    stats=$(sed -n 's/^stat::\(number_of_executed_units\|average_exec_per_sec\|peak_rss_mb\): *//p' "build-fuzz/fuzz-$t.log" | paste -sd' ')
-    cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "build-fuzz/fuzz-$t.log" | tail -1)
-    echo "fuzz $t: no finding; executions, per second, peak RSS MB: $stats; $cov"
+    stat() { grep -a "^stat::$1:" "build-fuzz/fuzz-$t.log" | tail -1 | tr -dc 0-9; }
+    stats="$(stat number_of_executed_units) executions, $(stat average_exec_per_sec)/s, peak RSS $(stat peak_rss_mb) MB"
+    cov=$(grep -ao 'cov: [0-9]* ft: [0-9]*' "build-fuzz/fuzz-$t.log" | tail -1)
+    echo "fuzz $t: no finding in $seconds s: $stats; $cov"
 done
 exit $failed
