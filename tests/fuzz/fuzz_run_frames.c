@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
@@ -64,14 +65,22 @@ static void pump(void)
     fuzz_check(st.p->dispatch(st.inst) >= 0, "dispatch failed");
 }
 
+/* The policy's workspace root must exist (resolve checks it); removed at exit. */
+static char workspace_dir[64];
+
+static void remove_workspace(void)
+{
+    rmdir(workspace_dir);
+}
+
 static const char *workspace(void)
 {
-    static char dir[64];
-    if (!dir[0]) {
-        snprintf(dir, sizeof dir, "/tmp/dsh-fuzz-ws-XXXXXX");
-        fuzz_check(mkdtemp(dir) != NULL, "mkdtemp");
+    if (!workspace_dir[0]) {
+        snprintf(workspace_dir, sizeof workspace_dir, "/tmp/dsh-fuzz-ws-XXXXXX");
+        fuzz_check(mkdtemp(workspace_dir) != NULL, "mkdtemp");
+        atexit(remove_workspace);
     }
-    return dir;
+    return workspace_dir;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
