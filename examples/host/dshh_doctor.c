@@ -3,7 +3,12 @@
  * from small probes of this process; Node.js and the bootstrap from a real program run through
  * the provider. Exit 0 when workspace-write is fully enforced and the program ran. */
 #include "dsh_json_get.h"
-#include "dshh.h"
+#include "dshh_doctor.h"
+
+#include "dshh_host.h"
+#include "dshh_request.h"
+#include "dshh_usage.h"
+#include "dshh_validate.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -314,21 +319,20 @@ static bool print_node(struct dshh_host *host)
     return ran;
 }
 
-int dshh__cmd_doctor(const struct dshh_options *opts)
+int dshh__cmd_doctor(const char *base, const char *const *patches, size_t npatches, bool verbose)
 {
     struct utsname u;
     if (uname(&u) == 0)
         printf("kernel: %s %s %s\n", u.sysname, u.release, u.machine);
     struct dshh_profile profile;
     int status = DSHH_EXIT_USAGE;
-    if (dshh__profile_compose(&profile, opts->profile, (const char *const *)opts->patches,
-                              opts->npatches, stderr) ||
+    if (dshh__profile_compose(&profile, base, patches, npatches, stderr) ||
         dshh__validate_profile(&profile, true, stderr) != 0) {
         dshh__profile_free(&profile);
         return status;
     }
     struct dshh_host host;
-    if (dshh__host_open(&host, opts, &profile) == 0 && host.services.sandbox &&
+    if (dshh__host_open(&host, &profile, verbose, NULL, 0) == 0 && host.services.sandbox &&
         host.services.sandbox_policy) {
         int rcs[3];
         char *reports[3] = {NULL};

@@ -1,16 +1,22 @@
 /* dsh: the reference host. Composes a profile with patch layers, validates rows against the
  * catalog, mounts the reference Linux services, dlopens the provider and runs programs.
  * See examples/host/README.md. */
-#include "dshh.h"
-#include "mcp.h"
-#include "workflow.h"
+#include "dshh_doctor.h"
+#include "dshh_dump.h"
+#include "dshh_host.h"
+#include "dshh_mcp_server.h"
+#include "dshh_paths.h"
+#include "dshh_program_cmd.h"
+#include "dshh_serve.h"
+#include "dshh_usage.h"
+#include "dshh_validate.h"
+#include "dshh_workflow_cmd.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <unistd.h>
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,16 +24,23 @@
 #error "meson passes DSH_VERSION (the project version)"
 #endif
 
-int dshh__usage_error(const char *command, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "dsh%s%s: ", command ? " " : "", command ? command : "");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see 'dsh%s%s --help')\n", command ? " " : "", command ? command : "");
-    va_end(ap);
-    return DSHH_EXIT_USAGE;
-}
+/* The options of the command line; the commands get only their parts, as typed parameters. */
+struct options {
+    const char *profile;
+    const char **patches;
+    size_t npatches;
+    bool dump_config;
+    bool serve;
+    bool mcp; /* dsh mcp */
+    bool verbose;
+    const char **initializers; /* --initializer FILE, in order */
+    size_t ninitializers;
+    const char *format;    /* config persistent-patch --format */
+    const char **images;   /* --image ID=PATH, in order (program.images points here) */
+    const char *sandbox;   /* --sandbox MODE: the policy row's mode */
+    const char *workspace; /* --workspace DIR: the policy row's workspaceRoot */
+    struct dshh_program_options program; /* --program / -e and its run options */
+};
 
 static void help_global(void)
 {
@@ -185,7 +198,7 @@ struct parsed {
     bool format_given;
 };
 
-static int parse_options(int argc, char **argv, const char *command, struct dshh_options *o,
+static int parse_options(int argc, char **argv, const char *command, struct options *o,
                          struct parsed *ret, int *ret_first)
 {
     static const struct option longopts[] = {
@@ -240,7 +253,7 @@ static int parse_options(int argc, char **argv, const char *command, struct dshh
         case OPT_IMAGE:
             if (!strchr(optarg, '=') || optarg[0] == '=')
                 return dshh__usage_error(command, "--image takes ID=PATH");
-            o->images[o->nimages++] = optarg;
+            o->images[o->program.nimages++] = optarg;
             break;
         case OPT_SANDBOX:
             o->sandbox = optarg;
@@ -257,37 +270,38 @@ static int parse_options(int argc, char **argv, const char *command, struct dshh
             o->serve = true;
             break;
         case OPT_JSON:
-            o->json = true;
+            o->program.json = true;
             break;
         case OPT_PROGRAM:
-            o->program_file = optarg;
+            o->program.program_file = optarg;
             break;
         case 'e':
-            o->program_code = optarg;
+            o->program.program_code = optarg;
             break;
         case OPT_CWD:
-            o->cwd = optarg;
+            o->program.cwd = optarg;
             break;
         case OPT_TIMEOUT: {
             char *end;
             errno = 0;
             if (!strcmp(optarg, "null") || !strcmp(optarg, "none")) {
-                o->timeout_ms = -2;
+                o->program.timeout = DSHH_TIMEOUT_NONE;
                 break;
             }
-            o->timeout_ms = strtoll(optarg, &end, 10);
-            if (errno || end == optarg || *end || o->timeout_ms <= 0)
+            o->program.timeout = DSHH_TIMEOUT_MS;
+            o->program.timeout_ms = strtoll(optarg, &end, 10);
+            if (errno || end == optarg || *end || o->program.timeout_ms <= 0)
                 return dshh__usage_error(command, "--timeout-ms takes a positive integer or null");
             break;
         }
         case OPT_OWNER:
-            o->state_owner = optarg;
+            o->program.state_owner = optarg;
             break;
         case OPT_SESSION:
-            o->session_id = optarg;
+            o->program.session_id = optarg;
             break;
         case OPT_DISCARD:
-            o->discard_completion = true;
+            o->program.discard_completion = true;
             break;
         case 'v':
             o->verbose = true;
@@ -309,19 +323,20 @@ static int parse_options(int argc, char **argv, const char *command, struct dshh
 }
 
 /* Program options only make sense with a program; --serve and a program exclude each other. */
-static int check_headless(const struct dshh_options *o)
+static int check_headless(const struct options *o)
 {
-    bool program = o->program_file || o->program_code;
-    bool run_opts = o->json || o->cwd || o->timeout_ms != -1 || o->state_owner || o->session_id ||
-                    o->discard_completion || o->nimages;
-    if (o->program_file && o->program_code)
+    const struct dshh_program_options *p = &o->program;
+    bool program = p->program_file || p->program_code;
+    bool run_opts = p->json || p->cwd || p->timeout != DSHH_TIMEOUT_DEFAULT || p->state_owner || p->session_id ||
+                    p->discard_completion || p->nimages;
+    if (p->program_file && p->program_code)
         return dshh__usage_error("headless", "--program and -e exclude each other");
     if (o->serve && (program || run_opts))
         return dshh__usage_error("headless", "--serve takes no program options (requests carry them)");
     if (!program && run_opts)
         return dshh__usage_error("headless", "--json, --cwd, --timeout-ms, --state-owner, --session, "
                                              "--image and --discard-completion need --program or -e");
-    if (o->cwd && o->cwd[0] != '/')
+    if (p->cwd && p->cwd[0] != '/')
         return dshh__usage_error("headless", "--cwd must be an absolute path");
     return 0;
 }
@@ -360,7 +375,7 @@ static int absolute_workspace(const char *dir, char *buf, size_t size)
 }
 
 /* The shorthands are layers after the patches, in this order. */
-static int apply_policy_options(struct dshh_profile *profile, const struct dshh_options *opts)
+static int apply_policy_options(struct dshh_profile *profile, const struct options *opts)
 {
     if (opts->sandbox && dshh__profile_set_policy(profile, "--sandbox", "mode", opts->sandbox, stderr))
         return -1;
@@ -374,12 +389,11 @@ static int apply_policy_options(struct dshh_profile *profile, const struct dshh_
     return dshh__profile_set_policy(profile, "--workspace", "workspaceRoot", dir, stderr);
 }
 
-static int headless(const struct dshh_options *opts)
+static int headless(const struct options *opts)
 {
     struct dshh_profile profile;
     int status = DSHH_EXIT_USAGE;
-    if (dshh__profile_compose(&profile, opts->profile, (const char *const *)opts->patches,
-                              opts->npatches, stderr) ||
+    if (dshh__profile_compose(&profile, opts->profile, opts->patches, opts->npatches, stderr) ||
         apply_policy_options(&profile, opts))
         goto out;
     if (opts->dump_config) {
@@ -392,13 +406,13 @@ static int headless(const struct dshh_options *opts)
     if (invalid != 0)
         goto out;
     struct dshh_host host;
-    if (dshh__host_open(&host, opts, &profile) == 0) {
+    if (dshh__host_open(&host, &profile, opts->verbose, opts->initializers, opts->ninitializers) == 0) {
         if (opts->mcp)
             status = dshh__cmd_mcp(&host, &profile);
         else if (opts->serve)
-            status = dshh__cmd_serve(&host, opts);
-        else if (opts->program_file || opts->program_code)
-            status = dshh__cmd_program(&host, opts);
+            status = dshh__cmd_serve(&host);
+        else if (opts->program.program_file || opts->program.program_code)
+            status = dshh__cmd_program(&host, &opts->program);
         else
             status = describe(&host);
     }
@@ -408,7 +422,7 @@ out:
     return status;
 }
 
-/* The commands main() dispatches ("workflow" parses its own options: workflow_cmd.c). */
+/* The commands main() dispatches ("workflow" parses its own options: workflow/dshh_workflow_cmd.c). */
 #define DSHH_COMMAND_TABLE(X)                                                                      \
     X(HEADLESS, "headless")                                                                        \
     X(CONFIG, "config")                                                                            \
@@ -445,7 +459,7 @@ static const char *command_word(int argc, char **argv)
 }
 
 /* `config SUB`: SUB's own help and options. */
-static int config_command(struct dshh_options *opts, const struct parsed *p, int nwords, char **words)
+static int config_command(struct options *opts, const struct parsed *p, int nwords, char **words)
 {
     const char *sub = nwords >= 2 ? words[1] : NULL;
     bool known = sub && (!strcmp(sub, "validate") || !strcmp(sub, "persistent-patch"));
@@ -467,10 +481,10 @@ static int config_command(struct dshh_options *opts, const struct parsed *p, int
     int max_words = !strcmp(sub, "validate") ? 3 : 2;
     if (nwords > max_words)
         return dshh__usage_error(name, "unexpected argument '%s'", words[max_words]);
-    return dshh__cmd_config(opts, nwords - 1, words + 1);
+    return dshh__cmd_config(opts->profile, opts->patches, opts->npatches, opts->format, nwords - 1, words + 1);
 }
 
-static int run_command(struct dshh_options *opts, const struct parsed *p, int nwords, char **words)
+static int run_command(struct options *opts, const struct parsed *p, int nwords, char **words)
 {
     const char *word = nwords ? words[0] : NULL;
     enum command command = command_of(word);
@@ -500,9 +514,10 @@ static int run_command(struct dshh_options *opts, const struct parsed *p, int nw
     if (p->format_given)
         return dshh__usage_error(word, "unknown option --format");
     if (command == CMD_MCP) {
-        if (opts->serve || opts->json || opts->program_file || opts->program_code || opts->cwd ||
-            opts->timeout_ms != -1 || opts->state_owner || opts->session_id || opts->discard_completion ||
-            opts->nimages)
+        const struct dshh_program_options *run = &opts->program;
+        if (opts->serve || run->json || run->program_file || run->program_code || run->cwd ||
+            run->timeout != DSHH_TIMEOUT_DEFAULT || run->state_owner || run->session_id || run->discard_completion ||
+            run->nimages)
             return dshh__usage_error(word, "takes no program options (run_code calls carry them)");
         if (opts->dump_config)
             return dshh__usage_error(word, "unknown option --dump-config");
@@ -515,7 +530,7 @@ static int run_command(struct dshh_options *opts, const struct parsed *p, int nw
                                      p->headless_option ? p->headless_option : p->policy_option);
         if (opts->dump_config)
             return dshh__usage_error(word, "unknown option --dump-config");
-        return dshh__cmd_doctor(opts);
+        return dshh__cmd_doctor(opts->profile, opts->patches, opts->npatches, opts->verbose);
     }
     if (!word && p->headless_option)
         return dshh__usage_error(NULL, "%s is an option of dsh headless", p->headless_option);
@@ -526,10 +541,11 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "workflow")) /* own options: workflow_cmd.c */
         return dshh__cmd_workflow(argc - 1, argv + 1);
-    struct dshh_options opts = {.profile = dshh__path(DSHH_PATH_PROFILE), .timeout_ms = -1};
+    struct options opts = {.profile = dshh__path(DSHH_PATH_PROFILE)};
     opts.patches = calloc((size_t)argc, sizeof(*opts.patches));
     opts.initializers = calloc((size_t)argc, sizeof(*opts.initializers));
     opts.images = calloc((size_t)argc, sizeof(*opts.images));
+    opts.program.images = opts.images;
     struct parsed parsed = {0};
     int first = argc, status;
     if (!opts.patches || !opts.initializers || !opts.images) {

@@ -2,8 +2,16 @@
  * line of result JSON. Exit 0 ok, 1 program failure, 2 usage or configuration error. */
 #include "dsh_json_strict.h"
 #include "dsh_json_get.h"
-#include "dshh.h"
-#include "native_bindings.h"
+#include "dshh_program_cmd.h"
+
+#include "dshh_demo_tools.h"
+#include "dshh_native_bindings.h"
+#include "dshh_request.h"
+#include "dshh_result_print.h"
+#include "dshh_serve_events.h"
+#include "dshh_stop_signals.h"
+#include "dshh_text_file.h"
+#include "dshh_usage.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -106,16 +114,16 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
     }
 }
 
-static char *build_request(const struct dshh_options *opts, const char *program, bool demo,
+static char *build_request(const struct dshh_program_options *opts, const char *program, bool demo,
                            const struct dshh_native_set *native, bool *ret_demo)
 {
     json_object *req = json_object_new_object();
     json_object_object_add(req, "program", json_object_new_string(program));
     if (opts->cwd)
         json_object_object_add(req, "cwd", json_object_new_string(opts->cwd));
-    if (opts->timeout_ms == -2)
+    if (opts->timeout == DSHH_TIMEOUT_NONE)
         json_object_object_add(req, "timeoutMs", NULL);
-    else if (opts->timeout_ms >= 0)
+    else if (opts->timeout == DSHH_TIMEOUT_MS)
         json_object_object_add(req, "timeoutMs", json_object_new_int64(opts->timeout_ms));
     if (opts->state_owner)
         json_object_object_add(req, "stateOwner", json_object_new_string(opts->state_owner));
@@ -151,7 +159,7 @@ static char *build_request(const struct dshh_options *opts, const char *program,
     return text;
 }
 
-int dshh__cmd_program(struct dshh_host *host, const struct dshh_options *opts)
+int dshh__cmd_program(struct dshh_host *host, const struct dshh_program_options *opts)
 {
     size_t len = 0;
     char *program = opts->program_code ? strdup(opts->program_code)

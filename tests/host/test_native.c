@@ -2,7 +2,7 @@
  * example library: arguments a conforming provider never forwards (invalid UTF-8, a non-array),
  * every result ownership path (run under ASan + LSan in tests/run-all.sh: a leak or double free
  * fails), the maxCallMs log, load-time problems, and the type table against catalog.yaml. */
-#include "native_call.h"
+#include "dshh_native_call.h"
 
 #include "dsh_config.h"
 #include "dsh_provider.h"

@@ -1,6 +1,6 @@
 /* Newline-delimited input: splits what an fd delivers into lines, bounded in length. Used by
  * --serve (stdin), dsh mcp (stdin) and its downstream MCP servers (their stdout). */
-#include "dshh.h"
+#include "dshh_lines.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* The single epoll loop of dsh: fds (provider fd, stdin) and one-shot timers (timerfd). */
 #include "dsh_list.h"
-#include "dshh.h"
+#include "dshh_loop.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * the loop reports EPOLLOUT, so a peer that stops reading never stalls the loop. What waits is a
  * FIFO of segments: small pieces are copied into shared segments, a piece handed over with
  * dshh__out_queue_write_owned waits where it is (a large result is never held twice). */
-#include "dshh.h"
+#include "dshh_out_queue.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * compiles this file twice: the build tree's dsh names the files of the build; the installed dsh
  * names them relative to its own executable (/proc/self/exe), so an installed prefix can move.
  * Paths given absolute at build time are used as they are. */
-#include "dshh.h"
+#include "dshh_paths.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SIGINT and SIGTERM as loop events through a self-pipe: a command that owns runs stops them and
  * cleans up (ranges quiescent, temp directories removed) instead of dying with them behind. */
-#include "dshh.h"
+#include "dshh_stop_signals.h"
 
 #include <errno.h>
 #include <fcntl.h>

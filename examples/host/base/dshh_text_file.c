@@ -1,5 +1,5 @@
-/* Reading a program or script file (or "-" for stdin) whole. */
-#include "dshh.h"
+/* Reading a program or script file (or "-" for stdin) whole; writing a buffer whole. */
+#include "dshh_text_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,4 +65,19 @@ bool dshh__is_utf8(const char *text, size_t len)
         s += n + 1;
     }
     return true;
+}
+
+int dshh__write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
 }

@@ -2,7 +2,7 @@
  * layer it came from. The output is itself a valid profile. */
 #include "dsh_config.h"
 #include "dsh_text_buffer.h"
-#include "dshh.h"
+#include "dshh_dump.h"
 
 #include <stdlib.h>
 #include <string.h>

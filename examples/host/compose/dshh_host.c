@@ -1,9 +1,12 @@
 /* Mounts a composition: the reference Linux services from their rows, then the provider row. */
-#include "dshh.h"
+#include "dshh_host.h"
 
 #include "dsh_config.h"
 #include "dsh_linux_services.h"
-#include "native_call.h"
+#include "dshh_names.h"
+#include "dshh_native_call.h"
+#include "dshh_paths.h"
+#include "dshh_provider_loader.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -14,8 +17,8 @@
 
 static const char *const builtin_names[] = {DSHH_NAME_FS, DSHH_NAME_SUBPROCESS, DSHH_NAME_SANDBOX,
                                             DSHH_NAME_POLICY, DSHH_NAME_DEMO, DSHH_NAME_NATIVE,
-                                            "dsh-workflow-ptc" /* workflow_cmd.c */,
-                                            DSHH_NAME_MCP_BINDINGS /* mcp_downstream.c */, NULL};
+                                            DSHH_NAME_WORKFLOW /* workflow/dshh_workflow_cmd.c */,
+                                            DSHH_NAME_MCP_BINDINGS /* mcp/dshh_mcp_downstream.c */, NULL};
 
 static bool is_builtin(const char *name)
 {
@@ -452,10 +455,10 @@ bool dshh__host_native_call(struct dshh_host *host, dsh_run_id run, uint64_t cal
 }
 
 /* --initializer FILE: environment initializers, registered before any run is admitted. */
-static int register_initializers(struct dshh_host *host, const struct dshh_options *opts)
+static int register_initializers(struct dshh_host *host, const char *const *initializers, size_t n)
 {
-    for (size_t i = 0; i < opts->ninitializers; i++) {
-        FILE *f = fopen(opts->initializers[i], "re");
+    for (size_t i = 0; i < n; i++) {
+        FILE *f = fopen(initializers[i], "re");
         char *text = NULL;
         size_t len = 0;
         if (f) {
@@ -469,7 +472,7 @@ static int register_initializers(struct dshh_host *host, const struct dshh_optio
             fclose(f);
         }
         if (!text) {
-            fprintf(stderr, "dsh: cannot read initializer %s: %s\n", opts->initializers[i], strerror(errno));
+            fprintf(stderr, "dsh: cannot read initializer %s: %s\n", initializers[i], strerror(errno));
             return -1;
         }
         struct dsh_error err = {0};
@@ -477,7 +480,7 @@ static int register_initializers(struct dshh_host *host, const struct dshh_optio
         int rc = host->provider->registerEnvironmentInitializer(host->instance, text, len, &registration, &err);
         free(text);
         if (rc < 0) {
-            fprintf(stderr, "dsh: initializer %s was rejected (%s): %s\n", opts->initializers[i],
+            fprintf(stderr, "dsh: initializer %s was rejected (%s): %s\n", initializers[i],
                     dsh_error_name(rc) ? dsh_error_name(rc) : dsh_strerror(rc), err.message);
             return -1;
         }
@@ -485,11 +488,11 @@ static int register_initializers(struct dshh_host *host, const struct dshh_optio
     return 0;
 }
 
-int dshh__host_open(struct dshh_host *host, const struct dshh_options *opts,
-                    const struct dshh_profile *profile)
+int dshh__host_open(struct dshh_host *host, const struct dshh_profile *profile, bool verbose,
+                    const char *const *initializers, size_t ninitializers)
 {
     memset(host, 0, sizeof(*host));
-    host->verbose = opts->verbose;
+    host->verbose = verbose;
     host->logger = (struct dsh_logger){.struct_size = sizeof(host->logger),
                                        .abi_major = DSH_ABI_MAJOR,
                                        .abi_minor = DSH_ABI_MINOR,
@@ -503,7 +506,7 @@ int dshh__host_open(struct dshh_host *host, const struct dshh_options *opts,
     const struct dshh_row *prow = NULL;
     if (open_provider(host, profile, &prow) || mount_services(host, profile) ||
         load_native_rows(host, profile) || load_provider(host, prow) ||
-        register_initializers(host, opts))
+        register_initializers(host, initializers, ninitializers))
         return -1;
     return 0;
 }

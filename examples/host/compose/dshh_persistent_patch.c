@@ -2,7 +2,11 @@
  * state (resolvePersistentExecution). F defaults to the effective program format of the composed
  * ptc-runtime row. A patch replaces a row's whole config, so the row's other fields are copied
  * and the three returned settings are written together. */
-#include "dshh.h"
+#include "dshh_persistent_patch.h"
+
+#include "dshh_dump.h"
+#include "dshh_usage.h"
+#include "dshh_yaml.h"
 #include "dsh_config.h"
 #include "dsh_persistent.h"
 

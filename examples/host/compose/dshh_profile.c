@@ -5,7 +5,10 @@
  *        config replaces the row's whole config, the other keys replace that field -- or
  *        `insert: [rows]`, which appends complete rows. Later layers win.
  */
-#include "dshh.h"
+#include "dshh_profile.h"
+
+#include "dshh_names.h"
+#include "dshh_yaml.h"
 
 #include "dsh_config.h"
 
@@ -25,63 +28,6 @@ static void report(FILE *err, const struct dshh_layer *layer, const yaml_node_t 
         fprintf(err, "%s: ", layer->path);
     fprintf(err, fmt, arg);
     fputc('\n', err);
-}
-
-/* Profiles, patches and `config validate FILE` load through config/'s loader, the one the
- * provider's row config goes through: exactly one document, YAML core tags only. */
-int dshh__yaml_load_file(const char *path, yaml_document_t *doc, FILE *err)
-{
-    memset(doc, 0, sizeof *doc);
-    size_t len = 0;
-    char *text = dshh__read_text_file(path, &len);
-    if (!text) {
-        fprintf(err, "dsh: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    struct dsh_diagnostics diags;
-    int rc = dsh_yaml_load(text, len, doc, &diags);
-    free(text);
-    for (size_t i = 0; rc == -EINVAL && i < diags.count; i++)
-        fprintf(err, "%s:%zu:%zu: YAML error: %s\n", path, diags.items[i].line, diags.items[i].column,
-                diags.items[i].problem);
-    if (rc < 0 && rc != -EINVAL)
-        fprintf(err, "dsh: %s: %s\n", path, strerror(-rc));
-    dsh_diagnostics_release(&diags);
-    return rc < 0 ? -1 : 0;
-}
-
-yaml_node_t *dshh__yaml_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
-{
-    if (!map || map->type != YAML_MAPPING_NODE)
-        return NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key);
-        if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
-            return yaml_document_get_node(doc, p->value);
-    }
-    return NULL;
-}
-
-const char *dshh__yaml_scalar(const yaml_node_t *node)
-{
-    return node && node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value : NULL;
-}
-
-static bool is_null(const yaml_node_t *node)
-{
-    if (!node || node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return false;
-    const char *v = (const char *)node->data.scalar.value;
-    return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL");
-}
-
-bool dshh__yaml_is_empty(const yaml_node_t *node)
-{
-    if (!node || is_null(node))
-        return true;
-    return node->type == YAML_MAPPING_NODE &&
-           node->data.mapping.pairs.top == node->data.mapping.pairs.start;
 }
 
 static int get_string(FILE *err, const struct dshh_layer *layer, yaml_node_t *node,

@@ -1,5 +1,5 @@
 /* dlopen()s a provider shared object and checks the table it exports. */
-#include "dshh.h"
+#include "dshh_provider_loader.h"
 
 #include <dlfcn.h>
 #include <stddef.h>

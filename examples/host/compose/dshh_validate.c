@@ -1,9 +1,14 @@
 /* Catalog validation of rows: `dsh config validate [FILE]` and the check `dsh headless` makes
  * before it mounts anything. Diagnostics read "FILE:L:C: row 'id' (name): field: problem". */
-#include "dshh.h"
+#include "dshh_validate.h"
+
+#include "dshh_host.h"
+#include "dshh_persistent_patch.h"
+#include "dshh_usage.h"
+#include "dshh_yaml.h"
 
 #include "dsh_config.h"
-#include "native_bindings.h"
+#include "dshh_native_bindings.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -190,31 +195,28 @@ static int validate_file(const struct dsh_catalog *cat, const struct dshh_profil
  * service rows read, their roots judged (the workspace defaulting to the current directory, as
  * at startup), the services created and the provider loaded with them; then everything is
  * unloaded. Its messages are the startup's. 0 when it starts, 1 otherwise. */
-static int startup_check(const struct dshh_options *opts, const struct dshh_profile *profile)
+static int startup_check(const struct dshh_profile *profile)
 {
-    struct dshh_options quiet = *opts;
-    quiet.verbose = false;
-    quiet.ninitializers = 0;
     struct dshh_host host;
-    int rc = dshh__host_open(&host, &quiet, profile);
+    int rc = dshh__host_open(&host, profile, false, NULL, 0);
     dshh__host_close(&host);
     return rc == 0 ? 0 : 1;
 }
 
 /* FILE as a patch of the composition, or else as a profile of its own (whichever composes).
  * 1: FILE is rows of neither (no provider row: a fragment), which only the row checks judge. */
-static int compose_file(const struct dshh_options *opts, const char *file, struct dshh_profile *ret)
+static int compose_file(const char *base, const char *const *base_patches, size_t n, const char *file,
+                        struct dshh_profile *ret)
 {
     FILE *quiet = fopen("/dev/null", "we");
     if (!quiet)
         return -1;
-    size_t n = opts->npatches;
     const char **patches = calloc(n + 1, sizeof(*patches));
     int rc = -1;
     if (patches) {
-        memcpy(patches, opts->patches, n * sizeof(*patches));
+        memcpy(patches, base_patches, n * sizeof(*patches));
         patches[n] = file;
-        rc = dshh__profile_compose(ret, opts->profile, patches, n + 1, quiet);
+        rc = dshh__profile_compose(ret, base, patches, n + 1, quiet);
         if (rc) {
             dshh__profile_free(ret);
             rc = dshh__profile_compose(ret, file, NULL, 0, quiet);
@@ -223,7 +225,7 @@ static int compose_file(const struct dshh_options *opts, const char *file, struc
         }
         if (rc < 0) { /* neither: say what composing it as a patch meets */
             dshh__profile_free(ret);
-            rc = dshh__profile_compose(ret, opts->profile, patches, n + 1, stderr);
+            rc = dshh__profile_compose(ret, base, patches, n + 1, stderr);
         }
     }
     free(patches);
@@ -232,20 +234,19 @@ static int compose_file(const struct dshh_options *opts, const char *file, struc
 }
 
 /* argv: validate [FILE] | persistent-patch (main.c checked the words and options). */
-int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv)
+int dshh__cmd_config(const char *base, const char *const *patches, size_t npatches, const char *format,
+                     int argc, char **argv)
 {
     if (argc == 1 && !strcmp(argv[0], "persistent-patch")) {
         struct dshh_profile profile;
-        int status = dshh__profile_compose(&profile, opts->profile, (const char *const *)opts->patches,
-                                           opts->npatches, stderr)
+        int status = dshh__profile_compose(&profile, base, patches, npatches, stderr)
                          ? DSHH_EXIT_FAILURE
-                         : dshh__cmd_persistent_patch(&profile, opts->format, stdout, stderr);
+                         : dshh__cmd_persistent_patch(&profile, format, stdout, stderr);
         dshh__profile_free(&profile);
         return status;
     }
     struct dshh_profile profile;
-    if (dshh__profile_compose(&profile, opts->profile, (const char *const *)opts->patches,
-                              opts->npatches, stderr)) {
+    if (dshh__profile_compose(&profile, base, patches, npatches, stderr)) {
         dshh__profile_free(&profile);
         return argc == 2 ? DSHH_EXIT_USAGE : DSHH_EXIT_FAILURE;
     }
@@ -264,10 +265,10 @@ int dshh__cmd_config(const struct dshh_options *opts, int argc, char **argv)
     int refused = 0;
     if (invalid == 0 && argc == 2) {
         dshh__profile_free(&profile);
-        int composed = compose_file(opts, argv[1], &profile);
-        refused = composed < 0 ? 1 : composed == 0 ? startup_check(opts, &profile) : 0;
+        int composed = compose_file(base, patches, npatches, argv[1], &profile);
+        refused = composed < 0 ? 1 : composed == 0 ? startup_check(&profile) : 0;
     } else if (invalid == 0) {
-        refused = startup_check(opts, &profile);
+        refused = startup_check(&profile);
     }
     dshh__profile_free(&profile);
     if (invalid < 0)

@@ -3,8 +3,8 @@
  * isError; and output entries as progress messages. An image's file is found again without
  * following symlinks and must be the inode the provider registered, in the same format and pixel
  * size (examples/host/README.md, "Host opens of paths a program can influence"). */
-#include "mcp.h"
-#include "openat2_defs.h"
+#include "dshh_mcp_content.h"
+#include "dshh_openat2.h"
 
 #include "dsh_image_probe.h"
 #include "dsh_json_get.h"

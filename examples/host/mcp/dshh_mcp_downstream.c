@@ -1,7 +1,13 @@
 /* dsh as an MCP client of the downstream servers of the `dsh-mcp-bindings` row: each server runs
  * on stdio (newline-delimited JSON-RPC 2.0), its tools become one binding namespace, a program's
  * call becomes tools/call and its answer the call's reply (examples/host/README.md). */
-#include "mcp.h"
+#include "dshh_mcp_downstream.h"
+
+#include "dshh_mcp_restart.h"
+#include "dshh_mcp_typescript.h"
+#include "dshh_names.h"
+#include "dshh_serve_events.h"
+#include "dshh_yaml.h"
 
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"

@@ -1,7 +1,7 @@
 /* When a downstream MCP server that exited is started again (examples/host/README.md,
  * "Restarts"): the first restart at once, then a doubling delay up to a cap; a life that lasted
  * long enough clears the count, too many counted lives in a row give up. */
-#include "mcp.h"
+#include "dshh_mcp_restart.h"
 
 #define STABLE_MS 30000
 #define FIRST_BACKOFF_MS 100

@@ -3,7 +3,19 @@
  * notifications, the result is text and image content, cancellation aborts the run; a retaining
  * profile keeps one stateOwner for the session and releases it at the end (stdin EOF).
  * examples/host/README.md, "dsh mcp". */
-#include "mcp.h"
+#include "dshh_mcp_server.h"
+
+#include "dshh_demo_tools.h"
+#include "dshh_lines.h"
+#include "dshh_mcp_content.h"
+#include "dshh_mcp_downstream.h"
+#include "dshh_names.h"
+#include "dshh_out_queue.h"
+#include "dshh_output_gate.h"
+#include "dshh_request.h"
+#include "dshh_serve_events.h"
+#include "dshh_stop_signals.h"
+#include "dshh_usage.h"
 
 #include "dsh_config.h"
 #include "dsh_json_get.h"

@@ -1,6 +1,8 @@
 /* MCP names as program identifiers, and JSON Schemas of MCP tools as TypeScript types for the
  * run_code tool description (examples/host/README.md, "Downstream MCP servers"). */
-#include "mcp.h"
+#include "dshh_mcp_typescript.h"
+
+#include "dshh_serve_events.h"
 
 #include "dsh_json_get.h"
 

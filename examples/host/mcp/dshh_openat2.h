@@ -1,7 +1,7 @@
 /* openat2(2) UAPI for C libraries and kernel headers that predate it (Linux 5.6). The values are
  * the kernel's ABI and never change. */
-#ifndef DSHH_OPENAT2_DEFS_H
-#define DSHH_OPENAT2_DEFS_H
+#ifndef DSHH_OPENAT2_H
+#define DSHH_OPENAT2_H
 
 #include <stdint.h>
 #include <sys/syscall.h>

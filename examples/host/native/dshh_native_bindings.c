@@ -2,10 +2,10 @@
  * prepared libffi call interface per function. catalog.yaml has already checked each row's
  * shape (fields, types, enum values); what is checked here needs the row as a whole or the
  * library itself. */
-#include "native_bindings.h"
+#include "dshh_native_bindings.h"
 
 #include "dsh_binding_names.h"
-#include "dshh.h"
+#include "dshh_yaml.h"
 
 #include <dlfcn.h>
 #include <errno.h>

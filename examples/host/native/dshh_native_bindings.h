@@ -1,9 +1,11 @@
 /* dsh-native-bindings rows: functions of a C shared library as one binding namespace each,
  * called through libffi on the host thread. native_bindings.c owns these structs: it loads rows
  * (library, symbols, one prepared call interface per function) and declares the namespaces;
- * native_call.c (native_call.h) reads them to answer calls. */
+ * dshh_native_call.c (dshh_native_call.h) reads them to answer calls. */
 #ifndef DSHH_NATIVE_BINDINGS_H
 #define DSHH_NATIVE_BINDINGS_H
+
+#include "dshh_names.h"
 
 #include <ffi.h>
 #include <stdbool.h>
@@ -11,8 +13,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <yaml.h>
-
-#define DSHH_NAME_NATIVE "dsh-native-bindings"
 
 /* The types a native function's arguments and return may have: the name a row writes
  * (catalog.yaml lists the same names; tests/host/test_native.c checks both agree) and the libffi

@@ -2,7 +2,7 @@
  * rejected with a message naming the argument; every result crosses as lossless JSON text or the
  * call is rejected. The function runs on the host thread: the host serves nothing else meanwhile,
  * which is why maxCallMs makes a slow call visible. */
-#include "native_call.h"
+#include "dshh_native_call.h"
 
 #include "dsh_json_strict.h"
 #include "dsh_provider.h"

@@ -1,9 +1,9 @@
-/* Answers calls of the native namespaces (native_bindings.h): checked argument conversion,
+/* Answers calls of the native namespaces (dshh_native_bindings.h): checked argument conversion,
  * ffi_call on the calling (host) thread, lossless result text. */
 #ifndef DSHH_NATIVE_CALL_H
 #define DSHH_NATIVE_CALL_H
 
-#include "native_bindings.h"
+#include "dshh_native_bindings.h"
 
 /* The answer to one call: ok with JSON text (NULL: undefined), or a rejection message. */
 struct dshh_native_answer {

@@ -4,7 +4,9 @@
  * The provider queues the child's image-register frame before this reply, so Image.get sees it. */
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
-#include "dshh.h"
+#include "dshh_demo_images.h"
+
+#include "dshh_request.h"
 
 #include <json-c/json.h>
 #include <limits.h>

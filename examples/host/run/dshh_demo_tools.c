@@ -3,12 +3,15 @@
  *   add({a, b})      -> a + b
  *   sleep({ms})      -> null after ms (a loop timer: the host keeps serving meanwhile)
  *   fail({message})  -> rejects with message
- *   registerImage({path, attachmentId?}) -> attachmentId (demo_images.c)
+ *   registerImage({path, attachmentId?}) -> attachmentId (dshh_demo_images.c)
  */
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 #include "dsh_list.h"
-#include "dshh.h"
+#include "dshh_demo_tools.h"
+
+#include "dshh_demo_images.h"
+#include "dshh_names.h"
 
 #include <json-c/json.h>
 #include <limits.h>
@@ -17,6 +20,26 @@
 #include <string.h>
 
 const char *const dshh__demo_functions[] = {"echo", "add", "sleep", "fail", "registerImage", NULL};
+
+bool dshh__add_demo_bindings(json_object *bindings)
+{
+    size_t n = json_object_array_length(bindings);
+    for (size_t i = 0; i < n; i++) {
+        json_object *ns = json_object_array_get_idx(bindings, i);
+        const char *g;
+        /* A client namespace with the same global wins over the demo one. */
+        if ((g = dsh_json_get_text(ns, "global")) && !strcmp(g, DSHH_DEMO_GLOBAL))
+            return false;
+    }
+    json_object *ns = json_object_new_object();
+    json_object *fns = json_object_new_array();
+    for (size_t i = 0; dshh__demo_functions[i]; i++)
+        json_object_array_add(fns, json_object_new_string(dshh__demo_functions[i]));
+    json_object_object_add(ns, "global", json_object_new_string(DSHH_DEMO_GLOBAL));
+    json_object_object_add(ns, "functions", fns);
+    json_object_array_add(bindings, ns);
+    return true;
+}
 
 struct dshh_demo_pending {
     struct dshh_demo_pending *next;

@@ -2,7 +2,7 @@
  * that stop reading"): a run whose live output finds the client's queue high is paused (ABI 1.5
  * pause_output) until the queue has drained to its low mark, so what the client has not read yet
  * waits in the confined child, charged to its range, and not in dsh. */
-#include "dshh.h"
+#include "dshh_output_gate.h"
 
 #include <stdio.h>
 #include <stdlib.h>

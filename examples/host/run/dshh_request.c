@@ -1,33 +1,13 @@
-/* Shared run plumbing: demo bindings in a request, resolve() + run(), whole writes. */
+/* Shared run plumbing: resolve() + run(), and the cwd each run resolved to. */
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
-#include "dshh.h"
+#include "dshh_request.h"
 
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-bool dshh__add_demo_bindings(json_object *bindings)
-{
-    size_t n = json_object_array_length(bindings);
-    for (size_t i = 0; i < n; i++) {
-        json_object *ns = json_object_array_get_idx(bindings, i);
-        const char *g;
-        /* A client namespace with the same global wins over the demo one. */
-        if ((g = dsh_json_get_text(ns, "global")) && !strcmp(g, DSHH_DEMO_GLOBAL))
-            return false;
-    }
-    json_object *ns = json_object_new_object();
-    json_object *fns = json_object_new_array();
-    for (size_t i = 0; dshh__demo_functions[i]; i++)
-        json_object_array_add(fns, json_object_new_string(dshh__demo_functions[i]));
-    json_object_object_add(ns, "global", json_object_new_string(DSHH_DEMO_GLOBAL));
-    json_object_object_add(ns, "functions", fns);
-    json_object_array_add(bindings, ns);
-    return true;
-}
 
 /* The last few runs' cwds: enough for the runs a host has in flight at once in tests. */
 #define CWD_RING 64
@@ -79,17 +59,3 @@ int dshh__start_run(struct dshh_host *host, const char *request_json, size_t req
     return rc;
 }
 
-int dshh__write_all(int fd, const char *buf, size_t len)
-{
-    while (len) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}

@@ -4,7 +4,7 @@
  *   and a note when the sandbox denied an operation. */
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
-#include "dshh.h"
+#include "dshh_result_print.h"
 
 #include <json-c/json.h>
 #include <string.h>

@@ -5,9 +5,18 @@
  * abandoned, released, mode-set, error. Runs are concurrent; a bad line gives an error event and
  * the server keeps going; at EOF it waits for in-flight runs and releases, then returns (the
  * caller unloads and exits 0). */
+#include "dshh_serve.h"
+
 #include "dsh_list.h"
-#include "dshh.h"
-#include "native_bindings.h"
+#include "dshh_demo_tools.h"
+#include "dshh_lines.h"
+#include "dshh_native_bindings.h"
+#include "dshh_output_gate.h"
+#include "dshh_request.h"
+#include "dshh_result_print.h"
+#include "dshh_serve_events.h"
+#include "dshh_stop_signals.h"
+#include "dshh_usage.h"
 
 #include "dsh_json_strict.h"
 #include "dsh_linux_services.h"
@@ -693,9 +702,8 @@ static void on_stdin(void *arg, uint32_t events)
     maybe_finish(srv);
 }
 
-int dshh__cmd_serve(struct dshh_host *host, const struct dshh_options *opts)
+int dshh__cmd_serve(struct dshh_host *host)
 {
-    (void)opts;
     /* A client that stops reading must not kill dsh before it cleans up its runs. */
     signal(SIGPIPE, SIG_IGN);
     /* Results can be as large as maxOutputBytes: a 1 MiB pipe (where stdout is one) lets the

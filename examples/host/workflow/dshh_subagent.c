@@ -4,10 +4,13 @@
  * from inside such a nested run (so it is confined the same way). Its value becomes the child's
  * text (or structured output when a schema is given), a failed program a failed child. No model
  * is needed, so workflows are real and testable. */
+#include "dshh_subagent.h"
+
 #include "dsh_json_strict.h"
 #include "dsh_list.h"
-#include "workflow.h"
-#include "native_bindings.h"
+#include "dshh_demo_tools.h"
+#include "dshh_native_bindings.h"
+#include "dshh_request.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -4,7 +4,16 @@
  * loaded runtime to the workflow engine (dsh-workflow-ptc.so) with the "nested" subagent
  * provider (and "command" when the row has a commandTemplate), runs one workflow and prints progress as it happens. SIGINT/SIGTERM cancel it.
  * Exit 0 completed, 1 error or cancelled, 2 usage, configuration or a rejected start. */
-#include "workflow.h"
+#include "dshh_workflow_cmd.h"
+
+#include "dshh_names.h"
+#include "dshh_paths.h"
+#include "dshh_stop_signals.h"
+#include "dshh_subagent.h"
+#include "dshh_text_file.h"
+#include "dshh_usage.h"
+#include "dshh_validate.h"
+#include "dshh_yaml.h"
 
 #include "dsh_config.h"
 #include "dsh_json_strict.h"
@@ -123,6 +132,14 @@ static void on_done(void *userdata, dsh_workflow_run run, const char *json, size
     c->done = true;
     dshh__loop_quit(c->host->loop);
 }
+
+/* The composition and output options of the command line. */
+struct wf_host_opts {
+    const char *profile;
+    const char **patches;
+    size_t npatches;
+    bool json, verbose;
+};
 
 struct wf_opts {
     const char *args, *meta, *cwd, *session, *agent, *provider;
@@ -316,7 +333,7 @@ static void usage(void)
            dshh__path(DSHH_PATH_PROFILE));
 }
 
-static int parse(int argc, char **argv, struct dshh_options *o, struct wf_opts *w, const char **script)
+static int parse(int argc, char **argv, struct wf_host_opts *o, struct wf_opts *w, const char **script)
 {
     enum { O_ARGS = 256, O_META, O_JSON, O_PROFILE, O_PATCH, O_CWD, O_SESSION, O_AGENT, O_PROVIDER, O_MAX,
            O_PROMPT, O_ITERATIONS, O_PROMISE };
@@ -408,7 +425,7 @@ static int parse(int argc, char **argv, struct dshh_options *o, struct wf_opts *
 
 int dshh__cmd_workflow(int argc, char **argv)
 {
-    struct dshh_options opts = {.profile = dshh__path(DSHH_PATH_PROFILE), .timeout_ms = -1};
+    struct wf_host_opts opts = {.profile = dshh__path(DSHH_PATH_PROFILE)};
     struct wf_opts w = {.max_total = -1, .max_iterations = -1};
     const char *script_path = NULL;
     opts.patches = calloc((size_t)argc + 1, sizeof *opts.patches);
@@ -438,7 +455,7 @@ int dshh__cmd_workflow(int argc, char **argv)
         goto out;
     struct wf_cmd c = {.json = opts.json};
     struct dshh_host host;
-    if (dshh__host_open(&host, &opts, &profile) == 0) {
+    if (dshh__host_open(&host, &profile, opts.verbose, NULL, 0) == 0) {
         c.host = &host;
         status = run_workflow(&c, &host, &profile, request);
     }

@@ -1,24 +1,20 @@
-/* `dsh mcp`: the reference host as an MCP server on stdio, and an MCP client of the downstream
- * servers of the `dsh-mcp-bindings` row (examples/host/README.md, "dsh mcp"). */
-#ifndef DSHH_MCP_H
-#define DSHH_MCP_H
+/* dsh as an MCP client of each server of the `dsh-mcp-bindings` row (dshh_mcp_downstream.c, the
+ * only writer of struct dshh_mcp_server). */
+#ifndef DSHH_MCP_DOWNSTREAM_H
+#define DSHH_MCP_DOWNSTREAM_H
 
-#include "dsh_binding_names.h"
-#include "dshh.h"
+#include "dshh_host.h"
+#include "dshh_lines.h"
+#include "dshh_out_queue.h"
 
 #include <json-c/json.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* The MCP protocol revisions dsh speaks, newest first; the first is offered to clients that ask
- * for another. */
+ * for another (the server side, dshh_mcp_server.c, offers the same). */
 #define DSHH_MCP_PROTOCOL_VERSIONS {"2025-11-25", "2025-06-18", "2025-03-26", NULL}
-/* The error class of every downstream namespace (a failed tool call rejects with it). */
-#define DSHH_MCP_ERROR_CLASS "McpToolError"
 
-/* ---- mcp_server.c ------------------------------------------------------------------------------ */
-int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile);
-
-/* ---- mcp_downstream.c: dsh as an MCP client of each configured server --------------------------- */
 struct dshh_mcp_tool {
     char *name;  /* the server's name for it */
     char *ident; /* the function name programs call */
@@ -91,32 +87,4 @@ bool dshh__mcp_downstream_call(struct dshh_mcp_downstream *ds, dsh_run_id run, u
 /* The run ended: its unanswered tools/call requests are cancelled downstream and forgotten. */
 void dshh__mcp_downstream_run_ended(struct dshh_mcp_downstream *ds, dsh_run_id run);
 
-/* ---- mcp_restart.c: the restart policy ------------------------------------------------------- */
-/* Restarts in a row that failed to start or ended early, after which dsh gives up a server. */
-#define DSHH_MCP_MAX_RESTARTS 8
-/* A server's life ended after uptime_ms (0 for a start that never became ready): updates
- * *strikes, the count of lives in a row that ended within 30 s, and returns the delay in ms before
- * the next start, or -1 when dsh gives up. */
-int32_t dshh__mcp_restart_delay(int *strikes, int64_t uptime_ms);
-
-/* ---- mcp_typescript.c: names and declarations ------------------------------------------------- */
-/* The identifier programs use for an MCP name (a namespace: DSH_BINDING_GLOBAL, a tool:
- * DSH_BINDING_FUNCTION): every byte outside [A-Za-z0-9_] becomes '_', a leading digit (or an
- * empty name) gets a '_' before it, a __dunder__ name loses its last '_', a name the runtime
- * refuses (common/dsh_binding_names.h) or a namespace that would shadow a global programs rely
- * on gets a '_' after it, and a name already in taken (NULL-terminated) gets "_2", "_3", ...
- * (transfer full). */
-char *dshh__mcp_identifier(const char *name, enum dsh_binding_name_role role, const char *const *taken);
-/* TypeScript type of a JSON Schema (the subset MCP tool schemas use; anything else is unknown). */
-void dshh__mcp_schema_type(json_object *schema, FILE *out, int indent);
-/* A JSDoc comment of text (may be NULL) at indent. */
-void dshh__mcp_doc_comment(const char *text, FILE *out, int indent);
-
-/* ---- mcp_content.c: a run result as MCP tool result content ------------------------------------ */
-/* {content: [text, images...], isError} of a provider result; images are read from their files
- * and base64-encoded while the total stays within max_bytes (transfer full). */
-json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t max_bytes);
-/* The one-line text of an output entry for a progress notification (transfer full). */
-char *dshh__mcp_progress_message(const char *entry_json, size_t len);
-
-#endif /* DSHH_MCP_H */
+#endif
