@@ -1,4 +1,4 @@
-/* YAML helpers of the host: one file loaded strictly, mapping lookups, scalar text. */
+/* YAML helpers of the host: one file loaded strictly, scalar text, empty configs. */
 #include "dshh_yaml.h"
 
 #include "dsh_config.h"
@@ -29,19 +29,6 @@ int dshh__yaml_load_file(const char *path, yaml_document_t *doc, FILE *err)
         fprintf(err, "dsh: %s: %s\n", path, strerror(-rc));
     dsh_diagnostics_release(&diags);
     return rc < 0 ? -1 : 0;
-}
-
-yaml_node_t *dshh__yaml_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
-{
-    if (!map || map->type != YAML_MAPPING_NODE)
-        return NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key);
-        if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
-            return yaml_document_get_node(doc, p->value);
-    }
-    return NULL;
 }
 
 const char *dshh__yaml_scalar(const yaml_node_t *node)

@@ -1,8 +1,9 @@
 /* `dsh --dump-config`: the composed rows as a YAML list, each preceded by a comment naming the
  * layer it came from. The output is itself a valid profile. */
+#include "dshh_dump.h"
+
 #include "dsh_config.h"
 #include "dsh_text_buffer.h"
-#include "dshh_dump.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,46 +15,6 @@ static int emit_scalar(yaml_emitter_t *e, const char *value, bool plain_ok)
                                       plain_ok, 1, YAML_ANY_SCALAR_STYLE))
         return -1;
     return yaml_emitter_emit(e, &ev) ? 0 : -1;
-}
-
-int dshh__yaml_emit_node(yaml_emitter_t *e, yaml_document_t *doc, yaml_node_t *node)
-{
-    yaml_event_t ev;
-    switch (node->type) {
-    case YAML_SCALAR_NODE:
-        /* Keep the source style so that quoted "true" stays a string. */
-        if (!yaml_scalar_event_initialize(&ev, NULL, NULL, node->data.scalar.value,
-                                          (int)node->data.scalar.length,
-                                          node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE,
-                                          1, node->data.scalar.style))
-            return -1;
-        return yaml_emitter_emit(e, &ev) ? 0 : -1;
-    case YAML_SEQUENCE_NODE:
-        if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_ANY_SEQUENCE_STYLE) ||
-            !yaml_emitter_emit(e, &ev))
-            return -1;
-        for (yaml_node_item_t *it = node->data.sequence.items.start;
-             it < node->data.sequence.items.top; it++)
-            if (dshh__yaml_emit_node(e, doc, yaml_document_get_node(doc, *it)))
-                return -1;
-        if (!yaml_sequence_end_event_initialize(&ev) || !yaml_emitter_emit(e, &ev))
-            return -1;
-        return 0;
-    case YAML_MAPPING_NODE:
-        if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_ANY_MAPPING_STYLE) ||
-            !yaml_emitter_emit(e, &ev))
-            return -1;
-        for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
-             p < node->data.mapping.pairs.top; p++)
-            if (dshh__yaml_emit_node(e, doc, yaml_document_get_node(doc, p->key)) ||
-                dshh__yaml_emit_node(e, doc, yaml_document_get_node(doc, p->value)))
-                return -1;
-        if (!yaml_mapping_end_event_initialize(&ev) || !yaml_emitter_emit(e, &ev))
-            return -1;
-        return 0;
-    default:
-        return -1;
-    }
 }
 
 /* One row as a one-item block sequence; concatenated, the items form one list. */
@@ -88,7 +49,7 @@ static int emit_row(const struct dshh_row *row, struct dsh_text_buffer *out)
     if (emit_scalar(&e, "config", true))
         goto out;
     if (row->config) {
-        if (dshh__yaml_emit_node(&e, (yaml_document_t *)&row->config_layer->doc, row->config))
+        if (dsh_yaml_node_emit_events(&e, (yaml_document_t *)&row->config_layer->doc, row->config))
             goto out;
     } else {
         if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_FLOW_MAPPING_STYLE) ||

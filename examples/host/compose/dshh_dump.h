@@ -4,8 +4,7 @@
 
 #include "dshh_profile.h"
 
+/* Prints the composed rows, each after a "# layer:" comment (config/emit.c emits their configs). */
 int dshh__dump_profile(const struct dshh_profile *profile, FILE *out);
-/* Emits node (and its subtree) of doc as events on emitter. */
-int dshh__yaml_emit_node(yaml_emitter_t *emitter, yaml_document_t *doc, yaml_node_t *node);
 
 #endif

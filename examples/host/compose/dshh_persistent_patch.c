@@ -4,7 +4,6 @@
  * and the three returned settings are written together. */
 #include "dshh_persistent_patch.h"
 
-#include "dshh_dump.h"
 #include "dshh_usage.h"
 #include "dshh_yaml.h"
 #include "dsh_config.h"
@@ -58,8 +57,8 @@ static int emit_patch(const struct dshh_row *row, const struct dsh_persistent_ex
             const char *name = dshh__yaml_scalar(key);
             if (name && replaced(name))
                 continue;
-            ok = !dshh__yaml_emit_node(&e, doc, key) &&
-                 !dshh__yaml_emit_node(&e, doc, yaml_document_get_node(doc, pair->value));
+            ok = !dsh_yaml_node_emit_events(&e, doc, key) &&
+                 !dsh_yaml_node_emit_events(&e, doc, yaml_document_get_node(doc, pair->value));
         }
     }
     ok = ok && yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(&e, &ev) &&

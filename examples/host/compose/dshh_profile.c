@@ -105,11 +105,11 @@ static int apply_fields(FILE *err, const struct dshh_layer *layer, yaml_node_t *
 {
     yaml_document_t *doc = (yaml_document_t *)&layer->doc;
     yaml_node_t *n;
-    if ((n = dshh__yaml_get(doc, map, "name")) && get_string(err, layer, n, "name", &row->name))
+    if ((n = dsh_mapping_get_cstr(doc, map, "name")) && get_string(err, layer, n, "name", &row->name))
         return -1;
-    if ((n = dshh__yaml_get(doc, map, "disabled")) && get_bool(err, layer, n, &row->disabled))
+    if ((n = dsh_mapping_get_cstr(doc, map, "disabled")) && get_bool(err, layer, n, &row->disabled))
         return -1;
-    if ((n = dshh__yaml_get(doc, map, "path"))) {
+    if ((n = dsh_mapping_get_cstr(doc, map, "path"))) {
         if (get_string(err, layer, n, "path", &row->path))
             return -1;
         if (row->path[0] != '/') {
@@ -117,7 +117,7 @@ static int apply_fields(FILE *err, const struct dshh_layer *layer, yaml_node_t *
             return -1;
         }
     }
-    if ((n = dshh__yaml_get(doc, map, "config"))) {
+    if ((n = dsh_mapping_get_cstr(doc, map, "config"))) {
         if (!is_null(n) && n->type != YAML_MAPPING_NODE) {
             report(err, layer, n, "%s must be a mapping", "config");
             return -1;
@@ -164,12 +164,12 @@ static int add_row(FILE *err, struct dshh_profile *profile, const struct dshh_la
     }
     if (check_keys(err, layer, map))
         return -1;
-    yaml_node_t *idn = dshh__yaml_get(doc, map, "id");
+    yaml_node_t *idn = dsh_mapping_get_cstr(doc, map, "id");
     if (!idn) {
         report(err, layer, map, "row has no %s", "id");
         return -1;
     }
-    if (!dshh__yaml_get(doc, map, "name")) {
+    if (!dsh_mapping_get_cstr(doc, map, "name")) {
         report(err, layer, map, "row has no %s", "name");
         return -1;
     }
@@ -201,7 +201,7 @@ static int apply_patch_entry(FILE *err, struct dshh_profile *profile,
         report(err, layer, entry, "a patch entry must be a mapping (a row patch or insert)%s", "");
         return -1;
     }
-    yaml_node_t *ins = dshh__yaml_get(doc, entry, "insert");
+    yaml_node_t *ins = dsh_mapping_get_cstr(doc, entry, "insert");
     if (ins) {
         if (entry->data.mapping.pairs.top - entry->data.mapping.pairs.start != 1) {
             report(err, layer, entry, "an insert entry has only the key %s", "'insert'");
@@ -219,7 +219,7 @@ static int apply_patch_entry(FILE *err, struct dshh_profile *profile,
     }
     if (check_keys(err, layer, entry))
         return -1;
-    yaml_node_t *idn = dshh__yaml_get(doc, entry, "id");
+    yaml_node_t *idn = dsh_mapping_get_cstr(doc, entry, "id");
     const char *id = dshh__yaml_scalar(idn);
     if (!id) {
         report(err, layer, entry, "a row patch needs an id (use `- insert: [rows]` to add rows)%s",
@@ -358,7 +358,7 @@ int dshh__profile_set_policy(struct dshh_profile *profile, const char *option, c
         return -1;
     }
     root = yaml_document_get_root_node(doc); /* adding a node may move the node array */
-    yaml_node_t *old = dshh__yaml_get(doc, root, key);
+    yaml_node_t *old = dsh_mapping_get_cstr(doc, root, key);
     bool replaced = false;
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; old && p < root->data.mapping.pairs.top; p++)
         if (yaml_document_get_node(doc, p->value) == old) {

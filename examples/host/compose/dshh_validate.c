@@ -111,8 +111,8 @@ static int check_file_row(const struct dsh_catalog *cat, struct dshh_native_set 
     if (dshh__row_check(err, layer, row))
         return 1;
     int invalid = 0;
-    const char *id = dshh__yaml_scalar(dshh__yaml_get(doc, row, "id"));
-    const char *name = dshh__yaml_scalar(dshh__yaml_get(doc, row, "name"));
+    const char *id = dshh__yaml_scalar(dsh_mapping_get_cstr(doc, row, "id"));
+    const char *name = dshh__yaml_scalar(dsh_mapping_get_cstr(doc, row, "name"));
     if (!id) {
         fprintf(err, "%s:%zu:%zu: id: a row needs an id\n", file, row->start_mark.line + 1,
                 row->start_mark.column + 1);
@@ -127,9 +127,9 @@ static int check_file_row(const struct dsh_catalog *cat, struct dshh_native_set 
         }
         name = b->name;
     }
-    yaml_node_t *config = dshh__yaml_get(doc, row, "config");
+    yaml_node_t *config = dsh_mapping_get_cstr(doc, row, "config");
     /* A patch row without config keeps the base config, validated with the base. */
-    if (!config && !dshh__yaml_get(doc, row, "name") && base)
+    if (!config && !dsh_mapping_get_cstr(doc, row, "name") && base)
         return invalid;
     int rc = check_config(cat, native, file, true, id, name, doc,
                           dshh__yaml_is_empty(config) ? NULL : config, row, err);
@@ -158,7 +158,7 @@ static int validate_file(const struct dsh_catalog *cat, const struct dshh_profil
         for (yaml_node_item_t *it = root->data.sequence.items.start;
              it < root->data.sequence.items.top && invalid >= 0; it++) {
             yaml_node_t *entry = yaml_document_get_node(doc, *it);
-            yaml_node_t *ins = dshh__yaml_get(doc, entry, "insert");
+            yaml_node_t *ins = dsh_mapping_get_cstr(doc, entry, "insert");
             if (!ins) {
                 int rc = check_file_row(cat, native, base, &layer, entry, err);
                 invalid = rc < 0 ? rc : invalid + rc;

@@ -9,6 +9,7 @@
 #include "dshh_serve_events.h"
 #include "dshh_yaml.h"
 
+#include "dsh_config.h"
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 #include "dsh_text_buffer.h"
@@ -900,11 +901,11 @@ static char **server_env(yaml_document_t *doc, yaml_node_t *list)
 /* Copies the server's command, args and environment: every restart uses the same. */
 static int command_line(struct dshh_mcp_server *s, yaml_document_t *doc, yaml_node_t *map)
 {
-    const char *command = dshh__yaml_scalar(dshh__yaml_get(doc, map, "command"));
-    yaml_node_t *args = dshh__yaml_get(doc, map, "args");
+    const char *command = dshh__yaml_scalar(dsh_mapping_get_cstr(doc, map, "command"));
+    yaml_node_t *args = dsh_mapping_get_cstr(doc, map, "args");
     size_t nargs = items(args), n = 1;
     s->argv = calloc(nargs + 2, sizeof(*s->argv));
-    s->env = server_env(doc, dshh__yaml_get(doc, map, "env"));
+    s->env = server_env(doc, dsh_mapping_get_cstr(doc, map, "env"));
     if (!s->argv || !s->env || !command || !(s->argv[0] = strdup(command)))
         return -1;
     for (size_t i = 0; i < nargs; i++) {
@@ -967,7 +968,7 @@ int dshh__mcp_downstream_start(struct dshh_mcp_downstream *ds, struct dshh_host 
     if (!row || !row->config)
         return 0;
     yaml_document_t *doc = (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc;
-    yaml_node_t *list = dshh__yaml_get(doc, row->config, "servers");
+    yaml_node_t *list = dsh_mapping_get_cstr(doc, row->config, "servers");
     size_t n = items(list);
     size_t ntaken = 0;
     while (taken && taken[ntaken])
@@ -987,7 +988,7 @@ int dshh__mcp_downstream_start(struct dshh_mcp_downstream *ds, struct dshh_host 
         struct dshh_mcp_server *s = &ds->servers[ds->n];
         *s = (struct dshh_mcp_server){.host = host, .to_fd = -1, .from_fd = -1, .lines = {.max = MAX_MESSAGE},
                                       .out = {.fd = -1, .saved_flags = -1}};
-        s->name = strdup(dshh__yaml_scalar(dshh__yaml_get(doc, map, "name")));
+        s->name = strdup(dshh__yaml_scalar(dsh_mapping_get_cstr(doc, map, "name")));
         s->ident = s->name ? dshh__mcp_identifier(s->name, DSH_BINDING_GLOBAL, names) : NULL;
         ds->n++;
         if (!s->ident || command_line(s, doc, map) < 0 || spawn_server(s) < 0 || handshake(s) < 0 ||

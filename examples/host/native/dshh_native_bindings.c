@@ -5,6 +5,7 @@
 #include "dshh_native_bindings.h"
 
 #include "dsh_binding_names.h"
+#include "dsh_config.h"
 #include "dshh_yaml.h"
 
 #include <dlfcn.h>
@@ -179,8 +180,8 @@ static bool read_args(struct row_reader *r, struct dshh_native_fn *fn, yaml_node
     }
     for (size_t i = 0; i < n; i++) {
         yaml_node_t *item = yaml_document_get_node(r->doc, seq->data.sequence.items.start[i]);
-        yaml_node_t *name = dshh__yaml_get(r->doc, item, "name");
-        yaml_node_t *type = dshh__yaml_get(r->doc, item, "type");
+        yaml_node_t *name = dsh_mapping_get_cstr(r->doc, item, "name");
+        yaml_node_t *type = dsh_mapping_get_cstr(r->doc, item, "type");
         char field[600];
         snprintf(field, sizeof field, "%s.args[%zu].name", path, i);
         /* Shapes the catalog guarantees, checked again: this row may not have been validated. */
@@ -215,11 +216,11 @@ static void read_function(struct row_reader *r, struct dshh_native_ns *ns, void 
         return;
     check_name(r, key, path, fn->name, DSHH_BINDING_FUNCTION);
 
-    yaml_node_t *symbol = dshh__yaml_get(r->doc, spec, "symbol");
-    yaml_node_t *returns = dshh__yaml_get(r->doc, spec, "returns");
-    yaml_node_t *free_node = dshh__yaml_get(r->doc, spec, "free");
-    yaml_node_t *borrowed = dshh__yaml_get(r->doc, spec, "borrowed");
-    yaml_node_t *max_ms = dshh__yaml_get(r->doc, spec, "maxCallMs");
+    yaml_node_t *symbol = dsh_mapping_get_cstr(r->doc, spec, "symbol");
+    yaml_node_t *returns = dsh_mapping_get_cstr(r->doc, spec, "returns");
+    yaml_node_t *free_node = dsh_mapping_get_cstr(r->doc, spec, "free");
+    yaml_node_t *borrowed = dsh_mapping_get_cstr(r->doc, spec, "borrowed");
+    yaml_node_t *max_ms = dsh_mapping_get_cstr(r->doc, spec, "maxCallMs");
     /* Shapes the catalog guarantees, checked again: this row may not have been validated. */
     if (!type_from_name(dshh__yaml_scalar(returns), &fn->returns) ||
         (symbol && !dshh__yaml_scalar(symbol)) || (free_node && !dshh__yaml_scalar(free_node)) ||
@@ -230,7 +231,7 @@ static void read_function(struct row_reader *r, struct dshh_native_ns *ns, void 
     if (!(fn->symbol = dup_text(r, symbol ? dshh__yaml_scalar(symbol) : fn->name)))
         return;
     fn->max_call_ms = max_ms ? strtoll(dshh__yaml_scalar(max_ms), NULL, 10) : 0;
-    if (!read_args(r, fn, dshh__yaml_get(r->doc, spec, "args"), path))
+    if (!read_args(r, fn, dsh_mapping_get_cstr(r->doc, spec, "args"), path))
         return;
 
     /* Ownership of a returned text must be stated: freed by the named function, or borrowed. */
@@ -271,10 +272,10 @@ int dshh__native_add_row(struct dshh_native_set *set, const char *file, const ch
 {
     struct row_reader r = {.file = file, .row_id = row_id, .doc = doc, .err = err};
     struct dshh_native_ns ns = {0};
-    yaml_node_t *library = dshh__yaml_get(doc, config, "library");
-    yaml_node_t *global = dshh__yaml_get(doc, config, "global");
-    yaml_node_t *error_class = dshh__yaml_get(doc, config, "errorClass");
-    yaml_node_t *functions = dshh__yaml_get(doc, config, "functions");
+    yaml_node_t *library = dsh_mapping_get_cstr(doc, config, "library");
+    yaml_node_t *global = dsh_mapping_get_cstr(doc, config, "global");
+    yaml_node_t *error_class = dsh_mapping_get_cstr(doc, config, "errorClass");
+    yaml_node_t *functions = dsh_mapping_get_cstr(doc, config, "functions");
     /* Shapes the catalog guarantees, checked again: this row may not have been validated. */
     if (!dshh__yaml_scalar(library) || !dshh__yaml_scalar(global) || !functions ||
         functions->type != YAML_MAPPING_NODE || (error_class && !dshh__yaml_scalar(error_class))) {

@@ -194,7 +194,7 @@ static char *build_request(const struct wf_opts *o, const char *script)
  * empty. The pointers are the profile's; the array is the caller's to free. */
 static const char **command_template(yaml_document_t *doc, yaml_node_t *config)
 {
-    yaml_node_t *seq = config ? dshh__yaml_get(doc, config, "commandTemplate") : NULL;
+    yaml_node_t *seq = config ? dsh_mapping_get_cstr(doc, config, "commandTemplate") : NULL;
     if (!seq || seq->type != YAML_SEQUENCE_NODE || seq->data.sequence.items.top == seq->data.sequence.items.start)
         return NULL;
     size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
