@@ -72,19 +72,14 @@ static yaml_document_t *row_doc(const struct dshh_row *row)
     return (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc;
 }
 
-/* Values the rows carry; strings stay owned here until the services are destroyed. */
+/* Values the rows carry (config/service_config.c reads them); strings stay owned here until the
+ * services are destroyed. */
 struct svc_values {
-    char **extra_roots;
-    int64_t max_abi;
-    int64_t confine_delay_ms; /* test-only fault injection */
-    int64_t fail_quiescence;  /* test-only fault injection */
-    int64_t freeze_skipped_ms; /* test-only fault injection */
-    char *cgroup_root;        /* test-only: a fake cgroup filesystem */
-    int64_t max_total_memory_mb, max_total_processes; /* the session's totals */
-    bool require_full;
-    char *mode;
-    char *workspace_root;
-    bool workspace_from_cwd; /* no workspaceRoot in the policy row */
+    struct dsh_sandbox_linux_config sandbox;
+    struct dsh_subprocess_local_config subprocess;
+    struct dsh_sandbox_policy_config policy;
+    char *cwd;                /* the workspace when the policy row names none */
+    const char *workspace_root; /* policy.workspace_root, else cwd */
     const char *sandbox_row, *policy_row; /* ids, for messages */
     /* NULL-terminated: the provider's readable_roots(), the directories of a bootstrapPath, a
      * stripperPath and of an embedded carrier the provider row names */
@@ -93,10 +88,10 @@ struct svc_values {
 
 static void svc_values_free(struct svc_values *v)
 {
-    dsh_strv_free(v->extra_roots);
-    free(v->cgroup_root);
-    free(v->mode);
-    free(v->workspace_root);
+    dsh_sandbox_linux_config_destroy(&v->sandbox);
+    dsh_subprocess_local_config_destroy(&v->subprocess);
+    dsh_sandbox_policy_config_destroy(&v->policy);
+    free(v->cwd);
     dsh_strv_free(v->readable);
 }
 
@@ -190,52 +185,27 @@ static int read_service_rows(const struct dshh_profile *profile, const struct ds
     int rc = 0;
     const struct dshh_row *row;
     if ((rc = enabled_row(profile, DSHH_NAME_SANDBOX, &row)) == 0 && row) {
-        const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_SANDBOX);
         v->sandbox_row = row->id;
-        size_t n;
-        rc = dsh_config_get_list(p, row_doc(row), row->config, "extraWritableRoots",
-                                 &v->extra_roots, &n);
-        if (rc == 0 && dsh_config_is_set(p, row_doc(row), row->config, "maxLandlockAbi"))
-            rc = dsh_config_get_int(p, row_doc(row), row->config, "maxLandlockAbi", &v->max_abi);
-        if (rc == 0)
-            rc = dsh_config_get_int(p, row_doc(row), row->config, "confineDelayMs",
-                                    &v->confine_delay_ms);
-        if (rc == 0)
-            rc = dsh_config_get_bool(p, row_doc(row), row->config, "requireFullEnforcement",
-                                     &v->require_full);
+        rc = dsh_sandbox_linux_config_read(dsh_catalog_find(cat, DSHH_NAME_SANDBOX), row_doc(row), row->config,
+                                           &v->sandbox);
     }
-    if (rc == 0 && (rc = enabled_row(profile, DSHH_NAME_SUBPROCESS, &row)) == 0 && row) {
-        const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_SUBPROCESS);
-        rc = dsh_config_get_int(p, row_doc(row), row->config, "failQuiescenceObservations",
-                                &v->fail_quiescence);
-        if (rc == 0)
-            rc = dsh_config_get_int(p, row_doc(row), row->config, "faultFreezeSkippedMs",
-                                    &v->freeze_skipped_ms);
-        if (rc == 0)
-            rc = dsh_config_get_int(p, row_doc(row), row->config, "maxTotalMemoryMb", &v->max_total_memory_mb);
-        if (rc == 0)
-            rc = dsh_config_get_int(p, row_doc(row), row->config, "maxTotalProcesses", &v->max_total_processes);
-        if (rc == 0 && dsh_config_is_set(p, row_doc(row), row->config, "cgroupRoot"))
-            rc = dsh_config_get_str(p, row_doc(row), row->config, "cgroupRoot", &v->cgroup_root);
-    }
+    if (rc == 0 && (rc = enabled_row(profile, DSHH_NAME_SUBPROCESS, &row)) == 0 && row)
+        rc = dsh_subprocess_local_config_read(dsh_catalog_find(cat, DSHH_NAME_SUBPROCESS), row_doc(row),
+                                              row->config, &v->subprocess);
     if (rc == 0 && (rc = enabled_row(profile, DSHH_NAME_POLICY, &row)) == 0 && row) {
-        const struct dsh_catalog_provider *p = dsh_catalog_find(cat, DSHH_NAME_POLICY);
         v->policy_row = row->id;
-        rc = dsh_config_get_str(p, row_doc(row), row->config, "mode", &v->mode);
-        if (rc == 0 && dsh_config_is_set(p, row_doc(row), row->config, "workspaceRoot"))
-            rc = dsh_config_get_str(p, row_doc(row), row->config, "workspaceRoot",
-                                    &v->workspace_root);
+        rc = dsh_sandbox_policy_config_read(dsh_catalog_find(cat, DSHH_NAME_POLICY), row_doc(row), row->config,
+                                            &v->policy);
     }
     if (rc == 0)
         rc = readable_roots(cat, profile, provider, v);
     dsh_catalog_close(cat);
     if (rc < 0 && rc != -1)
         fprintf(stderr, "dsh: cannot read the service rows: %s\n", strerror(-rc));
-    if (!v->mode && rc == 0 && !(v->mode = strdup("read-only")))
-        rc = -ENOMEM;
-    /* The workspace defaults to where dsh was started. */
-    v->workspace_from_cwd = !v->workspace_root;
-    if (!v->workspace_root && rc == 0 && !(v->workspace_root = getcwd(NULL, 0)))
+    /* Without a policy row the mode is read-only (the zeroed config's) and the workspace is
+     * where dsh was started. */
+    v->workspace_root = v->policy.workspace_root;
+    if (!v->workspace_root && rc == 0 && !(v->workspace_root = v->cwd = getcwd(NULL, 0)))
         rc = -errno;
     return rc < 0 ? -1 : 0;
 }
@@ -253,16 +223,16 @@ static bool is_home(const char *dir)
  * name another). */
 static int check_roots(const struct dsh_linux_services_options *o, const struct svc_values *v)
 {
-    bool writable = strcmp(v->mode, "read-only") != 0;
+    bool writable = v->policy.mode != DSH_SANDBOX_READ_ONLY;
     struct dsh_error err = {0};
     int rc = dsh_linux_services_check_root(o, "workspaceRoot", v->workspace_root, writable, &err);
-    if (rc == 0 && writable && v->workspace_from_cwd && is_home(v->workspace_root)) {
+    if (rc == 0 && writable && !v->policy.workspace_root && is_home(v->workspace_root)) {
         snprintf(err.message, sizeof err.message,
                  "workspaceRoot \"%s\" is refused: it is $HOME, and a writable policy never defaults to it",
                  v->workspace_root);
         rc = DSH_E_CONFIG_INVALID;
     }
-    if (rc < 0 && v->workspace_from_cwd) {
+    if (rc < 0 && !v->policy.workspace_root) {
         fprintf(stderr, "dsh: the workspace defaults to the current directory: %s; start dsh in a project "
                 "directory or name one with --workspace DIR (the workspaceRoot of the %s row)\n",
                 err.message, DSHH_NAME_POLICY);
@@ -273,10 +243,10 @@ static int check_roots(const struct dsh_linux_services_options *o, const struct 
                 err.message);
         return -1;
     }
-    for (size_t i = 0; v->extra_roots && v->extra_roots[i]; i++) {
+    for (size_t i = 0; v->sandbox.extra_writable_roots && v->sandbox.extra_writable_roots[i]; i++) {
         char field[64];
         snprintf(field, sizeof field, "extraWritableRoots[%zu]", i);
-        if (dsh_linux_services_check_root(o, field, v->extra_roots[i], true, &err) < 0) {
+        if (dsh_linux_services_check_root(o, field, v->sandbox.extra_writable_roots[i], true, &err) < 0) {
             fprintf(stderr, "dsh: row '%s' (%s): %s\n", v->sandbox_row ? v->sandbox_row : "?",
                     DSHH_NAME_SANDBOX, err.message);
             return -1;
@@ -294,27 +264,27 @@ static int mount_services(struct dshh_host *host, const struct dshh_profile *pro
     host->svc_values = vp;
     if (read_service_rows(profile, host->provider, vp))
         return -1;
-    struct svc_values v = *vp;
+    const struct svc_values *v = vp;
     struct dsh_linux_services_options o = {
         .struct_size = sizeof(o),
         .launcher_path = dshh__path(DSHH_PATH_LAUNCHER),
-        .extra_writable_roots = (const char *const *)v.extra_roots,
-        .max_landlock_abi = (int)v.max_abi,
-        .confine_delay_ms = (uint32_t)v.confine_delay_ms,
-        .default_mode = v.mode,
-        .workspace_root = v.workspace_root,
+        .extra_writable_roots = (const char *const *)v->sandbox.extra_writable_roots,
+        .max_landlock_abi = v->sandbox.has_max_landlock_abi ? (int)v->sandbox.max_landlock_abi : 0,
+        .confine_delay_ms = (uint32_t)v->sandbox.confine_delay_ms,
+        .default_mode = dsh_sandbox_mode_name(v->policy.mode),
+        .workspace_root = v->workspace_root,
         .defer = dshh__loop_defer,
         .loop = host->loop,
         .logger = &host->logger,
-        .extra_readable_roots = (const char *const *)v.readable,
-        .fail_quiescence_observations = (uint32_t)v.fail_quiescence,
-        .require_full_enforcement = v.require_full,
-        .fault_freeze_skipped_ms = (uint32_t)v.freeze_skipped_ms,
-        .cgroup_root = v.cgroup_root,
-        .max_total_memory_bytes = (uint64_t)v.max_total_memory_mb << 20,
-        .max_total_processes = (uint32_t)v.max_total_processes,
+        .extra_readable_roots = (const char *const *)v->readable,
+        .fail_quiescence_observations = (uint32_t)v->subprocess.fail_quiescence_observations,
+        .require_full_enforcement = v->sandbox.require_full_enforcement,
+        .fault_freeze_skipped_ms = (uint32_t)v->subprocess.fault_freeze_skipped_ms,
+        .cgroup_root = v->subprocess.cgroup_root,
+        .max_total_memory_bytes = (uint64_t)v->subprocess.max_total_memory_mb << 20,
+        .max_total_processes = (uint32_t)v->subprocess.max_total_processes,
     };
-    if (check_roots(&o, &v))
+    if (check_roots(&o, v))
         return -1;
     struct dsh_error err = {0};
     int rc = dsh_linux_services_create(&o, &host->services_impl, &err);
