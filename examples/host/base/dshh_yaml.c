@@ -36,7 +36,7 @@ const char *dshh__yaml_scalar(const yaml_node_t *node)
     return node && node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value : NULL;
 }
 
-static bool is_null(const yaml_node_t *node)
+bool dshh__yaml_is_null(const yaml_node_t *node)
 {
     if (!node || node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
         return false;
@@ -46,7 +46,7 @@ static bool is_null(const yaml_node_t *node)
 
 bool dshh__yaml_is_empty(const yaml_node_t *node)
 {
-    if (!node || is_null(node))
+    if (!node || dshh__yaml_is_null(node))
         return true;
     return node->type == YAML_MAPPING_NODE &&
            node->data.mapping.pairs.top == node->data.mapping.pairs.start;

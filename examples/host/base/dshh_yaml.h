@@ -11,7 +11,9 @@
 int dshh__yaml_load_file(const char *path, yaml_document_t *doc, FILE *err);
 /* Scalar text of node, or NULL when node is not a scalar. */
 const char *dshh__yaml_scalar(const yaml_node_t *node);
-/* A plain scalar null/~/"" or an empty mapping: an empty config. */
+/* A plain scalar null, Null, NULL, ~ or "". */
+bool dshh__yaml_is_null(const yaml_node_t *node);
+/* A null scalar (or no node) or an empty mapping: an empty config. */
 bool dshh__yaml_is_empty(const yaml_node_t *node);
 
 #endif

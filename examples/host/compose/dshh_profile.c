@@ -34,7 +34,7 @@ static int get_string(FILE *err, const struct dshh_layer *layer, yaml_node_t *no
                       const char *field, char **ret)
 {
     const char *s = dshh__yaml_scalar(node);
-    if (!s || is_null(node) || !*s) {
+    if (!s || dshh__yaml_is_null(node) || !*s) {
         report(err, layer, node, "%s must be a non-empty string", field);
         return -1;
     }
