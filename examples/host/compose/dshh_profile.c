@@ -118,7 +118,7 @@ static int apply_fields(FILE *err, const struct dshh_layer *layer, yaml_node_t *
         }
     }
     if ((n = dsh_mapping_get_cstr(doc, map, "config"))) {
-        if (!is_null(n) && n->type != YAML_MAPPING_NODE) {
+        if (!dshh__yaml_is_null(n) && n->type != YAML_MAPPING_NODE) {
             report(err, layer, n, "%s must be a mapping", "config");
             return -1;
         }
@@ -260,12 +260,12 @@ static int layer_items(FILE *err, struct dshh_layer *layer, bool patch, yaml_nod
 {
     yaml_node_t *root = yaml_document_get_root_node(&layer->doc);
     *start = *top = NULL;
-    if (patch && (!root || is_null(root))) {
+    if (patch && (!root || dshh__yaml_is_null(root))) {
         fprintf(err, "dsh: %s: the patch is empty (a patch is a YAML list of rows; `[]` changes nothing)\n",
                 layer->path);
         return -1;
     }
-    if (!root || is_null(root))
+    if (!root || dshh__yaml_is_null(root))
         return 0;
     if (root->type != YAML_SEQUENCE_NODE) {
         report(err, layer, root, "a profile or patch is a YAML list of rows%s", "");
