@@ -92,7 +92,7 @@ int ptc_python_config_parse(const char *yaml_text, size_t len, struct ptc_config
                             struct dsh_diagnostics *ret_diags);
 
 /* ---- the reference host's service rows (service_config.c) ----------- */
-/* Each _read takes a row's config that is already loaded and validated (the host composes rows
+/* Each _read (dsh-subprocess-local has only this one) takes a row's config that is already loaded and validated (the host composes rows
  * from several files): doc and config as the getters take them (config NULL: empty). It returns
  * 0 or a getter's negative errno, and zeroes *ret_config on failure. */
 
@@ -124,9 +124,6 @@ struct dsh_subprocess_local_config {
     char *cgroup_root; /* owned; NULL: the host's cgroup filesystem (test-only otherwise) */
 };
 
-int dsh_subprocess_local_config_parse(const char *yaml_text, size_t len,
-                                      struct dsh_subprocess_local_config *ret_config,
-                                      struct dsh_diagnostics *ret_diags);
 int dsh_subprocess_local_config_read(const struct dsh_catalog_provider *provider, yaml_document_t *doc,
                                      yaml_node_t *config, struct dsh_subprocess_local_config *ret_config);
 void dsh_subprocess_local_config_destroy(struct dsh_subprocess_local_config *config); /* NULL ok */

@@ -98,20 +98,6 @@ int dsh_subprocess_local_config_read(const struct dsh_catalog_provider *provider
     return err;
 }
 
-int dsh_subprocess_local_config_parse(const char *yaml_text, size_t len,
-                                      struct dsh_subprocess_local_config *ret_config,
-                                      struct dsh_diagnostics *ret_diags)
-{
-    struct dsh_row row;
-    memset(ret_config, 0, sizeof(*ret_config));
-    int err = dsh_row_load("dsh-subprocess-local", yaml_text, len, &row, ret_diags);
-    if (err < 0)
-        return err;
-    err = dsh_subprocess_local_config_read(row.provider, &row.doc, row.root, ret_config);
-    dsh_row_release(&row);
-    return err;
-}
-
 void dsh_subprocess_local_config_destroy(struct dsh_subprocess_local_config *config)
 {
     if (!config)
