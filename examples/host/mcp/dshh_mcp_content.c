@@ -6,6 +6,7 @@
 #include "dshh_mcp_content.h"
 #include "dshh_openat2.h"
 
+#include "dsh_abi.h"
 #include "dsh_image_probe.h"
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"

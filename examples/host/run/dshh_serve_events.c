@@ -1,6 +1,8 @@
 /* Events of `dsh headless --serve`: one JSON object per stdout line. */
-#include "dsh_json_strict.h"
 #include "dshh_serve_events.h"
+
+#include "dsh_abi.h"
+#include "dsh_json_strict.h"
 
 #include <errno.h>
 #include <json-c/json.h>
