@@ -223,8 +223,7 @@ int dshh__cmd_program(struct dshh_host *host, const struct dshh_program_options 
     if (!pr.done) {
         fprintf(stderr, "dsh: the event loop failed: %s\n", strerror(-rc));
         /* unload() in dshh__host_close still delivers on_done; pr must outlive it. */
-        host->provider->unload(host->instance);
-        host->instance = NULL;
+        dshh__host_unload(host);
     }
     if (opts->json && pr.done)
         return pr.status;

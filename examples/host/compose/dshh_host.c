@@ -481,13 +481,18 @@ int dshh__host_open(struct dshh_host *host, const struct dshh_profile *profile, 
     return 0;
 }
 
-void dshh__host_close(struct dshh_host *host)
+void dshh__host_unload(struct dshh_host *host)
 {
     if (host->instance) {
         /* Blocking: cancels runs and delivers their on_done before it returns. */
         host->provider->unload(host->instance);
         host->instance = NULL;
     }
+}
+
+void dshh__host_close(struct dshh_host *host)
+{
+    dshh__host_unload(host);
     if (host->dl) {
         dlclose(host->dl);
         host->dl = NULL;

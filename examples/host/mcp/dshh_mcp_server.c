@@ -626,8 +626,7 @@ int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile)
     if (rc < 0) {
         fprintf(stderr, "dsh: the event loop failed: %s\n", strerror(-rc));
         /* Calls still point at m: unload now so their on_done cannot outlive it. */
-        host->provider->unload(host->instance);
-        host->instance = NULL;
+        dshh__host_unload(host);
         goto out;
     }
     status = m.stop_signal ? DSHH_EXIT_SIGNAL(m.stop_signal) : m.dropped ? DSHH_EXIT_FAILURE : DSHH_EXIT_OK;

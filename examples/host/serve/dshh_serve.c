@@ -743,8 +743,7 @@ int dshh__cmd_serve(struct dshh_host *host)
     if (rc < 0 || srv.stop_signal) {
         /* Runs still point at srv: unload now so their on_done cannot outlive it. Unload
          * cancels what is left and waits until every range is quiescent. */
-        host->provider->unload(host->instance);
-        host->instance = NULL;
+        dshh__host_unload(host);
     }
     bool dropped = dshh__events_dropped();
     if (!dropped)
