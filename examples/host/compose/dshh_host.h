@@ -36,7 +36,7 @@ int dshh__host_open(struct dshh_host *host, const struct dshh_profile *profile, 
 /* Whether a row of profile (enabled or not) is a provider row rather than a service row. */
 bool dshh__profile_names_provider(const struct dshh_profile *profile);
 /* Unloads the provider now (blocking: runs are cancelled and get their on_done first), for a
- * command whose callbacks point at state that ends before dshh__host_close; a no-op after it. */
+ * command whose callbacks point at state that ends before dshh__host_close; a second call does nothing. */
 void dshh__host_unload(struct dshh_host *host);
 /* Unloads the provider (delivering pending callbacks), then frees services and the loop. */
 void dshh__host_close(struct dshh_host *host);
