@@ -16,5 +16,6 @@
 #include "dsh_typed_config.h"
 #include "dsh_validate.h"
 #include "dsh_yaml_load.h"
+#include "dsh_yaml_node.h"
 
 #endif

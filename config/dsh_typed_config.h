@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <yaml.h>
 
+struct dsh_catalog_provider;
 struct dsh_diagnostics;
 
 /* ---- @deepseek-ai/dsh-ptc-runtime-node ------------------------------ */
@@ -89,6 +91,11 @@ const char *ptc_execution_mode_name(enum ptc_execution_mode mode);
 int ptc_python_config_parse(const char *yaml_text, size_t len, struct ptc_config *ret_config,
                             struct dsh_diagnostics *ret_diags);
 
+/* ---- the reference host's service rows (service_config.c) ----------- */
+/* Each _read (dsh-subprocess-local has only this one) takes a row's config that is already loaded and validated (the host composes rows
+ * from several files): doc and config as the getters take them (config NULL: empty). It returns
+ * 0 or a getter's negative errno, and zeroes *ret_config on failure. */
+
 /* ---- dsh-sandbox-linux ---------------------------------------------- */
 
 struct dsh_sandbox_linux_config {
@@ -96,12 +103,30 @@ struct dsh_sandbox_linux_config {
     size_t n_extra_writable_roots;
     bool has_max_landlock_abi; /* false: use the kernel's ABI */
     int64_t max_landlock_abi;
+    int64_t confine_delay_ms; /* test-only fault injection */
+    bool require_full_enforcement;
 };
 
 int dsh_sandbox_linux_config_parse(const char *yaml_text, size_t len,
                                    struct dsh_sandbox_linux_config *ret_config,
                                    struct dsh_diagnostics *ret_diags);
+int dsh_sandbox_linux_config_read(const struct dsh_catalog_provider *provider, yaml_document_t *doc,
+                                  yaml_node_t *config, struct dsh_sandbox_linux_config *ret_config);
 void dsh_sandbox_linux_config_destroy(struct dsh_sandbox_linux_config *config); /* NULL ok */
+
+/* ---- dsh-subprocess-local ------------------------------------------- */
+
+struct dsh_subprocess_local_config {
+    int64_t max_total_memory_mb; /* the session's totals: every range of one host */
+    int64_t max_total_processes;
+    int64_t fail_quiescence_observations; /* test-only fault injection */
+    int64_t fault_freeze_skipped_ms;      /* test-only fault injection */
+    char *cgroup_root; /* owned; NULL: the host's cgroup filesystem (test-only otherwise) */
+};
+
+int dsh_subprocess_local_config_read(const struct dsh_catalog_provider *provider, yaml_document_t *doc,
+                                     yaml_node_t *config, struct dsh_subprocess_local_config *ret_config);
+void dsh_subprocess_local_config_destroy(struct dsh_subprocess_local_config *config); /* NULL ok */
 
 /* ---- dsh-sandbox-policy --------------------------------------------- */
 
@@ -119,6 +144,8 @@ struct dsh_sandbox_policy_config {
 int dsh_sandbox_policy_config_parse(const char *yaml_text, size_t len,
                                     struct dsh_sandbox_policy_config *ret_config,
                                     struct dsh_diagnostics *ret_diags);
+int dsh_sandbox_policy_config_read(const struct dsh_catalog_provider *provider, yaml_document_t *doc,
+                                   yaml_node_t *config, struct dsh_sandbox_policy_config *ret_config);
 void dsh_sandbox_policy_config_destroy(struct dsh_sandbox_policy_config *config); /* NULL ok */
 const char *dsh_sandbox_mode_name(enum dsh_sandbox_mode mode);
 

@@ -1,6 +1,7 @@
 /* Re-emits a node subtree as its own YAML document: the host hands a composed
  * row's config to the plugin's load() as text. Shared (aliased) nodes stay
- * shared; cycles are refused. */
+ * shared; cycles are refused. Or as events into a document the caller emits
+ * (the host's --dump-config and persistent-patch). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -122,4 +123,44 @@ int dsh_yaml_node_emit(yaml_document_t *doc, yaml_node_t *node, char **ret_text,
     *ret_text = b.data;
     *ret_len = b.len;
     return 0;
+}
+
+int dsh_yaml_node_emit_events(yaml_emitter_t *emitter, yaml_document_t *doc, yaml_node_t *node)
+{
+    yaml_event_t ev;
+    switch (node->type) {
+    case YAML_SCALAR_NODE:
+        /* Keep the source style so that quoted "true" stays a string. */
+        if (!yaml_scalar_event_initialize(&ev, NULL, NULL, node->data.scalar.value,
+                                          (int)node->data.scalar.length,
+                                          node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE,
+                                          1, node->data.scalar.style))
+            return -1;
+        return yaml_emitter_emit(emitter, &ev) ? 0 : -1;
+    case YAML_SEQUENCE_NODE:
+        if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_ANY_SEQUENCE_STYLE) ||
+            !yaml_emitter_emit(emitter, &ev))
+            return -1;
+        for (yaml_node_item_t *it = node->data.sequence.items.start;
+             it < node->data.sequence.items.top; it++)
+            if (dsh_yaml_node_emit_events(emitter, doc, yaml_document_get_node(doc, *it)))
+                return -1;
+        if (!yaml_sequence_end_event_initialize(&ev) || !yaml_emitter_emit(emitter, &ev))
+            return -1;
+        return 0;
+    case YAML_MAPPING_NODE:
+        if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_ANY_MAPPING_STYLE) ||
+            !yaml_emitter_emit(emitter, &ev))
+            return -1;
+        for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
+             p < node->data.mapping.pairs.top; p++)
+            if (dsh_yaml_node_emit_events(emitter, doc, yaml_document_get_node(doc, p->key)) ||
+                dsh_yaml_node_emit_events(emitter, doc, yaml_document_get_node(doc, p->value)))
+                return -1;
+        if (!yaml_mapping_end_event_initialize(&ev) || !yaml_emitter_emit(emitter, &ev))
+            return -1;
+        return 0;
+    default:
+        return -1;
+    }
 }

@@ -189,7 +189,9 @@ bool dsh_node_is_null(const yaml_node_t *node)
     return node->type == YAML_SCALAR_NODE && dsh_scalar_kind(node) == DSH_SCALAR_NULL;
 }
 
-yaml_node_t *dsh_mapping_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
+/* The value of the first key matching key: by its whole text (exact) or by its text up to a first
+ * NUL (cstr), as C string comparisons of the key's text see it. */
+static yaml_node_t *mapping_get(yaml_document_t *doc, yaml_node_t *map, const char *key, bool exact)
 {
     if (!map || map->type != YAML_MAPPING_NODE)
         return NULL;
@@ -197,9 +199,21 @@ yaml_node_t *dsh_mapping_get(yaml_document_t *doc, yaml_node_t *map, const char 
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
         yaml_node_t *k = yaml_document_get_node(doc, p->key);
-        if (k && k->type == YAML_SCALAR_NODE && k->data.scalar.length == key_len &&
-            memcmp(k->data.scalar.value, key, key_len) == 0)
+        if (k && k->type == YAML_SCALAR_NODE &&
+            (exact ? k->data.scalar.length == key_len : k->data.scalar.length >= key_len) &&
+            memcmp(k->data.scalar.value, key, key_len) == 0 &&
+            (exact || k->data.scalar.value[key_len] == '\0'))
             return yaml_document_get_node(doc, p->value);
     }
     return NULL;
+}
+
+yaml_node_t *dsh_mapping_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+    return mapping_get(doc, map, key, true);
+}
+
+yaml_node_t *dsh_mapping_get_cstr(yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+    return mapping_get(doc, map, key, false);
 }

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <yaml.h>
 
+#include "dsh_yaml_node.h"
+
 /* What a scalar node means under the strict YAML 1.2 core subset we accept. */
 enum dsh_scalar_kind {
     DSH_SCALAR_NULL,   /* plain "", "~", "null", "Null", "NULL" */
@@ -27,8 +29,6 @@ static inline const char *dsh_node_text(const yaml_node_t *node)
 }
 /* "null", "a mapping", "string \"abc\"", "integer 5"... into buf. */
 const char *dsh_node_describe(const yaml_node_t *node, char *buf, size_t size);
-/* First value of key in a mapping node; NULL when absent or map is no mapping. */
-yaml_node_t *dsh_mapping_get(yaml_document_t *doc, yaml_node_t *map, const char *key);
 bool dsh_node_is_null(const yaml_node_t *node);
 
 #endif

@@ -1,5 +1,6 @@
-/* Typed configs of the reference host's sandbox rows (dsh-sandbox-linux,
- * dsh-sandbox-policy), read through the catalog like the runtime's. */
+/* Typed configs of the reference host's service rows (dsh-sandbox-linux, dsh-subprocess-local,
+ * dsh-sandbox-policy), read through the catalog like the runtime's: the one reader of these rows,
+ * from YAML text (_parse) or from a composed row's node (_read, the host). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,39 @@ const char *dsh_sandbox_mode_name(enum dsh_sandbox_mode mode)
     return (size_t)mode < N_MODES ? sandbox_mode_names[mode] : NULL;
 }
 
+/* A field without a catalog default that the row may leave out: read only when given. */
+static int get_optional_int(const struct dsh_catalog_provider *p, yaml_document_t *doc, yaml_node_t *config,
+                            const char *field, bool *ret_set, int64_t *ret_value)
+{
+    *ret_set = dsh_config_is_set(p, doc, config, field);
+    return *ret_set ? dsh_config_get_int(p, doc, config, field, ret_value) : 0;
+}
+
+static int get_optional_str(const struct dsh_catalog_provider *p, yaml_document_t *doc, yaml_node_t *config,
+                            const char *field, char **ret_value)
+{
+    return dsh_config_is_set(p, doc, config, field) ? dsh_config_get_str(p, doc, config, field, ret_value) : 0;
+}
+
+int dsh_sandbox_linux_config_read(const struct dsh_catalog_provider *provider, yaml_document_t *doc,
+                                  yaml_node_t *config, struct dsh_sandbox_linux_config *ret_config)
+{
+    struct dsh_sandbox_linux_config *c = ret_config;
+    memset(c, 0, sizeof(*c));
+    int err = dsh_config_get_list(provider, doc, config, "extraWritableRoots", &c->extra_writable_roots,
+                                  &c->n_extra_writable_roots);
+    if (err == 0) /* absent: the kernel's ABI */
+        err = get_optional_int(provider, doc, config, "maxLandlockAbi", &c->has_max_landlock_abi,
+                               &c->max_landlock_abi);
+    if (err == 0)
+        err = dsh_config_get_int(provider, doc, config, "confineDelayMs", &c->confine_delay_ms);
+    if (err == 0)
+        err = dsh_config_get_bool(provider, doc, config, "requireFullEnforcement", &c->require_full_enforcement);
+    if (err < 0)
+        dsh_sandbox_linux_config_destroy(c);
+    return err;
+}
+
 int dsh_sandbox_linux_config_parse(const char *yaml_text, size_t len,
                                    struct dsh_sandbox_linux_config *ret_config,
                                    struct dsh_diagnostics *ret_diags)
@@ -31,19 +65,8 @@ int dsh_sandbox_linux_config_parse(const char *yaml_text, size_t len,
     int err = dsh_row_load("dsh-sandbox-linux", yaml_text, len, &row, ret_diags);
     if (err < 0)
         return err;
-    err = dsh_config_get_list(row.provider, &row.doc, row.root, "extraWritableRoots",
-                              &ret_config->extra_writable_roots,
-                              &ret_config->n_extra_writable_roots);
-    if (err == 0) {
-        err = dsh_config_get_int(row.provider, &row.doc, row.root, "maxLandlockAbi",
-                                 &ret_config->max_landlock_abi);
-        ret_config->has_max_landlock_abi = err == 0;
-        if (err == -ENOENT) /* the kernel's ABI */
-            err = 0;
-    }
+    err = dsh_sandbox_linux_config_read(row.provider, &row.doc, row.root, ret_config);
     dsh_row_release(&row);
-    if (err < 0)
-        dsh_sandbox_linux_config_destroy(ret_config);
     return err;
 }
 
@@ -55,17 +78,40 @@ void dsh_sandbox_linux_config_destroy(struct dsh_sandbox_linux_config *config)
     memset(config, 0, sizeof(*config));
 }
 
-int dsh_sandbox_policy_config_parse(const char *yaml_text, size_t len,
-                                    struct dsh_sandbox_policy_config *ret_config,
-                                    struct dsh_diagnostics *ret_diags)
+int dsh_subprocess_local_config_read(const struct dsh_catalog_provider *provider, yaml_document_t *doc,
+                                     yaml_node_t *config, struct dsh_subprocess_local_config *ret_config)
 {
-    struct dsh_row row;
+    struct dsh_subprocess_local_config *c = ret_config;
+    memset(c, 0, sizeof(*c));
+    int err = dsh_config_get_int(provider, doc, config, "failQuiescenceObservations",
+                                 &c->fail_quiescence_observations);
+    if (err == 0)
+        err = dsh_config_get_int(provider, doc, config, "faultFreezeSkippedMs", &c->fault_freeze_skipped_ms);
+    if (err == 0)
+        err = dsh_config_get_int(provider, doc, config, "maxTotalMemoryMb", &c->max_total_memory_mb);
+    if (err == 0)
+        err = dsh_config_get_int(provider, doc, config, "maxTotalProcesses", &c->max_total_processes);
+    if (err == 0)
+        err = get_optional_str(provider, doc, config, "cgroupRoot", &c->cgroup_root);
+    if (err < 0)
+        dsh_subprocess_local_config_destroy(c);
+    return err;
+}
+
+void dsh_subprocess_local_config_destroy(struct dsh_subprocess_local_config *config)
+{
+    if (!config)
+        return;
+    free(config->cgroup_root);
+    memset(config, 0, sizeof(*config));
+}
+
+int dsh_sandbox_policy_config_read(const struct dsh_catalog_provider *provider, yaml_document_t *doc,
+                                   yaml_node_t *config, struct dsh_sandbox_policy_config *ret_config)
+{
     char *mode = NULL;
     memset(ret_config, 0, sizeof(*ret_config));
-    int err = dsh_row_load("dsh-sandbox-policy", yaml_text, len, &row, ret_diags);
-    if (err < 0)
-        return err;
-    err = dsh_config_get_str(row.provider, &row.doc, row.root, "mode", &mode);
+    int err = dsh_config_get_str(provider, doc, config, "mode", &mode);
     if (err == 0) {
         err = -EINVAL; /* the catalog and enum dsh_sandbox_mode drifted apart */
         for (size_t i = 0; i < N_MODES; i++)
@@ -74,16 +120,25 @@ int dsh_sandbox_policy_config_parse(const char *yaml_text, size_t len,
                 err = 0;
             }
     }
-    if (err == 0) {
-        err = dsh_config_get_str(row.provider, &row.doc, row.root, "workspaceRoot",
-                                 &ret_config->workspace_root);
-        if (err == -ENOENT) /* the host's current directory */
-            err = 0;
-    }
+    if (err == 0) /* absent: the host's current directory */
+        err = get_optional_str(provider, doc, config, "workspaceRoot", &ret_config->workspace_root);
     free(mode);
-    dsh_row_release(&row);
     if (err < 0)
         dsh_sandbox_policy_config_destroy(ret_config);
+    return err;
+}
+
+int dsh_sandbox_policy_config_parse(const char *yaml_text, size_t len,
+                                    struct dsh_sandbox_policy_config *ret_config,
+                                    struct dsh_diagnostics *ret_diags)
+{
+    struct dsh_row row;
+    memset(ret_config, 0, sizeof(*ret_config));
+    int err = dsh_row_load("dsh-sandbox-policy", yaml_text, len, &row, ret_diags);
+    if (err < 0)
+        return err;
+    err = dsh_sandbox_policy_config_read(row.provider, &row.doc, row.root, ret_config);
+    dsh_row_release(&row);
     return err;
 }
 

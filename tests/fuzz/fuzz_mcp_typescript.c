@@ -1,4 +1,4 @@
-/* JSON Schema to TypeScript declarations (examples/host/mcp_typescript.c): a downstream MCP
+/* JSON Schema to TypeScript declarations (examples/host/mcp/dshh_mcp_typescript.c): a downstream MCP
  * server's tool schemas and names become the declarations `dsh mcp` shows the model. Any schema:
  * the declaration is one well-formed type (brackets balance outside string literals and
  * comments, every doc comment ends only at its end) and stays within a budget of the schema's
@@ -11,9 +11,8 @@
 
 #include "dsh_binding_names.h"
 #include "dsh_json_strict.h"
-#include "dshh.h"
+#include "dshh_mcp_typescript.h"
 #include "fuzz_target.h"
-#include "mcp.h"
 
 /* The declaration may be this many times the schema's text, plus a constant. */
 #define DECLARATION_BUDGET(schema_len) (32 * (schema_len) + 4096)
@@ -47,12 +46,6 @@ static bool well_formed(const char *text, size_t len)
         }
     }
     return depth == 0;
-}
-
-/* Link seam: serve_events.c defines this one line, but linking it would pull in the --serve loop. */
-const char *dshh__jstr(json_object *o)
-{
-    return json_object_to_json_string_ext(o, DSH_JSON_PRINT_FLAGS);
 }
 
 static void check_identifier(const char *name)

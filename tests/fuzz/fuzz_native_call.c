@@ -1,4 +1,4 @@
-/* Native-binding argument conversion and results (examples/host/native_call.c) with the example
+/* Native-binding argument conversion and results (examples/host/native/dshh_native_call.c) with the example
  * library (examples/native): the input's first byte picks a function of every declared type, the
  * rest is the program's arguments as the provider forwards them, [{name: value, ...}] (any bytes).
  * Properties: an answer is ok with one strict JSON value (or undefined for void) or a rejection
@@ -12,8 +12,8 @@
 
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
+#include "dshh_native_call.h"
 #include "fuzz_target.h"
-#include "native_call.h"
 
 #ifndef NATIVE_EXAMPLE_PATH
 #error "meson passes NATIVE_EXAMPLE_PATH (the built example library)"

@@ -1,6 +1,6 @@
 /* Unit level: the restart policy of a downstream MCP server (examples/host/README.md, "Restarts"):
  * delays, the cap, the 30 s that clear the count, and when dsh gives up. */
-#include "mcp.h"
+#include "dshh_mcp_restart.h"
 
 #include <criterion/criterion.h>
 

@@ -1,6 +1,6 @@
 /* Unit level: MCP names mapped to binding identifiers (every result is a name the runtime accepts)
  * and JSON Schemas turned into TypeScript types for the run_code description. */
-#include "mcp.h"
+#include "dshh_mcp_typescript.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

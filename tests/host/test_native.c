@@ -1,8 +1,9 @@
-/* The native-binding adapter at C level (examples/host/native_bindings.c, native_call.c) with the
- * example library: arguments a conforming provider never forwards (invalid UTF-8, a non-array),
- * every result ownership path (run under ASan + LSan in tests/run-all.sh: a leak or double free
- * fails), the maxCallMs log, load-time problems, and the type table against catalog.yaml. */
-#include "native_call.h"
+/* The native-binding adapter at C level (examples/host/native/dshh_native_bindings.c,
+ * dshh_native_call.c) with the example library: arguments a conforming provider never forwards
+ * (invalid UTF-8, a non-array), every result ownership path (run under ASan + LSan in
+ * tests/run-all.sh: a leak or double free fails), the maxCallMs log, load-time problems, and the
+ * type table against catalog.yaml. */
+#include "dshh_native_call.h"
 
 #include "dsh_config.h"
 #include "dsh_provider.h"

@@ -1,7 +1,7 @@
-/* A result printed for a person (examples/host/result_print.c): text as-is, images as one line,
+/* A result printed for a person (examples/host/run/dshh_result_print.c): text as-is, images as one line,
  * the value as JSON, the error on stderr, the sandbox denial noted. Images need a provider that
  * registers them, so this level is where their line format is pinned. */
-#include "dshh.h"
+#include "dshh_result_print.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

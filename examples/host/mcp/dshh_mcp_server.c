@@ -1,0 +1,642 @@
+/* `dsh mcp`: an MCP server on stdin/stdout (newline-delimited JSON-RPC 2.0) with one tool,
+ * run_code, that runs a program through the loaded provider. Output streams as progress
+ * notifications, the result is text and image content, cancellation aborts the run; a retaining
+ * profile keeps one stateOwner for the session and releases it at the end (stdin EOF).
+ * examples/host/README.md, "dsh mcp". */
+#include "dshh_mcp_server.h"
+
+#include "dshh_demo_tools.h"
+#include "dshh_lines.h"
+#include "dshh_mcp_content.h"
+#include "dshh_mcp_downstream.h"
+#include "dshh_names.h"
+#include "dshh_out_queue.h"
+#include "dshh_output_gate.h"
+#include "dshh_request.h"
+#include "dshh_serve_events.h"
+#include "dshh_stop_signals.h"
+#include "dshh_usage.h"
+
+#include "dsh_config.h"
+#include "dsh_json_get.h"
+#include "dsh_json_strict.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define MAX_LINE ((size_t)256 << 20)
+/* Bytes of answers and progress the client left unread at which dsh drops it (README "Peers that
+ * stop reading"). */
+#define MAX_UNREAD ((size_t)64 << 20)
+#define DROPPED_WHY "the MCP client stopped reading dsh's output"
+#define TOOL_NAME "run_code"
+
+struct mcall {
+    struct mcall *next;
+    struct mcp *m;
+    json_object *id;    /* the tools/call request's id */
+    json_object *token; /* its progressToken, or NULL */
+    int64_t progress;
+    char *request; /* the run request, until the run starts */
+    dsh_run_id run;
+    bool started, cancelled;
+    struct dshh_demo_pending *pending;
+};
+
+struct mcp {
+    struct dshh_host *host;
+    struct dshh_lines lines;
+    struct mcall *calls; /* in arrival order: started ones, then queued ones (retaining profiles) */
+    struct dshh_mcp_downstream ds;
+    char *description; /* of run_code */
+    int64_t default_timeout_ms, max_timeout_ms;
+    int64_t max_output_bytes;
+    bool retains;     /* describe().retainsState: the session's runs share one stateOwner */
+    char owner[64];
+    bool owner_used, releasing, released;
+    bool eof;
+    int stop_signal; /* SIGTERM or SIGINT ended the session: dsh exits 128 + it */
+    struct dshh_out_queue out; /* stdout */
+    struct dshh_output_gate gate; /* pauses runs reporting progress while the client's queue is high */
+    bool dropped;              /* the client left MAX_UNREAD bytes unread: nothing more is written */
+};
+
+/* The one session of this process: JSON-RPC replies are written from callbacks that only know
+ * the request. */
+static struct mcp *session;
+
+static void end_session(struct mcp *m, const char *why);
+
+static void on_drop_due(void *arg)
+{
+    struct mcp *m = arg;
+    if (!m->eof)
+        end_session(m, DROPPED_WHY);
+}
+
+/* ---- JSON-RPC out ---------------------------------------------------------------------------------- */
+
+static void send_message(json_object *msg)
+{
+    struct mcp *m = session;
+    if (m->dropped)
+        return;
+    json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+    const char *text = dshh__jstr(msg);
+    struct iovec iov[] = {{(char *)text, strlen(text)}, {"\n", 1}};
+    /* A vanished client is noticed at stdin EOF; one that stops reading is dropped: the session
+     * ends as at stdin EOF (from the loop, not inside a provider callback). */
+    if (dshh__out_queue_write(&m->out, iov, 2) != -ENOBUFS)
+        return;
+    m->dropped = true;
+    fprintf(stderr, "dsh: the MCP client left %zu MiB of dsh's output unread; dsh dropped it\n", m->out.max >> 20);
+    if (dshh__loop_add_timer(m->host->loop, 0, on_drop_due, m) < 0)
+        end_session(m, DROPPED_WHY);
+}
+
+static void respond(json_object *id, json_object *result)
+{
+    json_object *msg = json_object_new_object();
+    json_object_object_add(msg, "id", json_object_get(id));
+    json_object_object_add(msg, "result", result);
+    send_message(msg);
+    json_object_put(msg);
+}
+
+static void respond_error(json_object *id, int code, const char *message)
+{
+    json_object *msg = json_object_new_object(), *err = json_object_new_object();
+    json_object_object_add(msg, "id", id ? json_object_get(id) : NULL);
+    json_object_object_add(err, "code", json_object_new_int(code));
+    json_object_object_add(err, "message", json_object_new_string(message));
+    json_object_object_add(msg, "error", err);
+    send_message(msg);
+    json_object_put(msg);
+}
+
+/* A tool result that only says what went wrong (isError: true). */
+static json_object *tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static json_object *tool_error(const char *fmt, ...)
+{
+    char text[DSH_ERROR_MESSAGE_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    json_object *result = json_object_new_object(), *content = json_object_new_array(), *item = json_object_new_object();
+    json_object_object_add(item, "type", json_object_new_string("text"));
+    json_object_object_add(item, "text", json_object_new_string(text));
+    json_object_array_add(content, item);
+    json_object_object_add(result, "content", content);
+    json_object_object_add(result, "isError", json_object_new_boolean(1));
+    return result;
+}
+
+/* ---- the session ------------------------------------------------------------------------------------ */
+
+static void on_released(void *userdata, const char *owner, int status)
+{
+    struct mcp *m = userdata;
+    if (status < 0)
+        fprintf(stderr, "dsh: releasing %s failed: %s\n", owner, dsh_strerror(status));
+    m->releasing = false;
+    m->released = true;
+    if (m->eof)
+        dshh__loop_quit(m->host->loop);
+}
+
+/* At the end of the session, after its last run: release its owner, then quit. */
+static void maybe_finish(struct mcp *m)
+{
+    if (!m->eof || m->calls || m->releasing)
+        return;
+    if (m->owner_used && !m->released) {
+        struct dsh_error err = {0};
+        m->releasing = true;
+        if (m->host->provider->release(m->host->instance, m->owner, on_released, m, &err) == 0)
+            return;
+        fprintf(stderr, "dsh: releasing %s failed: %s\n", m->owner, err.message);
+        m->releasing = false;
+        m->released = true;
+    }
+    dshh__loop_quit(m->host->loop);
+}
+
+static void unlink_call(struct mcp *m, struct mcall *c)
+{
+    for (struct mcall **link = &m->calls; *link; link = &(*link)->next)
+        if (*link == c) {
+            *link = c->next;
+            break;
+        }
+    json_object_put(c->id);
+    json_object_put(c->token);
+    free(c->request);
+    free(c);
+}
+
+static void start_next(struct mcp *m);
+
+/* ---- runs ---------------------------------------------------------------------------------------- */
+
+static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *global, const char *name,
+                    const char *args_json, size_t args_len)
+{
+    struct mcall *c = userdata;
+    struct dshh_host *host = c->m->host;
+    if (host->demo_tools && !strcmp(global, DSHH_DEMO_GLOBAL)) {
+        dshh__demo_call(host, run, call, name, args_json, args_len, &c->pending);
+        return;
+    }
+    if (dshh__mcp_downstream_call(&c->m->ds, run, call, global, name, args_json, args_len))
+        return;
+    static const char unknown[] = "dsh mcp: no binding with this name";
+    host->provider->reply(host->instance, run, call, false, unknown, sizeof unknown - 1);
+}
+
+/* Progress while the run is going, for a client that asked with a progressToken. */
+static void on_output(void *userdata, dsh_run_id run, const char *entry_json, size_t entry_len)
+{
+    struct mcall *c = userdata;
+    char *message = dshh__mcp_progress_message(entry_json, entry_len);
+    json_object *msg = json_object_new_object(), *params = json_object_new_object();
+    json_object_object_add(msg, "method", json_object_new_string("notifications/progress"));
+    json_object_object_add(params, "progressToken", json_object_get(c->token));
+    json_object_object_add(params, "progress", json_object_new_int64(++c->progress));
+    json_object_object_add(params, "message", json_object_new_string(message ? message : ""));
+    json_object_object_add(msg, "params", params);
+    send_message(msg);
+    json_object_put(msg);
+    free(message);
+    dshh__output_gate_check(&c->m->gate, run);
+}
+
+static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
+{
+    struct mcall *c = userdata;
+    struct mcp *m = c->m;
+    dshh__demo_cancel(m->host, &c->pending);
+    dshh__mcp_downstream_run_ended(&m->ds, run);
+    /* A cancelled request gets no response (MCP cancellation). */
+    if (!c->cancelled)
+        respond(c->id, dshh__mcp_tool_result(result_json, result_len, (uint64_t)m->max_output_bytes));
+    unlink_call(m, c);
+    start_next(m);
+    maybe_finish(m);
+}
+
+/* Starts c's run; false when it was rejected (c is answered and gone). */
+static bool start_call(struct mcall *c)
+{
+    struct mcp *m = c->m;
+    struct dsh_run_callbacks cb = {.struct_size = sizeof(cb),
+                                   .on_call = on_call,
+                                   .on_done = on_done,
+                                   .userdata = c,
+                                   .on_output = c->token ? on_output : NULL};
+    struct dsh_error err;
+    c->started = true;
+    int rc = dshh__start_run(m->host, c->request, strlen(c->request), &cb, &c->run, &err);
+    free(c->request);
+    c->request = NULL;
+    if (rc < 0) {
+        respond(c->id, tool_error("the run was rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
+                                  *err.message ? err.message : dsh_strerror(rc)));
+        unlink_call(m, c);
+        return false;
+    }
+    return true;
+}
+
+/* Runs of one owner go one at a time (the provider admits one per owner): the next queued call
+ * starts when the running one is done. Without an owner every call starts at once. */
+static void start_next(struct mcp *m)
+{
+    for (;;) {
+        bool running = false;
+        struct mcall *c = m->calls;
+        for (; c && c->started; c = c->next)
+            running = true;
+        if (!c || (running && m->retains))
+            return;
+        if (start_call(c) && m->retains)
+            return; /* the owner's next call waits for this one */
+    }
+}
+
+static json_object *run_request(struct mcp *m, json_object *program, json_object *timeout)
+{
+    json_object *req = json_object_new_object(), *bindings = json_object_new_array();
+    json_object_object_add(req, "program", json_object_get(program));
+    json_object_object_add(req, "discardCompletion", json_object_new_boolean(1));
+    if (timeout)
+        json_object_object_add(req, "timeoutMs", json_object_get(timeout));
+    if (m->retains) {
+        json_object_object_add(req, "stateOwner", json_object_new_string(m->owner));
+        m->owner_used = true;
+    }
+    if (m->host->demo_tools)
+        dshh__add_demo_bindings(bindings);
+    dshh__mcp_downstream_bindings(&m->ds, bindings);
+    json_object_object_add(req, "bindings", bindings);
+    return req;
+}
+
+static void tools_call(struct mcp *m, json_object *id, json_object *params)
+{
+    const char *name = dsh_json_get_text(params, "name");
+    json_object *args = dsh_json_get_object(params, "arguments"), *program = dsh_json_member(args, "program");
+    json_object *timeout = dsh_json_member(args, "timeoutMs");
+    json_object *token = dsh_json_member(dsh_json_get_object(params, "_meta"), "progressToken");
+    int64_t ms;
+    if (!name || strcmp(name, TOOL_NAME) != 0) {
+        respond_error(id, -32602, "unknown tool: dsh offers only " TOOL_NAME);
+        return;
+    }
+    if (!dsh_json_get_string(args, "program", NULL) || !dsh_json_get_string(args, "description", NULL)) {
+        respond(id, tool_error(TOOL_NAME " needs the string arguments \"program\" and \"description\""));
+        return;
+    }
+    json_object_object_foreach(args, key, val)
+    {
+        (void)val;
+        if (strcmp(key, "program") && strcmp(key, "description") && strcmp(key, "timeoutMs")) {
+            respond(id, tool_error(TOOL_NAME " has no argument \"%s\"", key));
+            return;
+        }
+    }
+    if (dsh_json_has(args, "timeoutMs") && !dsh_json_as_int64(timeout, 1, m->max_timeout_ms, &ms)) {
+        respond(id, tool_error("timeoutMs must be an integer from 1 to %lld", (long long)m->max_timeout_ms));
+        return;
+    }
+    struct mcall *c = calloc(1, sizeof(*c));
+    json_object *req = c ? run_request(m, program, timeout) : NULL;
+    if (!c || !req || !(c->request = strdup(dshh__jstr(req)))) {
+        json_object_put(req);
+        free(c);
+        respond_error(id, -32603, "dsh: out of memory");
+        return;
+    }
+    json_object_put(req);
+    c->m = m;
+    c->id = json_object_get(id);
+    c->token = token ? json_object_get(token) : NULL;
+    struct mcall **tail = &m->calls;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = c;
+    start_next(m);
+}
+
+static void cancelled(struct mcp *m, json_object *params)
+{
+    json_object *id = dsh_json_member(params, "requestId");
+    if (!dsh_json_has(params, "requestId"))
+        return;
+    const char *text = dshh__jstr(id);
+    for (struct mcall *c = m->calls; c; c = c->next) {
+        if (strcmp(dshh__jstr(c->id), text) != 0 || c->cancelled)
+            continue;
+        c->cancelled = true;
+        if (!c->started) {
+            unlink_call(m, c);
+            return;
+        }
+        const char *why = dsh_json_get_text(params, "reason");
+        if (!why)
+            why = "the MCP client cancelled the request";
+        m->host->provider->cancel(m->host->instance, c->run, why);
+        return;
+    }
+}
+
+/* ---- requests -------------------------------------------------------------------------------------- */
+
+static void initialize(json_object *id, json_object *params)
+{
+    static const char *const versions[] = DSHH_MCP_PROTOCOL_VERSIONS;
+    const char *asked = dsh_json_get_text(params, "protocolVersion"), *version = versions[0];
+    for (size_t i = 0; asked && versions[i]; i++)
+        if (!strcmp(versions[i], asked))
+            version = versions[i];
+    json_object *result = json_object_new_object(), *caps = json_object_new_object(), *tools = json_object_new_object();
+    json_object *info = json_object_new_object();
+    json_object_object_add(result, "protocolVersion", json_object_new_string(version));
+    json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
+    json_object_object_add(caps, "tools", tools);
+    json_object_object_add(result, "capabilities", caps);
+    json_object_object_add(info, "name", json_object_new_string("dsh"));
+    json_object_object_add(info, "title", json_object_new_string("dsh-ptc-runtime-node"));
+    json_object_object_add(info, "version", json_object_new_string(DSH_VERSION));
+    json_object_object_add(result, "serverInfo", info);
+    json_object_object_add(result, "instructions",
+                           json_object_new_string("Call " TOOL_NAME " with a TypeScript program instead of many "
+                                                  "separate tool calls; its description lists what the program "
+                                                  "can call."));
+    respond(id, result);
+}
+
+static json_object *tool_definition(struct mcp *m)
+{
+    json_object *tool = json_object_new_object(), *schema = json_object_new_object();
+    json_object *props = json_object_new_object(), *required = json_object_new_array();
+    json_object *program = json_object_new_object(), *description = json_object_new_object();
+    json_object *timeout = json_object_new_object(), *annotations = json_object_new_object();
+    json_object_object_add(program, "type", json_object_new_string("string"));
+    json_object_object_add(program, "description", json_object_new_string("The TypeScript program"));
+    json_object_object_add(description, "type", json_object_new_string("string"));
+    json_object_object_add(description, "description",
+                           json_object_new_string("One sentence for the person watching: what the program does"));
+    char text[256];
+    snprintf(text, sizeof text, "Elapsed deadline in milliseconds, including tool waits (default %lld, at most %lld)",
+             (long long)m->default_timeout_ms, (long long)m->max_timeout_ms);
+    json_object_object_add(timeout, "type", json_object_new_string("integer"));
+    json_object_object_add(timeout, "minimum", json_object_new_int(1));
+    json_object_object_add(timeout, "maximum", json_object_new_int64(m->max_timeout_ms));
+    json_object_object_add(timeout, "description", json_object_new_string(text));
+    json_object_object_add(props, "program", program);
+    json_object_object_add(props, "description", description);
+    json_object_object_add(props, "timeoutMs", timeout);
+    json_object_array_add(required, json_object_new_string("program"));
+    json_object_array_add(required, json_object_new_string("description"));
+    json_object_object_add(schema, "type", json_object_new_string("object"));
+    json_object_object_add(schema, "properties", props);
+    json_object_object_add(schema, "required", required);
+    json_object_object_add(schema, "additionalProperties", json_object_new_boolean(0));
+    json_object_object_add(annotations, "title", json_object_new_string("Run a TypeScript program"));
+    json_object_object_add(annotations, "openWorldHint", json_object_new_boolean(1));
+    json_object_object_add(tool, "name", json_object_new_string(TOOL_NAME));
+    json_object_object_add(tool, "title", json_object_new_string("Run a TypeScript program"));
+    json_object_object_add(tool, "description", json_object_new_string(m->description));
+    json_object_object_add(tool, "inputSchema", schema);
+    json_object_object_add(tool, "annotations", annotations);
+    return tool;
+}
+
+static void handle_message(struct mcp *m, json_object *msg)
+{
+    json_object *id = dsh_json_member(msg, "id"), *params = dsh_json_member(msg, "params");
+    bool has_id = dsh_json_has(msg, "id");
+    const char *name = dsh_json_get_text(msg, "method");
+    if (!name) {
+        if (!has_id || dsh_json_has(msg, "result") || dsh_json_has(msg, "error"))
+            return; /* a response: dsh sends no requests */
+        respond_error(id, -32600, "invalid request: no method");
+        return;
+    }
+    if (!has_id) { /* notifications */
+        if (!strcmp(name, "notifications/cancelled"))
+            cancelled(m, params);
+        return;
+    }
+    if (!(json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int))) {
+        respond_error(NULL, -32600, "invalid request: the id must be a string or an integer");
+        return;
+    }
+    if (!strcmp(name, "initialize")) {
+        initialize(id, params);
+    } else if (!strcmp(name, "ping")) {
+        respond(id, json_object_new_object());
+    } else if (!strcmp(name, "tools/list")) {
+        json_object *result = json_object_new_object(), *tools = json_object_new_array();
+        json_object_array_add(tools, tool_definition(m));
+        json_object_object_add(result, "tools", tools);
+        respond(id, result);
+    } else if (!strcmp(name, "tools/call")) {
+        tools_call(m, id, params);
+    } else {
+        respond_error(id, -32601, "method not found");
+    }
+}
+
+static void on_line(void *arg, const char *line, size_t len)
+{
+    struct mcp *m = arg;
+    if (!line) {
+        respond_error(NULL, -32700, "message longer than dsh accepts (or out of memory)");
+        return;
+    }
+    size_t s = 0;
+    while (s < len && (line[s] == ' ' || line[s] == '\t' || line[s] == '\r'))
+        s++;
+    if (s == len)
+        return;
+    json_object *msg = dsh_json_parse_strict(line, len);
+    if (json_object_is_type(msg, json_type_object))
+        handle_message(m, msg);
+    else if (msg)
+        respond_error(NULL, -32600, "invalid request: a message is one JSON object");
+    else
+        respond_error(NULL, -32700, "parse error: not exactly one strict JSON value");
+    json_object_put(msg);
+}
+
+/* The session ended (stdin closed, or a stop signal): nobody can receive the answers. Queued
+ * calls go, running ones stop; the loop ends once they have and the owner is released. */
+static void end_session(struct mcp *m, const char *why)
+{
+    m->eof = true;
+    dshh__loop_remove_fd(m->host->loop, STDIN_FILENO);
+    for (struct mcall *c = m->calls, *next; c; c = next) {
+        next = c->next;
+        c->cancelled = true;
+        if (!c->started)
+            unlink_call(m, c);
+        else
+            m->host->provider->cancel(m->host->instance, c->run, why);
+    }
+    maybe_finish(m);
+}
+
+static void on_stdin(void *arg, uint32_t events)
+{
+    (void)events;
+    struct mcp *m = arg;
+    if (!dshh__lines_read(&m->lines, STDIN_FILENO, on_line, m))
+        end_session(m, "the MCP session ended");
+}
+
+static void on_stop_signal(void *arg, int sig)
+{
+    struct mcp *m = arg;
+    if (m->stop_signal)
+        return;
+    m->stop_signal = sig;
+    if (!m->eof)
+        end_session(m, sig == SIGINT ? "dsh received SIGINT" : "dsh received SIGTERM");
+}
+
+/* ---- setup ------------------------------------------------------------------------------------- */
+
+static int64_t int_field(json_object *o, const char *key)
+{
+    int64_t v;
+    return dsh_json_get_int64(o, key, INT64_MIN, INT64_MAX, &v) ? v : 0;
+}
+
+/* maxOutputBytes of the provider row (its catalog default when absent). */
+static int64_t max_output_bytes(const struct dshh_profile *profile)
+{
+    int64_t value = 0;
+    struct dsh_catalog *cat;
+    if (dsh_catalog_open(&cat, NULL, 0) < 0)
+        return 0;
+    const struct dsh_catalog_provider *p = dsh_catalog_find(cat, PTC_PROVIDER_NAME);
+    for (size_t i = 0; p && i < profile->nrows; i++) {
+        const struct dshh_row *row = &profile->rows[i];
+        if (row->disabled || strcmp(row->name, PTC_PROVIDER_NAME) != 0)
+            continue;
+        yaml_document_t *doc = (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc;
+        dsh_config_get_int(p, doc, row->config, "maxOutputBytes", &value);
+    }
+    dsh_catalog_close(cat);
+    return value;
+}
+
+static const char demo_declarations[] =
+    "/** The reference host's demo tools. A failed call throws ToolCallError (its member property names the "
+    "function). */\n"
+    "declare const tools: {\n"
+    "  /** Resolves to its argument. */\n"
+    "  echo<T>(value: T): Promise<T>;\n"
+    "  add(input: { a: number; b: number }): Promise<number>;\n"
+    "  /** Resolves to null after ms milliseconds. */\n"
+    "  sleep(input: { ms: number }): Promise<null>;\n"
+    "  /** Rejects with message. */\n"
+    "  fail(input: { message: string }): Promise<never>;\n"
+    "  /** Registers a PNG or JPEG file (relative to the run's cwd) for Image.get(); resolves to its "
+    "attachmentId. */\n"
+    "  registerImage(input: { path: string; attachmentId?: string }): Promise<string>;\n"
+    "};\n";
+
+static int setup(struct mcp *m, const struct dshh_profile *profile)
+{
+    char *json = NULL;
+    size_t len = 0;
+    struct dsh_error err = {0};
+    int rc = m->host->provider->describe(m->host->instance, &json, &len, &err);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: describe failed: %s\n", *err.message ? err.message : dsh_strerror(rc));
+        return -1;
+    }
+    json_object *describe = dsh_json_parse_strict(json, len), *timeout = dsh_json_get_object(describe, "timeout");
+    m->host->provider->free_text(json);
+    m->default_timeout_ms = int_field(timeout, "defaultMs");
+    m->max_timeout_ms = int_field(timeout, "maxMs");
+    m->retains = dsh_json_get_bool(describe, "retainsState", &m->retains) && m->retains;
+    snprintf(m->owner, sizeof m->owner, "mcp-session-%ld", (long)getpid());
+    m->max_output_bytes = max_output_bytes(profile);
+    const char *const taken[] = {DSHH_DEMO_GLOBAL, NULL};
+    if (dshh__mcp_downstream_start(&m->ds, m->host, profile, m->host->demo_tools ? taken : NULL) < 0) {
+        json_object_put(describe);
+        return -1;
+    }
+    size_t size = 0;
+    FILE *out = open_memstream(&m->description, &size);
+    if (!out) {
+        json_object_put(describe);
+        return -1;
+    }
+    const char *instructions = dsh_json_get_text(describe, "executionInstructions");
+    fprintf(out, "%s\n", instructions ? instructions : "");
+    json_object_put(describe);
+    if (m->host->demo_tools || m->ds.n) {
+        fputs("\nThe program can call these host functions (TypeScript declarations):\n\n```ts\n", out);
+        if (m->host->demo_tools)
+            fputs(demo_declarations, out);
+        dshh__mcp_downstream_declare(&m->ds, out);
+        fputs("```\n", out);
+    }
+    fputs("\nThe result shows what the program printed with inspect() (text and images); a returned value is not "
+          "shown.\n",
+          out);
+    return fclose(out) == 0 ? 0 : -1;
+}
+
+int dshh__cmd_mcp(struct dshh_host *host, const struct dshh_profile *profile)
+{
+    signal(SIGPIPE, SIG_IGN);
+    struct mcp m = {.host = host, .lines = {.max = MAX_LINE}};
+    int status = DSHH_EXIT_USAGE;
+    session = &m;
+    int rc = dshh__out_queue_open(&m.out, host->loop, STDOUT_FILENO, MAX_UNREAD);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: cannot write to stdout: %s\n", strerror(-rc));
+        return status;
+    }
+    dshh__output_gate_init(&m.gate, host, &m.out);
+    if (setup(&m, profile) < 0)
+        goto out;
+    rc = dshh__loop_watch_input(host->loop, STDIN_FILENO, on_stdin, &m, &m.eof);
+    if (rc == 0 && (rc = dshh__stop_signals_watch(host->loop, on_stop_signal, &m)) < 0)
+        dshh__loop_remove_fd(host->loop, STDIN_FILENO);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: cannot watch stdin and SIGTERM/SIGINT: %s\n", strerror(-rc));
+        goto out;
+    }
+    maybe_finish(&m);
+    rc = dshh__loop_run(host->loop);
+    dshh__stop_signals_unwatch(host->loop);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: the event loop failed: %s\n", strerror(-rc));
+        /* Calls still point at m: unload now so their on_done cannot outlive it. */
+        dshh__host_unload(host);
+        goto out;
+    }
+    status = m.stop_signal ? DSHH_EXIT_SIGNAL(m.stop_signal) : m.dropped ? DSHH_EXIT_FAILURE : DSHH_EXIT_OK;
+out:
+    if (!m.dropped)
+        dshh__out_queue_flush(&m.out); /* the last answers, now that the loop has ended */
+    dshh__output_gate_close(&m.gate);
+    dshh__out_queue_close(&m.out);
+    dshh__mcp_downstream_stop(&m.ds);
+    dshh__lines_free(&m.lines);
+    free(m.description);
+    return status;
+}

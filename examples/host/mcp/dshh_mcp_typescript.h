@@ -1,0 +1,25 @@
+/* MCP names as identifiers, JSON Schemas as TypeScript declarations (dshh_mcp_typescript.c). */
+#ifndef DSHH_MCP_TYPESCRIPT_H
+#define DSHH_MCP_TYPESCRIPT_H
+
+#include "dsh_binding_names.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+
+/* The error class of every downstream namespace (a failed tool call rejects with it). */
+#define DSHH_MCP_ERROR_CLASS "McpToolError"
+
+/* The identifier programs use for an MCP name (a namespace: DSH_BINDING_GLOBAL, a tool:
+ * DSH_BINDING_FUNCTION): every byte outside [A-Za-z0-9_] becomes '_', a leading digit (or an
+ * empty name) gets a '_' before it, a __dunder__ name loses trailing '_' until it is none, a name the runtime
+ * refuses (common/dsh_binding_names.h) or a namespace that would shadow a global programs rely
+ * on gets a '_' after it, and a name already in taken (NULL-terminated) gets "_2", "_3", ...
+ * (transfer full). */
+char *dshh__mcp_identifier(const char *name, enum dsh_binding_name_role role, const char *const *taken);
+/* TypeScript type of a JSON Schema (the subset MCP tool schemas use; anything else is unknown). */
+void dshh__mcp_schema_type(json_object *schema, FILE *out, int indent);
+/* A JSDoc comment of text (may be NULL) at indent. */
+void dshh__mcp_doc_comment(const char *text, FILE *out, int indent);
+
+#endif
