@@ -8,7 +8,8 @@
  * set-id modes and xattrs, so such a file carries no privilege; host-abi/ABI.md, "Roots"). So
  * are the directories a stranger could not reach (program_identity.c lists them), read-only
  * like the rest. */
-#include "launcher.h"
+#include "identity.h"
+#include "launcher_limits.h"
 #include "mount_defs.h"
 #include "world.h"
 

@@ -1,6 +1,7 @@
-/* Landlock: probe the kernel's ABI and apply every right the chosen ABI knows. */
+/* Landlock: apply every right the chosen ABI knows (the kernel's ABI: shared/landlock_probe.c). */
+#include "landlock.h"
 #include "landlock_defs.h"
-#include "launcher.h"
+#include "landlock_probe.h"
 #include "world.h"
 
 #include <errno.h>
@@ -22,12 +23,6 @@
 /* Device nodes are never created and device ioctls never allowed, even in writable roots. */
 #define ACCESS_WRITE_DENIED                                                                        \
     (LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_IOCTL_DEV)
-
-int dshx__landlock_probe_abi(void)
-{
-    long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-    return abi < 0 ? 0 : (int)abi;
-}
 
 static uint64_t handled_fs(int abi)
 {

@@ -14,8 +14,13 @@
  * no_new_privs + Landlock, drop capabilities and switch to --uid/--gid, seccomp, execve. Any
  * failure exits 125 with one line on stderr: the program never runs less confined than the host
  * reported. */
-#include "landlock_defs.h"
-#include "launcher.h"
+#include "identity.h"
+#include "landlock.h"
+#include "launcher_limits.h"
+#include "mount_hide.h"
+#include "mount_layer.h"
+#include "privileges.h"
+#include "seccomp_filter.h"
 #include "world.h"
 
 #include <errno.h>

@@ -8,7 +8,8 @@
  * instance serves them all: the first directory gets it, the others bind mounts of it, which keep
  * its read-only, nosuid, nodev and noexec flags (a new superblock per directory cost most of the
  * launcher's mount time). */
-#include "launcher.h"
+#include "mount_hide.h"
+#include "launcher_limits.h"
 #include "world.h"
 
 #include <dirent.h>

@@ -4,7 +4,8 @@
  * ABI 3) hit EROFS outside the writable roots. Every mount is nosuid and nodev too, /dev's devices
  * excepted. The new network namespace has no interfaces and its own abstract unix socket space;
  * the new IPC namespace hides the host's SysV/POSIX IPC. */
-#include "launcher.h"
+#include "mount_layer.h"
+#include "identity.h"
 #include "mount_defs.h"
 
 #include <errno.h>

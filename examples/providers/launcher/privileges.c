@@ -1,5 +1,5 @@
 /* Launcher hygiene: inherited fds, resource limits, capabilities. */
-#include "launcher.h"
+#include "privileges.h"
 
 #include <errno.h>
 #include <linux/capability.h>

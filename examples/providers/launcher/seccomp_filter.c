@@ -2,7 +2,7 @@
  * from seccomp_rules.c (the deny rules, then the reviewed table of syscall_allow.h), in that
  * order, with seccomp(2) as libseccomp's seccomp_load would (no flags, after no_new_privs). The
  * test that they are current: tests/sandbox/test_seccomp_programs.c. */
-#include "launcher.h"
+#include "seccomp_filter.h"
 #include "seccomp_programs.h"
 
 #include <errno.h>

@@ -1,7 +1,15 @@
-/* The reference Linux services: construction, configuration and the shared helpers. */
-#include "internal.h"
+/* The reference Linux services: construction and configuration (the composition root: it
+ * includes every service; no file includes it). */
+#include "services_config.h"
+#include "fs_service.h"
+#include "kernel_probe.h"
+#include "policy_service.h"
 #include "range_cgroup.h"
+#include "sandbox_service.h"
+#include "subprocess_service.h"
+#include "tempdir.h"
 #include "dsh_roots.h"
+#include "dsh_strv.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,25 +35,6 @@ struct dsh_linux_services {
     struct dshx__sandbox *sandbox;
     struct dshx__policy *policy;
 };
-
-bool dshx__mode_valid(const char *mode)
-{
-    return mode &&
-           (strcmp(mode, DSHX_MODE_READ_ONLY) == 0 ||
-            strcmp(mode, DSHX_MODE_WORKSPACE_WRITE) == 0 || strcmp(mode, DSHX_MODE_DANGER) == 0);
-}
-
-void dshx__log(const struct dshx__config *cfg, int level, const char *fmt, ...)
-{
-    if (!cfg->logger || !cfg->logger->log)
-        return;
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    cfg->logger->log(cfg->logger->ctx, level, msg);
-}
 
 /* The options struct grows by appending: read a field only when the caller's size covers it. */
 #define HAS(o, field)                                                                              \

@@ -3,7 +3,9 @@
  * the like cannot reach a program. Additions are the caller's explicit choice (a provider may set
  * its own NODE_OPTIONS for the heap limit), except variables that act on the dynamic loader: the
  * environment also reaches the supervisor and the launcher, which run before any confinement. */
-#include "internal.h"
+#include "environment.h"
+#include "services_config.h"
+#include "dsh_strv.h"
 
 #include <errno.h>
 #include <stdlib.h>

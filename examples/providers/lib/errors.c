@@ -7,7 +7,7 @@
 #undef dsh_strerror
 #undef dsh_error_name
 
-#include "internal.h"
+#include "services_config.h"
 
 DSHX_EXPORT const char *dsh_strerror(int code)
 {

@@ -1,8 +1,8 @@
 /* Probes, once per services instance, which confinement mechanisms this kernel offers. The
  * namespace probe runs in a throw-away child made with raw clone3 (fork-like, no allocation), so
  * a multithreaded host is safe. */
-#include "internal.h"
-#include "launcher.h"
+#include "kernel_probe.h"
+#include "landlock_probe.h"
 #include "mount_defs.h"
 
 #include <errno.h>

@@ -3,10 +3,12 @@
  * Between clone and exec the child touches only syscalls and memory prepared beforehand, so a
  * multithreaded host cannot deadlock it. The child has no exit signal (exit_signal 0): a host's
  * waitpid(-1) without __WALL cannot steal its status from our pidfd. */
-#include "internal.h"
+#include "range_spawn.h"
+#include "environment.h"
 #include "proc_write.h"
 #include "range_cgroup.h"
 #include "supervisor_protocol.h"
+#include "dsh_strv.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,8 @@
 /* The enforcement report of a confinement: which capability each mechanism covers, at the
  * Landlock ABI actually used. A capability is "full" only when every layer designated for it is
  * in force; the overall enforcement is "full" only when every capability is. */
-#include "internal.h"
+#include "sandbox_report.h"
+#include "services_config.h"
 #include "range_cgroup.h"
 
 #include <json-c/json.h>

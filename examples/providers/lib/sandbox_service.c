@@ -1,11 +1,14 @@
 /* The sandbox service: confine(argv, policy) wraps argv in dsh-sandbox-launch with the policy's
  * read and write sets; danger-full-access passes argv through, reported as unconfined. A policy
  * that needs a mechanism this machine lacks fails closed with sandbox-unavailable. */
-#include "dsh_list.h"
-#include "internal.h"
+#include "sandbox_service.h"
 #include "denial_scan.h"
 #include "program_identity.h"
+#include "sandbox_report.h"
+#include "tempdir.h"
+#include "dsh_list.h"
 #include "dsh_roots.h"
+#include "dsh_strv.h"
 
 #include <errno.h>
 #include <json-c/json.h>

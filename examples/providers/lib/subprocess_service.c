@@ -1,7 +1,8 @@
 /* The subprocess service: spawn / terminate / poll_quiescent / release over managed ranges
  * (range_spawn.c starts them, dsh-range-supervisor owns them). */
-#include "internal.h"
+#include "subprocess_service.h"
 #include "range_cgroup.h"
+#include "range_spawn.h"
 #include "supervisor_protocol.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
  * removes every host directory whose lock it can take: a killed host's leftovers never outlive
  * the next start. A lock, unlike a pid, is not reused by a stranger and works across PID
  * namespaces sharing the directory. */
-#include "internal.h"
+#include "tempdir.h"
 
 #include <dirent.h>
 #include <errno.h>
