@@ -1,5 +1,5 @@
-/* See request.h. Checked in request order so errors are stable. */
-#include "request.h"
+/* See wf_request.h. Checked in request order so errors are stable. */
+#include "wf_request.h"
 
 #include "children.h"
 #include "dsh_json_strict.h"

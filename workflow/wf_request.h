@@ -1,4 +1,4 @@
-/* A start request (request.c): validated with named error codes, and the runtime request it
+/* A start request (wf_request.c): validated with named error codes, and the runtime request it
  * becomes. The PTC program is `const __wf = {...};` followed by the guest library (guest.js). */
 #ifndef WF_REQUEST_H
 #define WF_REQUEST_H

@@ -1,10 +1,10 @@
-/* See run.h. */
-#include "run.h"
+/* See wf_run.h. */
+#include "wf_run.h"
 
 #include "children.h"
 #include "events.h"
 #include "guest.h"
-#include "request.h"
+#include "wf_request.h"
 
 #include <errno.h>
 #include <json-c/json.h>

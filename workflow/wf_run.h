@@ -1,4 +1,4 @@
-/* One workflow run (run.c): its PTC run on the lent runtime, the guest's binding calls,
+/* One workflow run (wf_run.c): its PTC run on the lent runtime, the guest's binding calls,
  * cancellation and the final result. A run ends only when its PTC run ended and every child was
  * disposed. Reports upward only through struct wf_run_hooks. */
 #ifndef WF_RUN_H

@@ -1,5 +1,5 @@
-/* See host.h. */
-#include "host.h"
+/* See ptc_host.h. */
+#include "ptc_host.h"
 #include "language.h"
 
 #include <errno.h>

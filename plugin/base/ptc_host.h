@@ -5,7 +5,7 @@
 
 #include "dsh_config.h"
 #include "dsh_services.h"
-#include "loop.h"
+#include "ptc_loop.h"
 
 #define PTC_NAME "@deepseek-ai/dsh-ptc-runtime-node"
 #define PTC_VERSION "0.1.0"

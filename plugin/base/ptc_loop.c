@@ -1,5 +1,5 @@
-/* epoll-based loop behind the instance fd. See loop.h. */
-#include "loop.h"
+/* epoll-based loop behind the instance fd. See ptc_loop.h. */
+#include "ptc_loop.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -1,6 +1,7 @@
 /* Runs: admission into a temporary or an owner's retained environment (or waiting for the
  * owner's previous one to close), the deadline and stop grace, and the environment's events.
  * Outcome selection and delivery are in outcome.c, the evaluation's frames in run_frames.c. */
+#include "ptc_run.h"
 #include "outcome.h"
 #include "run_frames.h"
 #include "env_start.h"
