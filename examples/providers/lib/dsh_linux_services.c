@@ -1,12 +1,9 @@
 /* The reference Linux services: construction and configuration (the composition root: it
  * includes every service; no file includes it). */
-#include "services_config.h"
-#include "fs_service.h"
+#include "services.h"
 #include "kernel_probe.h"
-#include "policy_service.h"
 #include "range_cgroup.h"
-#include "sandbox_service.h"
-#include "subprocess_service.h"
+#include "services_config.h"
 #include "tempdir.h"
 #include "dsh_roots.h"
 #include "dsh_strv.h"

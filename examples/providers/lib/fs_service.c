@@ -1,7 +1,7 @@
 /* The fs service: host path -> execution-world path. The execution world is the local
  * filesystem seen through the sandbox's read set, so a visible path maps to itself and anything
  * else (secrets, the host's temp, other users' homes, missing files) is not mapped. */
-#include "fs_service.h"
+#include "services.h"
 #include "world.h"
 
 #include <errno.h>

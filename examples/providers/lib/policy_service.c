@@ -1,7 +1,7 @@
 /* The sandboxPolicy service: the standing policy of each session (the composition's default
  * mode and workspace root, plus per-session overrides) and mode-change events. The default mode
  * is read-only unless the composition says otherwise: the fail-safe. */
-#include "policy_service.h"
+#include "services.h"
 
 #include <errno.h>
 #include <json-c/json.h>

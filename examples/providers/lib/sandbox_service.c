@@ -1,7 +1,7 @@
 /* The sandbox service: confine(argv, policy) wraps argv in dsh-sandbox-launch with the policy's
  * read and write sets; danger-full-access passes argv through, reported as unconfined. A policy
  * that needs a mechanism this machine lacks fails closed with sandbox-unavailable. */
-#include "sandbox_service.h"
+#include "services.h"
 #include "denial_scan.h"
 #include "program_identity.h"
 #include "sandbox_report.h"

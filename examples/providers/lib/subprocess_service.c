@@ -1,6 +1,6 @@
 /* The subprocess service: spawn / terminate / poll_quiescent / release over managed ranges
  * (range_spawn.c starts them, dsh-range-supervisor owns them). */
-#include "subprocess_service.h"
+#include "services.h"
 #include "range_cgroup.h"
 #include "range_spawn.h"
 #include "supervisor_protocol.h"
