@@ -1,12 +1,12 @@
 /* One loaded provider row (instance.c): the layers it is made of, the environment initializers,
  * describe, and the calls of the provider table (host-abi/ABI.md), for the language (language.h)
- * its entry file passes. entry.c (Node) and python/entry.c (Python) list them. */
+ * its entry file passes. node_entry.c (Node) and python/python_entry.c (Python) list them. */
 #ifndef PTC_INSTANCE_H
 #define PTC_INSTANCE_H
 
 #include "dsh_provider.h"
-#include "host.h"
-#include "run.h"
+#include "ptc_host.h"
+#include "ptc_run.h"
 #include "run_frames.h"
 
 struct ptc_initializer {

@@ -5,7 +5,7 @@
 
 #include "config.h"
 #include "dsh_list.h"
-#include "run.h"
+#include "wf_run.h"
 
 #include <errno.h>
 #include <json-c/json.h>

@@ -1,5 +1,5 @@
 /* The engine instance (engine.c): load, its runs, the one pollable fd a host watches, dispatch,
- * unload. The functions behind the table in entry.c. */
+ * unload. The functions behind the table in wf_entry.c. */
 #ifndef WF_ENGINE_H
 #define WF_ENGINE_H
 

@@ -167,8 +167,9 @@ static void print_seccomp(void)
            under_seccomp_filter() ? " (dsh itself runs under a filter: a container's profile)" : "");
 }
 
-/* What a capability's layers need, as the services judge it (examples/providers/sandbox_report.c),
- * from the facts the services logged at create and this process's identity. */
+/* What a capability's layers need, as the services judge it
+ * (examples/providers/lib/sandbox_report.c), from the facts the services logged at create and this
+ * process's identity. */
 struct kernel_facts {
     int abi; /* the Landlock ABI the report says a restricted run uses */
     bool seccomp, namespaces, pid_ns, memory, pids, cpu, root;

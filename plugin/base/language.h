@@ -1,8 +1,8 @@
 /* What differs between the program languages a provider built from these layers runs: the row it
  * parses, the argv that starts its child bootstrap, the runtime version its `hello` must name and
  * which options it supports. Everything else (framing, ledger, environments, runs, results) is
- * shared. Each provider's entry file defines one (entry.c: Node, python/entry.c: Python); the
- * layers reach it through the host context (host.h), a table this base layer declares. */
+ * shared. Each provider's entry file defines one (node_entry.c: Node, python/python_entry.c: Python); the
+ * layers reach it through the host context (ptc_host.h), a table this base layer declares. */
 #ifndef PTC_LANGUAGE_H
 #define PTC_LANGUAGE_H
 

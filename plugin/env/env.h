@@ -12,7 +12,7 @@
 #define PTC_ENV_H
 
 #include "frames.h"
-#include "host.h"
+#include "ptc_host.h"
 
 #include <json-c/json.h>
 

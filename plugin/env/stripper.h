@@ -11,7 +11,7 @@
 #ifndef PTC_STRIPPER_H
 #define PTC_STRIPPER_H
 
-#include "host.h"
+#include "ptc_host.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* The Python language of dsh-ptc-runtime-python.so (launch.c): argv and hello check. */
+/* The Python language of dsh-ptc-runtime-python.so (python_launch.c): argv and hello check. */
 #ifndef PTC_PYTHON_H
 #define PTC_PYTHON_H
 

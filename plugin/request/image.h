@@ -3,7 +3,7 @@
 #ifndef PTC_IMAGE_H
 #define PTC_IMAGE_H
 
-#include "host.h"
+#include "ptc_host.h"
 
 #include <json-c/json.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
 #ifndef PTC_LAUNCH_H
 #define PTC_LAUNCH_H
 
-#include "host.h"
+#include "ptc_host.h"
 
 /* Builds the argv (transfer full, NULL-terminated; free with dsh_strv_free) and the env
  * additions the launch needs. */

@@ -3,7 +3,7 @@
 #ifndef PTC_RESOLVE_H
 #define PTC_RESOLVE_H
 
-#include "host.h"
+#include "ptc_host.h"
 
 int ptc__resolve(struct ptc_host *host, const char *request_json, size_t request_len, char **ret_spec_json,
                  size_t *ret_spec_len, struct dsh_error *err);

@@ -3,7 +3,7 @@
 #ifndef PTC_SPEC_H
 #define PTC_SPEC_H
 
-#include "host.h"
+#include "ptc_host.h"
 
 #include <json-c/json.h>
 #include <stdbool.h>

@@ -11,7 +11,7 @@
 #define PTC_OUTCOME_H
 
 #include "ledger.h"
-#include "run.h"
+#include "ptc_runs.h"
 #include "spec.h"
 
 enum ptc_phase { PTC_RUN_WAITING, PTC_RUN_STARTING, PTC_RUN_RUNNING, PTC_RUN_STOPPING, PTC_RUN_FINISHING };

@@ -3,7 +3,7 @@
 #ifndef PTC_OWNERS_H
 #define PTC_OWNERS_H
 
-#include "run.h"
+#include "ptc_runs.h"
 
 int ptc__owners_subscribe(struct ptc_runs *runs);
 void ptc__owners_unsubscribe(struct ptc_runs *runs);

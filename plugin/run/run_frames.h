@@ -3,7 +3,7 @@
 #ifndef PTC_RUN_FRAMES_H
 #define PTC_RUN_FRAMES_H
 
-#include "run.h"
+#include "ptc_runs.h"
 
 struct ptc_run;
 

@@ -1,9 +1,9 @@
-/* The loop's deferred calls (plugin/base/loop.c): order, the bound of one dispatch, cancel, a
+/* The loop's deferred calls (plugin/base/ptc_loop.c): order, the bound of one dispatch, cancel, a
  * callback that frees the owner of a later call or its own, re-queuing a queued call, and that
  * queuing allocates nothing, so a deferred call can no longer be lost to an allocation failure
  * (the allocator's fault-injection double below fails every allocation while the loop is used).
  * The ASan build of the C suites turns any read of a freed owner into a failure here. */
-#include "loop.h"
+#include "ptc_loop.h"
 
 #include <criterion/criterion.h>
 #include <poll.h>

@@ -1,0 +1,18 @@
+/* The sandbox report (sandbox_report.c). */
+#ifndef DSHX_SANDBOX_REPORT_H
+#define DSHX_SANDBOX_REPORT_H
+
+#include "dsh_strv.h"
+#include "kernel_probe.h"
+
+#include <stdbool.h>
+
+/* The report JSON (NULL: out of memory); ret_weak (may be NULL) collects "name: level" of every
+ * capability a restricted mode enforces less than fully. dedicated_identity: the program runs as
+ * an unprivileged uid/gid of its own (program_identity.c). */
+char *dshx__report_json(const char *mode, int landlock_abi, const struct dshx__kernel *kernel,
+                        bool dedicated_identity, struct dsh_strv *ret_weak);
+/* Pushes what keeps `resources` from full ("no memory cgroup", ...) onto ret_gaps; 0 or -ENOMEM. */
+int dshx__resource_gaps(const struct dshx__kernel *kernel, struct dsh_strv *ret_gaps);
+
+#endif /* DSHX_SANDBOX_REPORT_H */
