@@ -1,4 +1,4 @@
-/* The denial scanner (examples/providers/denial_scan.c), which reads a confined program's output
+/* The denial scanner (examples/providers/lib/denial_scan.c), which reads a confined program's output
  * for the texts of denied operations, against a naive reference: every signature tried at every
  * offset, ASCII letters folded. Any bytes (NUL and non-ASCII included): the same answer. */
 #include <stdbool.h>
