@@ -8,7 +8,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
@@ -65,29 +64,11 @@ static void pump(void)
     fuzz_check(st.p->dispatch(st.inst) >= 0, "dispatch failed");
 }
 
-/* The policy's workspace root must exist (resolve checks it); removed at exit. */
-static char workspace_dir[64];
-
-static void remove_workspace(void)
-{
-    rmdir(workspace_dir);
-}
-
-static const char *workspace(void)
-{
-    if (!workspace_dir[0]) {
-        snprintf(workspace_dir, sizeof workspace_dir, "/tmp/dsh-fuzz-ws-XXXXXX");
-        fuzz_check(mkdtemp(workspace_dir) != NULL, "mkdtemp");
-        atexit(remove_workspace);
-    }
-    return workspace_dir;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct fault_services f;
     memset(&st, 0, sizeof st);
-    fault_services_init(&f, workspace());
+    fault_services_init(&f, fault_workspace());
     st.p = dsh_provider_entry(DSH_ABI_MAJOR);
     struct dsh_error err = {0};
     fuzz_check(st.p->load(launch, sizeof launch - 1, &f.bundle, &st.inst, &err) == 0, "load: %s", err.message);

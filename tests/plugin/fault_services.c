@@ -263,6 +263,23 @@ void fault_services_init(struct fault_services *f, const char *workspace_root)
                                       .sandbox = &f->sandbox, .sandbox_policy = &f->policy, .logger = &f->logger};
 }
 
+static char workspace_dir[64];
+
+static void remove_workspace(void)
+{
+    rmdir(workspace_dir);
+}
+
+const char *fault_workspace(void)
+{
+    if (!workspace_dir[0]) {
+        snprintf(workspace_dir, sizeof workspace_dir, "/tmp/dsh-plugin-ws-XXXXXX");
+        FAULT_REQUIRE(mkdtemp(workspace_dir) != NULL, "mkdtemp: %s", strerror(errno));
+        atexit(remove_workspace);
+    }
+    return workspace_dir;
+}
+
 void fault_services_destroy(struct fault_services *f)
 {
     for (int i = 0; i < f->n_children; i++) {

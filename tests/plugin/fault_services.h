@@ -74,6 +74,10 @@ struct fault_services {
 };
 
 void fault_services_init(struct fault_services *f, const char *workspace_root);
+/* A workspace directory of this process, made on first use and removed at exit: the policy's root
+ * must exist and may not be a shared directory like /tmp under workspace-write (resolve refuses
+ * it). */
+const char *fault_workspace(void);
 void fault_services_destroy(struct fault_services *f);
 /* Completes a held confine() with status (0: a confinement). */
 void fault_complete_confine(struct fault_services *f, int status);

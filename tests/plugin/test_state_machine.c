@@ -46,28 +46,9 @@ static void load_bundle(const char *config, const struct dsh_services *bundle)
     cr_assert_eq(fx.p->load(full, strlen(full), bundle, &fx.inst, &err), 0, "%s", err.message);
 }
 
-/* A workspace of this test process: the policy's root must exist and may not be a shared
- * directory like /tmp under workspace-write (resolve refuses it). */
-static char workspace_dir[64];
-
-static void remove_workspace(void)
-{
-    rmdir(workspace_dir);
-}
-
-static const char *workspace(void)
-{
-    if (!workspace_dir[0]) {
-        snprintf(workspace_dir, sizeof workspace_dir, "/tmp/dsh-plugin-ws-XXXXXX");
-        cr_assert_not_null(mkdtemp(workspace_dir));
-        atexit(remove_workspace);
-    }
-    return workspace_dir;
-}
-
 static void load(const char *config)
 {
-    fault_services_init(&fx.f, workspace());
+    fault_services_init(&fx.f, fault_workspace());
     load_bundle(config, &fx.f.bundle);
 }
 
@@ -619,7 +600,7 @@ static void warm(int i)
         UNTIL((line = fault_child_take_line(child(i))) != NULL);
         char want[512];
         snprintf(want, sizeof want, "{\"type\":\"run\",\"run\":%u,\"format\":\"async-function\",\"retain\":false,"
-                 "\"program\":\"0\",\"cwd\":\"%s\",\"discardCompletion\":true,\"bindings\":[]}", run, workspace());
+                 "\"program\":\"0\",\"cwd\":\"%s\",\"discardCompletion\":true,\"bindings\":[]}", run, fault_workspace());
         cr_expect_str_eq(line, want);
         free(line);
         cr_expect_eq(ptc__env_state(child_env(i)), PTC_ENV_STARTING, "not ready before its last warm-up");
@@ -854,7 +835,7 @@ Test(faults, cancel_while_confining_abandons_the_confinement, .fini = teardown, 
  * only those (AddressSanitizer reports a read past them) and the runtime works. */
 Test(services, a_bundle_ending_before_runtime_is_accepted, .fini = teardown, .timeout = 30)
 {
-    fault_services_init(&fx.f, workspace());
+    fault_services_init(&fx.f, fault_workspace());
     size_t size = offsetof(struct dsh_services, runtime);
     fx.f.bundle.struct_size = (uint32_t)size;
     void *older = malloc(size);
@@ -874,7 +855,7 @@ Test(services, a_bundle_ending_before_runtime_is_accepted, .fini = teardown, .ti
  * a bundle that does not reach the logger field. */
 Test(services, a_service_without_a_needed_method_is_refused)
 {
-    fault_services_init(&fx.f, workspace());
+    fault_services_init(&fx.f, fault_workspace());
     const struct dsh_provider *p = dsh_provider_entry(DSH_ABI_MAJOR);
     struct dsh_instance *inst = NULL;
     struct dsh_error err = {0};
@@ -911,7 +892,7 @@ Test(roots, a_policy_workspace_that_defeats_the_sandbox_is_refused_at_resolve, .
     cr_expect_str_eq(err.message, "sandboxPolicy workspaceRoot \"/etc\" is refused: /etc is a system directory, never writable");
     /* Through a symlink and `..`: judged by what it resolves to. */
     char link[128];
-    snprintf(link, sizeof link, "%s/to-root", workspace());
+    snprintf(link, sizeof link, "%s/to-root", fault_workspace());
     cr_assert_eq(symlink("/", link), 0);
     cr_expect_eq(resolve_with_root("read-only", link, plain, &err), DSH_E_REQUEST_INVALID);
     char want[512];
@@ -928,6 +909,6 @@ Test(roots, a_policy_workspace_that_defeats_the_sandbox_is_refused_at_resolve, .
     /* Controls: reading a system directory is fine, so is writing a project directory, and
      * danger-full-access is unconfined by choice. */
     cr_expect_eq(resolve_with_root("read-only", "/etc", plain, &err), 0, "%s", err.message);
-    cr_expect_eq(resolve_with_root("workspace-write", workspace(), plain, &err), 0, "%s", err.message);
+    cr_expect_eq(resolve_with_root("workspace-write", fault_workspace(), plain, &err), 0, "%s", err.message);
     cr_expect_eq(resolve_with_root("danger-full-access", "/home", plain, &err), 0, "%s", err.message);
 }
