@@ -29,9 +29,10 @@ fi
 if [ ! -f build-fuzz/build.ninja ]; then
     CC=clang meson setup build-fuzz -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || exit 2
 fi
-# The targets and what they load at run time (fuzz_native_call.c: the example library).
+# The targets and what they load at run time (the example library, the provider double).
 for t in $targets; do
-    ninja -C build-fuzz "tests/fuzz/fuzz-$t" examples/native/libdsh-native-example.so >/dev/null || exit 2
+    ninja -C build-fuzz "tests/fuzz/fuzz-$t" examples/native/libdsh-native-example.so \
+        tests/fuzz/fuzz-fake-provider.so >/dev/null || exit 2
 done
 
 mkdir -p build-fuzz/findings

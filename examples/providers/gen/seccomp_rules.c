@@ -162,13 +162,13 @@ static int build(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
     if (rc < 0)
         return rc;
     /* socketpair: AF_UNIX stream/seqpacket only (libuv needs them for child stdio). */
-    struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
+    struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0);
     if ((rc = add(ctx, EACCES, SCMP_SYS(socketpair), 1, &not_unix)) < 0)
         goto fail;
     for (int type = 0; type < 16; type++) {
         if (type == SOCK_STREAM || type == SOCK_SEQPACKET)
             continue;
-        struct scmp_arg_cmp cmp[2] = {SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+        struct scmp_arg_cmp cmp[2] = {SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0),
                                       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)type)};
         if ((rc = add(ctx, EACCES, SCMP_SYS(socketpair), 2, cmp)) < 0)
             goto fail;
