@@ -3,7 +3,9 @@
  * the declaration is one well-formed type (brackets balance outside string literals and
  * comments, every doc comment ends only at its end) and stays within a budget of the schema's
  * size, so a server cannot make dsh print an exponential declaration. Any name: the identifier
- * is a portable binding name of its role, not one already taken. */
+ * is a portable binding name of its role, not one already taken. With DSH_FUZZ_DECLARATIONS=DIR
+ * each declaration is also written to DIR as a TypeScript file, which declarations.mjs gives to
+ * the pinned Node's TypeScript parser (module.stripTypeScriptTypes). */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,21 +67,41 @@ static void check_identifier(const char *name)
     }
 }
 
+static void write_declaration(const char *type, const char *comment)
+{
+    static unsigned count;
+    const char *dir = getenv("DSH_FUZZ_DECLARATIONS");
+    if (!dir)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%u.ts", dir, count++);
+    FILE *f = fopen(path, "w");
+    fuzz_check(f != NULL, "%s", path);
+    fprintf(f, "declare function f(input: %s): void;\n%sdeclare const x: 1;\n", type, comment);
+    fclose(f);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *name = strndup((const char *)data, size);
     check_identifier(name);
 
     json_object *schema = dsh_json_parse_strict((const char *)data, size);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
+    char *type = NULL, *comment = NULL;
+    size_t type_len = 0, comment_len = 0;
+    FILE *out = open_memstream(&type, &type_len);
     dshh__mcp_schema_type(schema, out, 2);
+    fclose(out);
+    out = open_memstream(&comment, &comment_len);
     dshh__mcp_doc_comment(name, out, 2);
     fclose(out);
-    fuzz_check(len <= DECLARATION_BUDGET(size), "a %zu-byte schema made a %zu-byte declaration", size, len);
-    fuzz_check(well_formed(text, len), "not one type: %s", text);
-    free(text);
+    fuzz_check(type_len + comment_len <= DECLARATION_BUDGET(size), "a %zu-byte schema made a %zu-byte declaration",
+               size, type_len + comment_len);
+    fuzz_check(well_formed(type, type_len), "not one type: %s", type);
+    fuzz_check(well_formed(comment, comment_len), "not one comment: %s", comment);
+    write_declaration(type, comment);
+    free(type);
+    free(comment);
     json_object_put(schema);
     free(name);
     return 0;
