@@ -1,7 +1,8 @@
-/* A fault-free double of a provider for fuzzing a host (fuzz_serve.c): the real table shape
- * (host-abi/dsh_provider.h, ABI 1.5), no process. A run whose program contains "call" makes one
- * binding call tools.echo([1]) and ends when it is answered; "output" writes one output entry
- * first. Every run ends with exactly one on_done, delivered
+/* A fault-free double of a provider for fuzzing a host (fuzz_host.h's targets): the real table
+ * shape (host-abi/dsh_provider.h, ABI 1.5), no process. A run whose program contains "call" makes
+ * one binding call tools.echo([1]), one that is "bind GLOBAL FUNCTION [ARGUMENTS]" calls that
+ * binding (with [{}] unless ARGUMENTS is one JSON value); either ends when the call is answered.
+ * "output" writes one output entry first. Every run ends with exactly one on_done, delivered
  * inside dispatch(), also when it is cancelled or the instance unloads. */
 #include <errno.h>
 #include <json-c/json.h>
@@ -18,6 +19,7 @@ struct fake_run {
     dsh_run_id id;
     struct dsh_run_callbacks cb;
     bool call, output, called, answered, cancelled;
+    char *global, *function, *arguments; /* of the call; tools.echo([1]) when NULL */
     struct fake_run *next;
 };
 
@@ -80,6 +82,17 @@ static int run(struct dsh_instance *inst, const char *spec, size_t len, const st
     r->id = ++inst->last;
     r->cb = *cb;
     r->call = strstr(program, "call") != NULL;
+    char global[64], function[64];
+    int end = 0;
+    if (sscanf(program, "bind %63s %63s %n", global, function, &end) == 2) {
+        const char *arguments = end ? program + end : "";
+        r->call = true;
+        r->global = strdup(global);
+        r->function = strdup(function);
+        r->arguments = strdup(dsh_json_is_value(arguments, strlen(arguments), DSH_JSON_VALUE_MAX_DEPTH, NULL)
+                                  ? arguments
+                                  : "[{}]");
+    }
     r->output = strstr(program, "output") != NULL && DSH_HAS(cb, on_output) && cb->on_output;
     json_object_put(s);
     r->next = inst->runs;
@@ -113,6 +126,9 @@ static void finish(struct dsh_instance *inst, struct fake_run *r)
         r->cb.on_done(r->cb.userdata, r->id, aborted, sizeof aborted - 1);
     else
         r->cb.on_done(r->cb.userdata, r->id, ok, sizeof ok - 1);
+    free(r->global);
+    free(r->function);
+    free(r->arguments);
     free(r);
 }
 
@@ -137,7 +153,10 @@ static int dispatch(struct dsh_instance *inst)
         }
         if (r->call && !r->called && !r->cancelled) {
             r->called = true;
-            r->cb.on_call(r->cb.userdata, r->id, 1, "tools", "echo", "[1]", 3);
+            if (r->global)
+                r->cb.on_call(r->cb.userdata, r->id, 1, r->global, r->function, r->arguments, strlen(r->arguments));
+            else
+                r->cb.on_call(r->cb.userdata, r->id, 1, "tools", "echo", "[1]", 3);
             return 0; /* the host may have answered or cancelled inside on_call: look again */
         }
         if (!r->call || r->answered || r->cancelled) {
