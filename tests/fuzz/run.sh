@@ -2,7 +2,8 @@
 # Fuzzes with libFuzzer: tests/fuzz/run.sh TARGET|all [SECONDS] (default 60 each).
 # Builds build-fuzz/ (clang, ASan+UBSan, -Dfuzzing=true: every library the targets link is
 # instrumented), then runs each target over a scratch corpus in build-fuzz/corpus/TARGET seeded
-# from tests/fuzz/corpus/TARGET, memory capped (-rss_limit_mb). A finding (a crash, a sanitizer
+# from tests/fuzz/corpus/TARGET, memory capped (-rss_limit_mb); an input that takes a minute is a
+# finding too (a host target waiting for an answer that never comes). A finding (a crash, a sanitizer
 # report or a broken property) is written to build-fuzz/findings/ and the exit status is 1: add
 # the input to tests/fuzz/corpus/TARGET/ with the fix. Installs clang and libfuzzer-14-dev when
 # they are missing and this runs as root; otherwise exits 2 saying what is missing.
@@ -32,7 +33,7 @@ fi
 # The targets and what they load at run time (the example library, the provider double).
 for t in $targets; do
     ninja -C build-fuzz "tests/fuzz/fuzz-$t" examples/native/libdsh-native-example.so \
-        tests/fuzz/fuzz-fake-provider.so >/dev/null || exit 2
+        tests/fuzz/fuzz-fake-provider.so tests/fuzz/fuzz-mcp-peer >/dev/null || exit 2
 done
 
 mkdir -p build-fuzz/findings
@@ -41,7 +42,7 @@ for t in $targets; do
     mkdir -p "build-fuzz/corpus/$t"
     echo "==> fuzz $t for $seconds s"
     if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "build-fuzz/tests/fuzz/fuzz-$t" \
-        -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 \
+        -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=60 -print_final_stats=1 \
         -artifact_prefix="build-fuzz/findings/$t-" "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" \
         >"build-fuzz/fuzz-$t.log" 2>&1; then
         failed=1
