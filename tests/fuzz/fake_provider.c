@@ -157,7 +157,10 @@ static int dispatch(struct dsh_instance *inst)
                 r->cb.on_call(r->cb.userdata, r->id, 1, r->global, r->function, r->arguments, strlen(r->arguments));
             else
                 r->cb.on_call(r->cb.userdata, r->id, 1, "tools", "echo", "[1]", 3);
-            return 0; /* the host may have answered or cancelled inside on_call: look again */
+            /* The host may have answered or cancelled inside on_call, and other runs wait: look
+             * again from the next dispatch. */
+            wake(inst);
+            return 0;
         }
         if (!r->call || r->answered || r->cancelled) {
             finish(inst, r);
