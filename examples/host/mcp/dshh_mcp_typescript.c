@@ -375,10 +375,12 @@ static void index_type(const struct ctx *c, json_object *schema, FILE *out, int 
                 *props = dsh_json_get_object(schema, "properties"), *required = dsh_json_get_array(schema, "required"),
                 *more = dsh_json_member(schema, "additionalProperties");
     bool open = is_schema(more) && !has_type(more);
-    json_object_object_foreach(patterns, p, pattern_schema)
-    {
-        (void)p;
-        open = open || !has_type(pattern_schema);
+    if (patterns) {
+        json_object_object_foreach(patterns, p, pattern_schema)
+        {
+            (void)p;
+            open = open || !has_type(pattern_schema);
+        }
     }
     if (open) {
         fputs("unknown", out);
@@ -389,19 +391,23 @@ static void index_type(const struct ctx *c, json_object *schema, FILE *out, int 
         schema_type(c, more, out, indent, depth + 1, false);
         first = false;
     }
-    json_object_object_foreach(patterns, p2, pattern_schema2)
-    {
-        (void)p2;
-        fputs(first ? "" : " | ", out);
-        schema_type(c, pattern_schema2, out, indent, depth + 1, false);
-        first = false;
+    if (patterns) {
+        json_object_object_foreach(patterns, p2, pattern_schema2)
+        {
+            (void)p2;
+            fputs(first ? "" : " | ", out);
+            schema_type(c, pattern_schema2, out, indent, depth + 1, false);
+            first = false;
+        }
     }
-    json_object_object_foreach(props, key, sub)
-    {
-        fputs(first ? "" : " | ", out);
-        schema_type(c, sub, out, indent, depth + 1 + INDEX_PENALTY, false);
-        first = false;
-        optional = optional || !listed(required, key);
+    if (props) {
+        json_object_object_foreach(props, key, sub)
+        {
+            fputs(first ? "" : " | ", out);
+            schema_type(c, sub, out, indent, depth + 1 + INDEX_PENALTY, false);
+            first = false;
+            optional = optional || !listed(required, key);
+        }
     }
     if (optional)
         fputs(" | undefined", out);
@@ -647,8 +653,7 @@ void dshh__mcp_schema_aliases(const struct dshh_mcp_schema_types *t, FILE *out)
 {
     for (size_t i = 0; i < t->n; i++) {
         json_object *node = t->named[i].node;
-        const char *doc = dsh_json_get_text(node, "description");
-        dshh__mcp_doc_comment(doc ? doc : dsh_json_get_text(node, "title"), out, 0);
+        dshh__mcp_doc_comment(dsh_json_get_text(node, "description"), out, 0);
         fprintf(out, "type %s = ", t->named[i].name);
         struct ctx c = {.t = t, .alias = node};
         schema_type(&c, node, out, 0, 0, true);

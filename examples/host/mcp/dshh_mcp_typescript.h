@@ -27,7 +27,7 @@ struct dshh_mcp_schema_types;
 struct dshh_mcp_schema_types *dshh__mcp_schema_types_new(json_object *schema, const char *prefix,
                                                          const char *root_name, struct dsh_strv *taken);
 void dshh__mcp_schema_types_free(struct dshh_mcp_schema_types *t);
-/* `type NAME = ...;` of each named type (with its description or title as a doc comment), at
+/* `type NAME = ...;` of each named type (with its description as a doc comment), at
  * indent 0; nothing when the schema has no $ref. */
 void dshh__mcp_schema_aliases(const struct dshh_mcp_schema_types *t, FILE *out);
 /* The type of the schema itself (where it is a named type: that name), at indent. */
