@@ -228,7 +228,7 @@ static void walk_each(struct dshh_mcp_schema_types *t, json_object *list, bool m
     }
 }
 
-/* Names every $ref target found from schema (and from those targets), in the order met. */
+/* Names every $ref target found from schema, in the order met. */
 static void walk(struct dshh_mcp_schema_types *t, json_object *schema, const char *prefix, const char *root_name,
                  struct dsh_strv *taken, int depth)
 {
@@ -239,10 +239,8 @@ static void walk(struct dshh_mcp_schema_types *t, json_object *schema, const cha
     json_object *target = resolve(t->root, ref);
     if (target && !named_of(t, target) && t->n < MAX_NAMED) {
         char *name = type_name(prefix, ref, root_name, taken);
-        if (name) {
-            t->named[t->n++] = (struct named){.node = target, .name = name};
-            walk(t, target, prefix, root_name, taken, depth + 1);
-        }
+        if (name)
+            t->named[t->n++] = (struct named){.node = target, .name = name}; /* walked in its turn */
     }
     static const char *const maps[] = {"properties", "patternProperties"};
     static const char *const lists[] = {"prefixItems", "anyOf", "oneOf", "allOf", "items"};
@@ -264,7 +262,10 @@ struct dshh_mcp_schema_types *dshh__mcp_schema_types_new(json_object *schema, co
         return NULL;
     }
     t->root = schema;
+    /* The root, then each target named meanwhile (so a long $ref chain is not a deep recursion). */
     walk(t, schema, prefix, root_name, taken, 0);
+    for (size_t i = 0; i < t->n; i++)
+        walk(t, t->named[i].node, prefix, root_name, taken, 0);
     return t;
 }
 
