@@ -124,6 +124,15 @@ static bool is_schema(json_object *v)
     return json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_boolean);
 }
 
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+        return (c | 0x20) - 'a' + 10;
+    return -1;
+}
+
 /* The JSON Pointer of a "#..." $ref in root (RFC 6901, with URI %-escapes), or NULL. */
 static json_object *resolve(json_object *root, const char *ref)
 {
@@ -140,12 +149,11 @@ static json_object *resolve(json_object *root, const char *ref)
             char c = *p;
             if (c == '~' && (p[1] == '0' || p[1] == '1'))
                 c = *++p == '0' ? '~' : '/';
-            else if (c == '%' && p[1] && p[2]) {
-                char hex[3] = {p[1], p[2], '\0'}, *end;
-                long v = strtol(hex, &end, 16);
-                if (*end || v <= 0)
-                    return NULL;
-                c = (char)v;
+            else if (c == '%') {
+                int hi = hex_digit(p[1]), lo = hi < 0 ? -1 : hex_digit(p[2]);
+                if (lo < 0 || (hi == 0 && lo == 0))
+                    return NULL; /* not an escape, or a NUL */
+                c = (char)(hi * 16 + lo);
                 p += 2;
             }
             if (n + 1 >= sizeof seg)
