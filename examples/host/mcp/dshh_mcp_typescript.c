@@ -97,8 +97,8 @@ void dshh__mcp_doc_comment(const char *text, FILE *out, int indent)
 #define MAX_NAMED 256      /* named types of one schema; a $ref to any further target is unknown */
 #define MAX_NAME 64        /* bytes of a named type's own part (after the prefix) */
 #define MAX_WALK_DEPTH 64  /* nesting the search for $ref follows */
-#define MAX_WALK_STEPS 100000
-#define MAX_CYCLE_STEPS 256
+#define MAX_WALK_STEPS 100000 /* schemas the search for $ref visits in all */
+#define MAX_CYCLE_STEPS 256   /* schemas one check for a bare cycle visits */
 
 struct named {
     json_object *node; /* the $ref target (transfer none) */
