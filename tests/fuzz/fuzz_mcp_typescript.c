@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "dsh_binding_names.h"
+#include "dsh_json_get.h"
 #include "dsh_json_strict.h"
-#include "dsh_strv.h"
 #include "dshh_mcp_typescript.h"
 #include "fuzz_target.h"
 
@@ -70,17 +70,23 @@ static void check_identifier(const char *name)
     }
 }
 
-/* Every named type is an identifier of its own, with the prefix, and none twice. */
-static void check_names(const struct dsh_strv *taken)
+/* Every named type ("type NAME = " at a line's start) is an identifier with the prefix, declared
+ * once, and recorded in taken; "ns_tool_Input" was taken before. */
+static void check_names(const char *aliases, json_object *taken)
 {
-    for (size_t i = 0; i < taken->n; i++) {
-        const char *name = taken->v[i];
-        fuzz_check(!strncmp(name, "ns_tool_", 8) && name[8] &&
-                       strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == strlen(name),
-                   "type name %s", name);
-        for (size_t k = 0; k < i; k++)
-            fuzz_check(strcmp(name, taken->v[k]), "type name %s twice", name);
+    json_object *seen = json_object_new_object();
+    for (const char *p = aliases; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, "type ", 5))
+            continue;
+        size_t len = strspn(p + 5, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+        char *name = strndup(p + 5, len);
+        fuzz_check(!strncmp(p + 5 + len, " = ", 3) && !strncmp(name, "ns_tool_", 8) && name[8], "type name %.80s", p);
+        fuzz_check(strcmp(name, "ns_tool_Input") && !dsh_json_has(seen, name) && dsh_json_has(taken, name),
+                   "type name %s twice or not recorded", name);
+        json_object_object_add(seen, name, NULL);
+        free(name);
     }
+    json_object_put(seen);
 }
 
 static void write_declaration(const char *aliases, const char *type, const char *comment)
@@ -105,9 +111,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_object *schema = dsh_json_parse_strict((const char *)data, size);
     char *aliases = NULL, *type = NULL, *comment = NULL;
     size_t aliases_len = 0, type_len = 0, comment_len = 0;
-    struct dsh_strv taken = {0};
-    dsh_strv_push(&taken, "ns_tool_Input"); /* a name taken before: the schema's root gets another */
-    struct dshh_mcp_schema_types *types = dshh__mcp_schema_types_new(schema, "ns_tool_", "Input", &taken);
+    json_object *taken = json_object_new_object();
+    json_object_object_add(taken, "ns_tool_Input", NULL); /* taken before: the schema's root gets another */
+    struct dshh_mcp_schema_types *types = dshh__mcp_schema_types_new(schema, "ns_tool_", "Input", taken);
     fuzz_check(types != NULL, "schema types");
     FILE *out = open_memstream(&aliases, &aliases_len);
     dshh__mcp_schema_aliases(types, out);
@@ -115,9 +121,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     out = open_memstream(&type, &type_len);
     dshh__mcp_schema_root_type(types, out, 2);
     fclose(out);
-    check_names(&taken);
+    check_names(aliases, taken);
     dshh__mcp_schema_types_free(types);
-    dsh_strv_clear(&taken);
+    json_object_put(taken);
     out = open_memstream(&comment, &comment_len);
     dshh__mcp_doc_comment(name, out, 2);
     fclose(out);

@@ -56,12 +56,12 @@ static char *ts(const char *schema_json)
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     json_object *schema = json_tokener_parse(schema_json);
-    struct dsh_strv taken = {0};
-    struct dshh_mcp_schema_types *types = dshh__mcp_schema_types_new(schema, "ns_t_", "Input", &taken);
+    json_object *taken = json_object_new_object();
+    struct dshh_mcp_schema_types *types = dshh__mcp_schema_types_new(schema, "ns_t_", "Input", taken);
     dshh__mcp_schema_aliases(types, out);
     dshh__mcp_schema_root_type(types, out, 0);
     dshh__mcp_schema_types_free(types);
-    dsh_strv_clear(&taken);
+    json_object_put(taken);
     json_object_put(schema);
     fclose(out);
     return text;

@@ -12,7 +12,6 @@
 #include "dsh_config.h"
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
-#include "dsh_strv.h"
 #include "dsh_text_buffer.h"
 
 #include <errno.h>
@@ -843,7 +842,7 @@ struct tool_types {
     struct dshh_mcp_schema_types *input, *output;
 };
 
-static int tool_types_open(const struct dshh_mcp_server *s, const struct dshh_mcp_tool *tool, struct dsh_strv *taken,
+static int tool_types_open(const struct dshh_mcp_server *s, const struct dshh_mcp_tool *tool, json_object *taken,
                            struct tool_types *tt)
 {
     char *prefix = NULL;
@@ -905,12 +904,12 @@ static void tool_member(const struct dshh_mcp_tool *tool, const struct tool_type
 
 void dshh__mcp_downstream_declare(const struct dshh_mcp_downstream *ds, FILE *out)
 {
-    struct dsh_strv taken = {0}; /* the named types so far: unique in the whole text */
+    json_object *taken = json_object_new_object(); /* the named types so far: unique in the whole text */
     for (size_t i = 0; i < ds->n; i++) {
         const struct dshh_mcp_server *s = &ds->servers[i];
         struct tool_types *types = calloc(s->ntools ? s->ntools : 1, sizeof(*types));
         for (size_t t = 0; types && t < s->ntools; t++)
-            if (tool_types_open(s, &s->tools[t], &taken, &types[t]) == 0)
+            if (tool_types_open(s, &s->tools[t], taken, &types[t]) == 0)
                 tool_aliases(&types[t], out);
         fprintf(out, "/** The tools of the MCP server \"%s\". A call resolves to the tool's structuredContent, "
                      "else its text; a failed call throws " DSHH_MCP_ERROR_CLASS " (its member property names "
@@ -923,7 +922,7 @@ void dshh__mcp_downstream_declare(const struct dshh_mcp_downstream *ds, FILE *ou
         fputs("};\n", out);
         free(types);
     }
-    dsh_strv_clear(&taken);
+    json_object_put(taken);
 }
 
 int dshh__mcp_downstream_declare_tool(const struct dshh_mcp_downstream *ds, const char *qualified, FILE *out)
@@ -932,7 +931,7 @@ int dshh__mcp_downstream_declare_tool(const struct dshh_mcp_downstream *ds, cons
     if (!dot)
         return -1;
     /* The names of the whole declaration: every tool before this one names its types first. */
-    struct dsh_strv taken = {0};
+    json_object *taken = json_object_new_object();
     int rc = -1;
     bool found = false;
     for (size_t i = 0; !found && i < ds->n; i++) {
@@ -940,7 +939,7 @@ int dshh__mcp_downstream_declare_tool(const struct dshh_mcp_downstream *ds, cons
         bool server = strlen(s->ident) == (size_t)(dot - qualified) && !strncmp(s->ident, qualified, dot - qualified);
         for (size_t t = 0; t < s->ntools; t++) {
             struct tool_types tt;
-            bool open = tool_types_open(s, &s->tools[t], &taken, &tt) == 0;
+            bool open = tool_types_open(s, &s->tools[t], taken, &tt) == 0;
             found = server && !strcmp(s->tools[t].ident, dot + 1);
             if (found && open) {
                 tool_aliases(&tt, out);
@@ -952,7 +951,7 @@ int dshh__mcp_downstream_declare_tool(const struct dshh_mcp_downstream *ds, cons
                 break;
         }
     }
-    dsh_strv_clear(&taken);
+    json_object_put(taken);
     return rc;
 }
 

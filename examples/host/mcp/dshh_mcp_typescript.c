@@ -5,7 +5,6 @@
 #include "dshh_serve_events.h"
 
 #include "dsh_json_get.h"
-#include "dsh_strv.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -183,8 +182,9 @@ static const struct named *named_of(const struct dshh_mcp_schema_types *t, json_
 }
 
 /* The name of a $ref target: its pointer's segments without $defs, definitions and properties,
- * joined by '_' (the root: root_name), after prefix; unique in taken (and added to it). */
-static char *type_name(const char *prefix, const char *ref, const char *root_name, struct dsh_strv *taken)
+ * joined by '_' (the root: root_name), after prefix; not a member of taken (and added to it: an
+ * object is a hash set, as a declaration may hold many names). */
+static char *type_name(const char *prefix, const char *ref, const char *root_name, json_object *taken)
 {
     char own[MAX_NAME + 1];
     size_t n = 0;
@@ -205,12 +205,12 @@ static char *type_name(const char *prefix, const char *ref, const char *root_nam
     char *name = NULL;
     if (asprintf(&name, "%s%s", prefix, n ? own : root_name) < 0)
         return NULL;
-    for (unsigned k = 2; name && dsh_strv_contains(taken->v, name); k++) {
+    for (unsigned k = 2; name && dsh_json_has(taken, name); k++) {
         free(name);
         if (asprintf(&name, "%s%s_%u", prefix, n ? own : root_name, k) < 0)
             name = NULL;
     }
-    if (name && dsh_strv_push(taken, name) < 0) {
+    if (name && json_object_object_add(taken, name, NULL) < 0) {
         free(name);
         name = NULL;
     }
@@ -218,11 +218,11 @@ static char *type_name(const char *prefix, const char *ref, const char *root_nam
 }
 
 static void walk(struct dshh_mcp_schema_types *t, json_object *schema, const char *prefix, const char *root_name,
-                 struct dsh_strv *taken, int depth);
+                 json_object *taken, int depth);
 
 /* The schemas of an array (a list keyword) or of an object's members (a map keyword). */
 static void walk_each(struct dshh_mcp_schema_types *t, json_object *list, bool map, const char *prefix,
-                      const char *root_name, struct dsh_strv *taken, int depth)
+                      const char *root_name, json_object *taken, int depth)
 {
     if (!map && json_object_is_type(list, json_type_array)) {
         for (size_t i = 0; i < json_object_array_length(list); i++)
@@ -238,7 +238,7 @@ static void walk_each(struct dshh_mcp_schema_types *t, json_object *list, bool m
 
 /* Names every $ref target found from schema, in the order met. */
 static void walk(struct dshh_mcp_schema_types *t, json_object *schema, const char *prefix, const char *root_name,
-                 struct dsh_strv *taken, int depth)
+                 json_object *taken, int depth)
 {
     if (depth > MAX_WALK_DEPTH || t->steps >= MAX_WALK_STEPS || !json_object_is_type(schema, json_type_object))
         return;
@@ -262,7 +262,7 @@ static void walk(struct dshh_mcp_schema_types *t, json_object *schema, const cha
 }
 
 struct dshh_mcp_schema_types *dshh__mcp_schema_types_new(json_object *schema, const char *prefix,
-                                                         const char *root_name, struct dsh_strv *taken)
+                                                         const char *root_name, json_object *taken)
 {
     struct dshh_mcp_schema_types *t = calloc(1, sizeof(*t));
     if (!t || !(t->named = calloc(MAX_NAMED, sizeof(*t->named)))) {

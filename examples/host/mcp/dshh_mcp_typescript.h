@@ -3,7 +3,6 @@
 #define DSHH_MCP_TYPESCRIPT_H
 
 #include "dsh_binding_names.h"
-#include "dsh_strv.h"
 
 #include <json-c/json.h>
 #include <stdio.h>
@@ -22,10 +21,10 @@ struct dshh_mcp_schema_types;
 
 /* The TypeScript types of one JSON Schema (examples/host/README.md, "Schemas as TypeScript"):
  * every target of a "#..." $ref in it becomes a named type, prefix followed by the target's
- * pointer (root_name for "#"), unique in taken (each name is pushed to it). schema is borrowed
- * and must outlive the result. NULL on ENOMEM. */
+ * pointer (root_name for "#"), none a member name of the object taken (each name is added to
+ * it). schema is borrowed and must outlive the result. NULL on ENOMEM. */
 struct dshh_mcp_schema_types *dshh__mcp_schema_types_new(json_object *schema, const char *prefix,
-                                                         const char *root_name, struct dsh_strv *taken);
+                                                         const char *root_name, json_object *taken);
 void dshh__mcp_schema_types_free(struct dshh_mcp_schema_types *t);
 /* `type NAME = ...;` of each named type (with its description as a doc comment), at
  * indent 0; nothing when the schema has no $ref. */
