@@ -56,7 +56,12 @@ static char *ts(const char *schema_json)
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     json_object *schema = json_tokener_parse(schema_json);
-    dshh__mcp_schema_type(schema, out, 0);
+    json_object *taken = json_object_new_object();
+    struct dshh_mcp_schema_types *types = dshh__mcp_schema_types_new(schema, "ns_t_", "Input", taken);
+    dshh__mcp_schema_aliases(types, out);
+    dshh__mcp_schema_root_type(types, out, 0);
+    dshh__mcp_schema_types_free(types);
+    json_object_put(taken);
     json_object_put(schema);
     fclose(out);
     return text;
@@ -81,6 +86,32 @@ Test(mcp_typescript, schemas_become_types)
          "{\n  /** the *\\/ query */\n  q: string;\n  \"max-n\"?: number;\n}"},
         {"{\"$ref\":\"#/x\"}", "unknown"},
         {"true", "unknown"},
+        {"false", "never"},
+        /* $ref: each target is a named type, printed once; a cycle through braces is fine */
+        {"{\"$defs\":{\"N\":{\"type\":\"object\",\"properties\":{\"next\":{\"$ref\":\"#/$defs/N\"}}}},"
+         "\"$ref\":\"#/$defs/N\"}",
+         "type ns_t_N = {\n  next?: ns_t_N;\n};\nns_t_N"},
+        {"{\"type\":\"array\",\"items\":{\"$ref\":\"#\"}}", "type ns_t_Input = Array<ns_t_Input>;\nns_t_Input"},
+        /* a bare cycle would be an alias circularly referencing itself */
+        {"{\"definitions\":{\"A\":{\"anyOf\":[{\"$ref\":\"#/definitions/A\"},{\"type\":\"string\"}]}},"
+         "\"$ref\":\"#/definitions/A\"}",
+         "type ns_t_A = unknown | string;\nns_t_A"},
+        /* allOf: an intersection of its typed members */
+        {"{\"allOf\":[{\"type\":\"string\"},{\"description\":\"x\"},{\"enum\":[\"a\",\"b\"]}]}",
+         "(string) & (\"a\" | \"b\")"},
+        {"{\"type\":[\"integer\",\"null\"]}", "number | null"},
+        /* tuples: minItems are required, the rest is the rest schema, closed without one */
+        {"{\"prefixItems\":[{\"type\":\"string\"},{\"type\":\"number\"}],\"minItems\":1,"
+         "\"items\":{\"type\":\"boolean\"}}",
+         "[string, (number)?, ...Array<boolean>]"},
+        {"{\"type\":\"array\",\"items\":[{\"type\":\"null\"}],\"minItems\":1}", "[null]"},
+        /* index signatures: typed additionalProperties and patternProperties */
+        {"{\"type\":\"object\",\"additionalProperties\":{\"type\":\"number\"}}",
+         "{ [key: string]: number }"},
+        {"{\"type\":\"object\",\"additionalProperties\":false}", "Record<string, never>"},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"default\":\"z\"}},"
+         "\"patternProperties\":{\"^x\":{\"type\":\"boolean\"}}}",
+         "{\n  /** @default \"z\" */\n  a?: string;\n  [key: string]: boolean | string | undefined;\n}"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *got = ts(cases[i].schema);

@@ -837,38 +837,122 @@ void dshh__mcp_downstream_bindings(const struct dshh_mcp_downstream *ds, json_ob
     }
 }
 
+/* The named types of a tool's input and output schemas (prefixed "namespace_tool_"). */
+struct tool_types {
+    struct dshh_mcp_schema_types *input, *output;
+};
+
+static int tool_types_open(const struct dshh_mcp_server *s, const struct dshh_mcp_tool *tool, json_object *taken,
+                           struct tool_types *tt)
+{
+    char *prefix = NULL;
+    *tt = (struct tool_types){0};
+    if (asprintf(&prefix, "%s_%s_", s->ident, tool->ident) < 0)
+        return -1;
+    if (tool->input_schema)
+        tt->input = dshh__mcp_schema_types_new(tool->input_schema, prefix, "Input", taken);
+    if (tool->output_schema)
+        tt->output = dshh__mcp_schema_types_new(tool->output_schema, prefix, "Output", taken);
+    free(prefix);
+    return (tool->input_schema && !tt->input) || (tool->output_schema && !tt->output) ? -1 : 0;
+}
+
+static void tool_types_close(struct tool_types *tt)
+{
+    dshh__mcp_schema_types_free(tt->input);
+    dshh__mcp_schema_types_free(tt->output);
+    *tt = (struct tool_types){0};
+}
+
+static void tool_aliases(const struct tool_types *tt, FILE *out)
+{
+    if (tt->input)
+        dshh__mcp_schema_aliases(tt->input, out);
+    if (tt->output)
+        dshh__mcp_schema_aliases(tt->output, out);
+}
+
+/* The tool's doc comment and signature, as a member of its namespace's type. */
+static void tool_member(const struct dshh_mcp_tool *tool, const struct tool_types *tt, FILE *out, int indent)
+{
+    char *doc = NULL;
+    if (strcmp(tool->name, tool->ident) != 0) {
+        if (asprintf(&doc, "%s%s(MCP tool \"%s\")", tool->description ? tool->description : "",
+                     tool->description ? " " : "", tool->name) < 0)
+            doc = NULL;
+    }
+    dshh__mcp_doc_comment(doc ? doc : tool->description, out, indent);
+    free(doc);
+    json_object *props = dsh_json_get_object(tool->input_schema, "properties");
+    json_object *required = dsh_json_get_array(tool->input_schema, "required");
+    bool composed = dsh_json_has(tool->input_schema, "$ref") || dsh_json_has(tool->input_schema, "allOf") ||
+                    dsh_json_has(tool->input_schema, "anyOf") || dsh_json_has(tool->input_schema, "oneOf");
+    bool optional = !composed && (!props || json_object_object_length(props) == 0 || !required ||
+                                  json_object_array_length(required) == 0);
+    fprintf(out, "%*s%s(input%s: ", indent, "", tool->ident, optional ? "?" : "");
+    if (tt->input)
+        dshh__mcp_schema_root_type(tt->input, out, indent);
+    else
+        fputs("unknown", out);
+    fputs("): Promise<", out);
+    if (tt->output)
+        dshh__mcp_schema_root_type(tt->output, out, indent);
+    else
+        fputs("unknown", out);
+    fputs(">;\n", out);
+}
+
 void dshh__mcp_downstream_declare(const struct dshh_mcp_downstream *ds, FILE *out)
 {
+    json_object *taken = json_object_new_object(); /* the named types so far: unique in the whole text */
     for (size_t i = 0; i < ds->n; i++) {
         const struct dshh_mcp_server *s = &ds->servers[i];
+        struct tool_types *types = calloc(s->ntools ? s->ntools : 1, sizeof(*types));
+        for (size_t t = 0; types && t < s->ntools; t++)
+            if (tool_types_open(s, &s->tools[t], taken, &types[t]) == 0)
+                tool_aliases(&types[t], out);
         fprintf(out, "/** The tools of the MCP server \"%s\". A call resolves to the tool's structuredContent, "
                      "else its text; a failed call throws " DSHH_MCP_ERROR_CLASS " (its member property names "
                      "the function). */\ndeclare const %s: {\n", s->name, s->ident);
         for (size_t t = 0; t < s->ntools; t++) {
-            const struct dshh_mcp_tool *tool = &s->tools[t];
-            char *doc = NULL;
-            if (strcmp(tool->name, tool->ident) != 0) {
-                if (asprintf(&doc, "%s%s(MCP tool \"%s\")", tool->description ? tool->description : "",
-                             tool->description ? " " : "", tool->name) < 0)
-                    doc = NULL;
-            }
-            dshh__mcp_doc_comment(doc ? doc : tool->description, out, 2);
-            free(doc);
-            json_object *props = dsh_json_get_object(tool->input_schema, "properties");
-            json_object *required = dsh_json_get_array(tool->input_schema, "required");
-            bool optional = !props || json_object_object_length(props) == 0 || !required ||
-                            json_object_array_length(required) == 0;
-            fprintf(out, "  %s(input%s: ", tool->ident, optional ? "?" : "");
-            dshh__mcp_schema_type(tool->input_schema, out, 2);
-            fputs("): Promise<", out);
-            if (tool->output_schema)
-                dshh__mcp_schema_type(tool->output_schema, out, 2);
-            else
-                fputs("unknown", out);
-            fputs(">;\n", out);
+            tool_member(&s->tools[t], types ? &types[t] : &(struct tool_types){0}, out, 2);
+            if (types)
+                tool_types_close(&types[t]);
         }
         fputs("};\n", out);
+        free(types);
     }
+    json_object_put(taken);
+}
+
+int dshh__mcp_downstream_declare_tool(const struct dshh_mcp_downstream *ds, const char *qualified, FILE *out)
+{
+    const char *dot = strchr(qualified, '.');
+    if (!dot)
+        return -1;
+    /* The names of the whole declaration: every tool before this one names its types first. */
+    json_object *taken = json_object_new_object();
+    int rc = -1;
+    bool found = false;
+    for (size_t i = 0; !found && i < ds->n; i++) {
+        const struct dshh_mcp_server *s = &ds->servers[i];
+        bool server = strlen(s->ident) == (size_t)(dot - qualified) && !strncmp(s->ident, qualified, dot - qualified);
+        for (size_t t = 0; t < s->ntools; t++) {
+            struct tool_types tt;
+            bool open = tool_types_open(s, &s->tools[t], taken, &tt) == 0;
+            found = server && !strcmp(s->tools[t].ident, dot + 1);
+            if (found && open) {
+                tool_aliases(&tt, out);
+                tool_member(&s->tools[t], &tt, out, 0);
+                rc = 0;
+            }
+            tool_types_close(&tt);
+            if (found)
+                break;
+        }
+    }
+    json_object_put(taken);
+    return rc;
 }
 
 /* ---- start and stop ------------------------------------------------------------------------------ */
