@@ -871,6 +871,44 @@ void dshh__mcp_downstream_declare(const struct dshh_mcp_downstream *ds, FILE *ou
     }
 }
 
+int dshh__mcp_downstream_declare_tool(const struct dshh_mcp_downstream *ds, const char *qualified, FILE *out)
+{
+    const char *dot = strchr(qualified, '.');
+    for (size_t i = 0; dot && i < ds->n; i++) {
+        const struct dshh_mcp_server *s = &ds->servers[i];
+        if (strlen(s->ident) != (size_t)(dot - qualified) || strncmp(s->ident, qualified, (size_t)(dot - qualified)))
+            continue;
+        for (size_t t = 0; t < s->ntools; t++) {
+            const struct dshh_mcp_tool *tool = &s->tools[t];
+            if (strcmp(tool->ident, dot + 1) != 0 || tool->missing)
+                continue;
+            fprintf(out, "/** A tool of the MCP server \"%s\"; a failed call throws " DSHH_MCP_ERROR_CLASS ". */\n"
+                         "declare const %s: {\n", s->name, s->ident);
+            char *doc = NULL;
+            if (strcmp(tool->name, tool->ident) != 0 &&
+                asprintf(&doc, "%s%s(MCP tool \"%s\")", tool->description ? tool->description : "",
+                         tool->description ? " " : "", tool->name) < 0)
+                doc = NULL;
+            dshh__mcp_doc_comment(doc ? doc : tool->description, out, 2);
+            free(doc);
+            json_object *props = dsh_json_get_object(tool->input_schema, "properties");
+            json_object *required = dsh_json_get_array(tool->input_schema, "required");
+            bool optional = !props || json_object_object_length(props) == 0 || !required ||
+                            json_object_array_length(required) == 0;
+            fprintf(out, "  %s(input%s: ", tool->ident, optional ? "?" : "");
+            dshh__mcp_schema_type(tool->input_schema, out, 2);
+            fputs("): Promise<", out);
+            if (tool->output_schema)
+                dshh__mcp_schema_type(tool->output_schema, out, 2);
+            else
+                fputs("unknown", out);
+            fputs(">;\n};\n", out);
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /* ---- start and stop ------------------------------------------------------------------------------ */
 
 static size_t items(const yaml_node_t *list)
