@@ -610,7 +610,8 @@ static void describe_policy(struct mcp *m, FILE *out)
                 root);
     else if (mode && root)
         fprintf(out, "\nSandbox %s: the working directory is the workspace %s; the program can read and write it and "
-                     "its TMPDIR, read the system's files, and write nothing else. No network access.\n",
+                     "its temp directory (os.tmpdir()), read the system's files, and write nothing else. No network "
+                     "access.\n",
                 mode, root);
     json_object_put(p);
 }
