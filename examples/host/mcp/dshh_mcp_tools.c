@@ -37,7 +37,8 @@ static const struct host_fn host_fns[] = {
      "The TypeScript declaration of the function named \"namespace.function\", as text.",
      DSHH_MCP_DESCRIBE_TOOL "(name: string): Promise<string>;"},
     {DSHH_MCP_SEARCH_TOOLS, false, false,
-     "The functions whose name or description contains text (any case; \"\" lists all), as {name, summary}.",
+     "The functions whose name or description contains every word of text (any case; \"\" lists all), as "
+     "{name, summary}.",
      DSHH_MCP_SEARCH_TOOLS "(text: string): Promise<Array<{ name: string; summary: string }>>;"},
     {"echo", true, false, "Resolves to its argument.", "echo<T>(value: T): Promise<T>;"},
     {"add", true, false, "Resolves to a + b.", "add(input: { a: number; b: number }): Promise<number>;"},
@@ -220,15 +221,25 @@ static char *summary_of(const char *text)
     return s;
 }
 
-static bool contains_nocase(const char *hay, const char *needle)
+static bool contains_nocase(const char *hay, const char *word, size_t n)
 {
-    if (!hay)
-        return false;
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0)
+    for (; hay && *hay; hay++)
+        if (strncasecmp(hay, word, n) == 0)
             return true;
-    return !*needle;
+    return false;
+}
+
+/* Whether every word of text (split at spaces) is in e's name or description, in any case. */
+static bool matches(const struct dshh_mcp_entry *e, const char *text)
+{
+    for (const char *w = text; *w;) {
+        size_t n = strcspn(w, " \t\n");
+        if (n && !contains_nocase(e->qualified, w, n) && !contains_nocase(e->description, w, n))
+            return false;
+        w += n;
+        w += strspn(w, " \t\n");
+    }
+    return true;
 }
 
 static void reply_json(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_t call, json_object *v)
@@ -292,7 +303,7 @@ static void search_tools(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_
     json_object *found = json_object_new_array();
     for (size_t i = 0; i < t->nentries; i++) {
         const struct dshh_mcp_entry *e = &t->entries[i];
-        if (!contains_nocase(e->qualified, text) && !contains_nocase(e->description, text))
+        if (!matches(e, text))
             continue;
         json_object *item = json_object_new_object();
         char *summary = summary_of(e->description);
@@ -377,7 +388,7 @@ size_t dshh__mcp_tools_describe(const struct dshh_mcp_tools *t, size_t budget, F
     } else {
         fputs("\nThe program can call these functions (await every call). Their TypeScript declarations are not "
               "shown: `await tools." DSHH_MCP_DESCRIBE_TOOL "(\"namespace.function\")` returns one as text, `await "
-              "tools." DSHH_MCP_SEARCH_TOOLS "(\"text\")` the functions whose name or description contains text, as "
+              "tools." DSHH_MCP_SEARCH_TOOLS "(\"words\")` the functions whose name or description has them all, as "
               "[{name, summary}]. A call works the same whether or not its declaration was read.\n",
               out);
         for (size_t i = 0; i < t->nentries;)
