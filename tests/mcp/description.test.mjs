@@ -265,8 +265,7 @@ test("only real tools by default: tools offers registerImage and discovery; the 
   const listed = (s) => call(s, "return Object.keys(tools).sort()");
   assert.equal(text(await listed(ro)), '["describeTool","registerImage","searchTools"]\n');
   assert.match(text(await call(ro, "await tools.add({ a: 1, b: 2 })")), /^error \(exception\): TypeError: tools\.add is not a function/);
-  const demoPatch = join(scratch, "demo.yaml");
-  writeFileSync(demoPatch, "- id: demo-tools\n  config: {mcp: true}\n");
+  const demoPatch = join(src, "examples/profiles/mcp-demo-tools.yaml");
   const demo = await connect([readOnly.patch, demoPatch]);
   assert.equal(text(await listed(demo)), '["add","describeTool","echo","fail","registerImage","searchTools","sleep"]\n');
   assert.equal(text(await call(demo, "return await tools.add({ a: 1, b: 2 })")), "3\n");
