@@ -259,7 +259,51 @@ test("a retaining profile: one environment per session, and the last expression'
   const other = await connect([readOnly.patch, persistent]);
   assert.equal(text(await call(other, "typeof x")), '"undefined"\n', "another session has its own environment");
   assert.doesNotMatch(s.description, /Static `import`/, "the scoped REPL's own instructions say it");
+
+  // The scoped REPL's executionInstructions, sentence by sentence.
+  claimed(s, "Each call is a strict TypeScript script (erasable types) in a retained context.");
+  assert.equal(text(await call(s, "const typed: number = x; typed")), "41\n");
+  assert.match(text(await call(s, "undeclaredName = 1")), /^error \(exception\): ReferenceError: undeclaredName is not defined/);
+  claimed(s, "It starts with copies of the top-level names left by earlier calls and may declare any of them again; `var count = count + 1` adds to the earlier value.");
+  await call(s, "var count = 1");
+  assert.equal(text(await call(s, "var count = count + 1; count")), "2\n");
+  assert.equal(text(await call(s, "let count = 'again'; count")), '"again"\n');
+  claimed(s, "The last top-level expression is the result; a Promise result is not awaited, so await it.");
+  assert.equal(text(await call(s, "1; 2; x + 2")), "43\n");
+  assert.equal(text(await call(s, "Promise.resolve(5)")), "error (invalid-output): result is a Promise instance (only plain objects and arrays are JSON)");
+  assert.equal(text(await call(s, "await Promise.resolve(5)")), "5\n");
+  claimed(s, "Top-level return, eval, new Function, require and static imports are not available; load modules with `await import(...)`.");
+  assert.match(text(await call(s, "return 1")), /^error \(exception\): SyntaxError/);
+  assert.match(text(await call(s, "eval('1')")), /^error \(exception\): EvalError/);
+  assert.match(text(await call(s, "new Function('return 1')")), /^error \(exception\): EvalError/);
+  assert.match(text(await call(s, "require('node:fs')")), /^error \(exception\): ReferenceError: require is not defined/);
+  assert.match(text(await call(s, "import fs from 'node:fs'")), /^error \(exception\): SyntaxError/);
+  assert.equal(text(await call(s, "const fs = await import('node:fs'); fs.readFileSync('given.txt', 'utf8')")), '"from the workspace"\n');
+  claimed(s, "Call host tools with await, for example `const r = await tools.search({ query: \"x\" })`; a failed call throws an error whose member property names the function.");
+  assert.equal(text(await call(s, "let member; try { await tools.describeTool('no.such') } catch (e) { member = e.member } member")), '"describeTool"\n');
+  claimed(s, "Node APIs are available under the session's file sandbox.");
+  assert.equal(text(await call(s, "(await import('node:fs')).readFileSync('given.txt', 'utf8')")), '"from the workspace"\n');
+  claimed(s, "Always await tool calls: callbacks of a finished call cannot use tools later.");
+  // A callback of a finished call calls a tool: the call never settles (it is not sent), while
+  // two awaited round trips of a later call are answered.
+  await call(s, `setTimeout(() => {
+      globalThis.late = "called";
+      tools.searchTools("").then(() => (globalThis.late = "answered"), (e) => (globalThis.late = e.message));
+    }, 0); 1`);
+  const late = await call(s, `while (globalThis.late === undefined) await new Promise((r) => setTimeout(r, 10));
+    await tools.searchTools(""); await tools.searchTools(""); globalThis.late`);
+  assert.equal(text(late), '"called"\n');
+  assert.equal(text(await call(s, "(await tools.searchTools('registerImage')).length")), "1\n", "control: an awaited call works");
+  claimed(s, "Use inspect(...values) to display output. Do not use console.");
+  assert.equal(text(await call(s, "inspect('shown', { n: 1 })")), "shown { n: 1 }\n");
+  claimed(s, "Variables are memory only: they are lost when the environment is released, the sandbox mode changes or the process fails.");
+  await call(s, "var survivor = 1");
+  assert.match(text(await call(s, "process.exit(3)")), /^error \(worker-exit\): /);
+  assert.equal(text(await call(s, "typeof survivor")), '"undefined"\n', "the process failed: its variables are gone");
+  // Released: a session's environment goes with the session (another session starts empty, above).
+  persistentSession = s;
 });
+let persistentSession;
 
 test("only real tools by default: tools offers registerImage and discovery; the demonstration functions on request", async () => {
   const listed = (s) => call(s, "return Object.keys(tools).sort()");
@@ -274,6 +318,13 @@ test("only real tools by default: tools offers registerImage and discovery; the 
 });
 
 test("every sentence of each description above has its test", () => {
+  {
+    const s = persistentSession;
+    const cut = s.description.indexOf("\nThe program can call these functions");
+    // Shared with the read-only per-call session: the policy, the deadline and the failures.
+    const shared = ro.claims.filter((c) => !/^(Write the program|Top-level await|Every call runs|Static `import`|The result shows)/.test(c) && c !== ro.description.split("\n")[0]);
+    everySentenceTested({ description: s.description.slice(0, cut).replace("The result shows the inspect() output (text, then images), ", ""), claims: [...s.claims, ...shared] });
+  }
   for (const s of [ro, rw, full]) {
     // The list of functions is the tools' part (below the policy): its own tests cover it.
     const cut = s.description.indexOf("\nThe program can call these functions");
