@@ -142,6 +142,12 @@ test("read-only, per-call (the default runtime row): every sentence runs", async
   assert.deepEqual((await call(ro, "inspect('only output')")).content, [{ type: "text", text: "only output\n" }]);
 
   claimed(ro, "A failed run is isError, its text ending `error (KIND): MESSAGE` (KIND: exception, timeout, abort, protocol, sandbox-unavailable, worker-exit, invalid-output, output-limit).");
+  const schema = JSON.parse(readFileSync(join(src, "host-abi/schemas/result.json"), "utf8"));
+  assert.deepEqual(
+    ro.description.match(/\(KIND: ([^)]*)\)/)[1].split(", "),
+    schema.properties.error.properties.kind.enum,
+    "the kinds named are the result schema's",
+  );
   const thrown = await call(ro, "inspect('before'); throw new Error('boom')");
   assert.equal(thrown.isError, true);
   assert.equal(thrown.structuredContent, undefined);

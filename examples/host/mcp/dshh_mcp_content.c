@@ -294,7 +294,8 @@ static void append_line(struct dsh_text_buffer *text, const char *line, size_t n
     dsh_text_buffer_write(text, (unsigned char *)line, n);
 }
 
-json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t max_bytes, bool show_value)
+json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t max_bytes,
+                                   bool show_value)
 {
     /* The value is copied as text and the output is read entry by entry: neither becomes a tree
      * of the whole (common/README.md, "untrusted JSON is parsed with budgets"). */
@@ -302,7 +303,8 @@ json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t
     struct dsh_json_slice raw[2];
     json_object *result =
         dsh_json_parse_envelope(result_json, len, raw_names, raw, DSH_JSON_ENVELOPE_MAX_NODES);
-    json_object *error = dsh_json_get_object(result, "error"), *sandbox = dsh_json_get_object(result, "sandbox");
+    json_object *error = dsh_json_get_object(result, "error"),
+                *sandbox = dsh_json_get_object(result, "sandbox");
     json_object *content = json_object_new_array(), *structured = NULL;
     struct content_parts parts = {.images = json_object_new_array(), .budget = max_bytes};
     if (result && raw[1].text)
@@ -343,7 +345,8 @@ json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t
     /* With completions shown, run_code declares an outputSchema, and a client then requires
      * structuredContent in every result that is not an error: an object completion, else {}. */
     if (show_value && !failed)
-        json_object_object_add(tool_result, "structuredContent", structured ? structured : json_object_new_object());
+        json_object_object_add(tool_result, "structuredContent",
+                               structured ? structured : json_object_new_object());
     else
         json_object_put(structured);
     json_object_object_add(tool_result, "isError", json_object_new_boolean(failed));

@@ -871,19 +871,23 @@ void dshh__mcp_downstream_declare(const struct dshh_mcp_downstream *ds, FILE *ou
     }
 }
 
-int dshh__mcp_downstream_declare_tool(const struct dshh_mcp_downstream *ds, const char *qualified, FILE *out)
+int dshh__mcp_downstream_declare_tool(const struct dshh_mcp_downstream *ds, const char *qualified,
+                                      FILE *out)
 {
     const char *dot = strchr(qualified, '.');
     for (size_t i = 0; dot && i < ds->n; i++) {
         const struct dshh_mcp_server *s = &ds->servers[i];
-        if (strlen(s->ident) != (size_t)(dot - qualified) || strncmp(s->ident, qualified, (size_t)(dot - qualified)))
+        if (strlen(s->ident) != (size_t)(dot - qualified) ||
+            strncmp(s->ident, qualified, (size_t)(dot - qualified)))
             continue;
         for (size_t t = 0; t < s->ntools; t++) {
             const struct dshh_mcp_tool *tool = &s->tools[t];
             if (strcmp(tool->ident, dot + 1) != 0 || tool->missing)
                 continue;
-            fprintf(out, "/** A tool of the MCP server \"%s\"; a failed call throws " DSHH_MCP_ERROR_CLASS ". */\n"
-                         "declare const %s: {\n", s->name, s->ident);
+            fprintf(out,
+                    "/** A tool of the MCP server \"%s\"; a failed call throws " DSHH_MCP_ERROR_CLASS
+                    ". */\ndeclare const %s: {\n",
+                    s->name, s->ident);
             char *doc = NULL;
             if (strcmp(tool->name, tool->ident) != 0 &&
                 asprintf(&doc, "%s%s(MCP tool \"%s\")", tool->description ? tool->description : "",

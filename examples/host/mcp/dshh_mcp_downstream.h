@@ -81,7 +81,8 @@ void dshh__mcp_downstream_bindings(const struct dshh_mcp_downstream *ds, json_ob
 void dshh__mcp_downstream_declare(const struct dshh_mcp_downstream *ds, FILE *out);
 /* The self-contained TypeScript declaration of one tool, qualified "serverIdent.toolIdent"
  * (appended to out): 0, or -1 when no server offers it. */
-int dshh__mcp_downstream_declare_tool(const struct dshh_mcp_downstream *ds, const char *qualified, FILE *out);
+int dshh__mcp_downstream_declare_tool(const struct dshh_mcp_downstream *ds, const char *qualified,
+                                      FILE *out);
 /* When global is a server's namespace: forwards the call as tools/call (its answer becomes the
  * reply) and returns true. */
 bool dshh__mcp_downstream_call(struct dshh_mcp_downstream *ds, dsh_run_id run, uint64_t call,

@@ -39,7 +39,7 @@
 #define MAX_UNREAD ((size_t)64 << 20)
 #define DROPPED_WHY "the MCP client stopped reading dsh's output"
 #define TOOL_NAME "run_code"
-#define TOOL_TITLE "Run a TypeScript program"
+#define TOOL_TITLE  "Run a TypeScript program"
 
 struct mcall {
     struct mcall *next;
@@ -62,9 +62,9 @@ struct mcp {
     char *description; /* of run_code */
     int64_t default_timeout_ms, max_timeout_ms;
     int64_t max_output_bytes;
-    bool discard;      /* the runtime row's discardCompletion: results show no completion value */
-    bool read_only;    /* the standing policy's mode is read-only */
-    bool unconfined;   /* danger-full-access: the program has the network (and everything else) */
+    bool discard;     /* the runtime row's discardCompletion: results show no completion value */
+    bool read_only;   /* the standing policy's mode is read-only */
+    bool unconfined;  /* danger-full-access: the program has the network (and everything else) */
     bool retains;     /* describe().retainsState: the session's runs share one stateOwner */
     char owner[64];
     bool owner_used, releasing, released;
@@ -198,7 +198,8 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
 {
     struct mcall *c = userdata;
     struct dshh_host *host = c->m->host;
-    if (dshh__mcp_tools_call(&c->m->tools, run, call, global, name, args_json, args_len, &c->pending))
+    if (dshh__mcp_tools_call(&c->m->tools, run, call, global, name, args_json, args_len,
+                             &c->pending))
         return;
     if (dshh__mcp_downstream_call(&c->m->ds, run, call, global, name, args_json, args_len))
         return;
@@ -231,7 +232,8 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
     dshh__mcp_downstream_run_ended(&m->ds, run);
     /* A cancelled request gets no response (MCP cancellation). */
     if (!c->cancelled)
-        respond(c->id, dshh__mcp_tool_result(result_json, result_len, (uint64_t)m->max_output_bytes, !m->discard));
+        respond(c->id, dshh__mcp_tool_result(result_json, result_len, (uint64_t)m->max_output_bytes,
+                                             !m->discard));
     unlink_call(m, c);
     start_next(m);
     maybe_finish(m);
@@ -428,9 +430,10 @@ static json_object *tool_definition(struct mcp *m)
     if (!m->discard) {
         json_object *output = json_object_new_object();
         json_object_object_add(output, "type", json_object_new_string("object"));
-        json_object_object_add(output, "description",
-                               json_object_new_string("The program's completion value when it is a JSON object, "
-                                                      "else {} (the text content shows any value)"));
+        json_object_object_add(
+            output, "description",
+            json_object_new_string("The program's completion value when it is a JSON object, "
+                                   "else {} (the text content shows any value)"));
         json_object_object_add(tool, "outputSchema", output);
     }
     json_object_object_add(tool, "annotations", annotations);
@@ -565,7 +568,8 @@ static void row_values(const struct dshh_profile *profile, struct row_values *v)
     } fields[] = {
         {PTC_PROVIDER_NAME, "maxOutputBytes", offsetof(struct row_values, max_output_bytes), false},
         {PTC_PROVIDER_NAME, "discardCompletion", offsetof(struct row_values, discard), true},
-        {PTC_PYTHON_PROVIDER_NAME, "maxOutputBytes", offsetof(struct row_values, max_output_bytes), false},
+        {PTC_PYTHON_PROVIDER_NAME, "maxOutputBytes", offsetof(struct row_values, max_output_bytes),
+         false},
         {PTC_PYTHON_PROVIDER_NAME, "discardCompletion", offsetof(struct row_values, discard), true},
         {DSHH_NAME_DEMO, "mcp", offsetof(struct row_values, demo), true},
         {DSHH_NAME_MCP_BINDINGS, "declarationBudget", offsetof(struct row_values, budget), false},
@@ -579,7 +583,9 @@ static void row_values(const struct dshh_profile *profile, struct row_values *v)
         const struct dshh_row *row = enabled_row(profile, fields[i].row);
         void *slot = (char *)v + fields[i].offset;
         /* Without the row: the catalog's default, read from an empty config. */
-        yaml_document_t *doc = row ? (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc : NULL;
+        yaml_document_t *doc =
+            row ? (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc
+                : NULL;
         if (!p || (!row && strcmp(fields[i].row, DSHH_NAME_MCP_BINDINGS) != 0))
             continue;
         if (fields[i].is_bool)
@@ -596,22 +602,27 @@ static void describe_policy(struct mcp *m, FILE *out)
 {
     const struct dsh_sandbox_policy_service *policy = m->host->services.sandbox_policy;
     char buf[8192];
-    json_object *p = policy && policy->resolve(policy->ctx, NULL, buf, sizeof buf) >= 0 ? dsh_json_parse_strict(buf, strlen(buf)) : NULL;
+    json_object *p = policy && policy->resolve(policy->ctx, NULL, buf, sizeof buf) >= 0
+                         ? dsh_json_parse_strict(buf, strlen(buf))
+                         : NULL;
     const char *mode = dsh_json_get_text(p, "mode"), *root = dsh_json_get_text(p, "workspaceRoot");
     m->read_only = mode && !strcmp(mode, "read-only");
     m->unconfined = mode && !strcmp(mode, "danger-full-access");
     if (mode && root && m->read_only)
-        fprintf(out, "\nSandbox read-only: the working directory is the workspace %s; the program can read it and the "
-                     "system's files and write nothing. No network access.\n",
+        fprintf(out,
+                "\nSandbox read-only: the working directory is the workspace %s; the program can "
+                "read it and the system's files and write nothing. No network access.\n",
                 root);
     else if (mode && root && m->unconfined)
-        fprintf(out, "\nSandbox danger-full-access: the program runs unconfined, with the files and network of the "
-                     "user dsh runs as; the working directory is the workspace %s.\n",
+        fprintf(out,
+                "\nSandbox danger-full-access: the program runs unconfined, with the files and "
+                "network of the user dsh runs as; the working directory is the workspace %s.\n",
                 root);
     else if (mode && root)
-        fprintf(out, "\nSandbox %s: the working directory is the workspace %s; the program can read and write it and "
-                     "its temp directory (os.tmpdir()), read the system's files, and write nothing else. No network "
-                     "access.\n",
+        fprintf(out,
+                "\nSandbox %s: the working directory is the workspace %s; the program can read and "
+                "write it and its temp directory (os.tmpdir()), read the system's files, and write "
+                "nothing else. No network access.\n",
                 mode, root);
     json_object_put(p);
 }
@@ -660,32 +671,40 @@ static int setup(struct mcp *m, const struct dshh_profile *profile)
     }
     const char *instructions = dsh_json_get_text(describe, "executionInstructions");
     const char *format = dsh_json_get_text(describe, "programFormat");
+    const char *language = dsh_json_get_text(describe, "language");
     bool function_body = format && !strcmp(format, "async-function");
     fprintf(out, "%s\n", instructions ? instructions : "");
-    if (function_body && !strcmp(dsh_json_get_text(describe, "language") ? dsh_json_get_text(describe, "language") : "", "typescript"))
-        fputs("Static `import` declarations and `require` are not available: load modules with `await "
-              "import(\"node:fs\")`.\n",
+    /* The Node runtime's function bodies are no modules (its REPL and Script instructions say
+     * this themselves). */
+    if (function_body && language && !strcmp(language, "typescript"))
+        fputs("Static `import` declarations and `require` are not available: load modules with "
+              "`await import(\"node:fs\")`.\n",
               out);
     if (m->retains)
-        fputs("All run_code calls of this MCP session share one environment: the top-level names of one call are "
-              "there in the next, until the session ends.\n",
+        fputs("All run_code calls of this MCP session share one environment: the top-level names "
+              "of one call are there in the next, until the session ends.\n",
               out);
     json_object_put(describe);
     describe_policy(m, out);
-    fprintf(out, "Deadline: timeoutMs (default %lld ms, at most %lld), tool waits included; then the run fails with "
-                 "`error (timeout)`.\n",
+    fprintf(out,
+            "Deadline: timeoutMs (default %lld ms, at most %lld), tool waits included; then the "
+            "run fails with `error (timeout)`.\n",
             (long long)m->default_timeout_ms, (long long)m->max_timeout_ms);
     if (m->discard)
-        fputs("The result shows the inspect() output (text, then images) and no return or completion value: this "
-              "session discards them (the runtime row's discardCompletion), so inspect() what you need.\n",
+        fputs("The result shows the inspect() output (text, then images) and no return or "
+              "completion value: this session discards them (the runtime row's "
+              "discardCompletion), so inspect() what you need.\n",
               out);
     else
-        fprintf(out, "The result shows the inspect() output (text, then images), then %s as one line of JSON (an "
-                     "object also as structuredContent).\n",
+        fprintf(out,
+                "The result shows the inspect() output (text, then images), then %s as one line "
+                "of JSON (an object also as structuredContent).\n",
                 function_body ? "the returned value" : "the value of the last expression statement");
-    fputs("A failed run is isError, its text ending `error (KIND): MESSAGE` (KIND: exception, timeout, abort, "
-          "protocol, sandbox-unavailable, worker-exit, invalid-output, output-limit). When the sandbox refused an "
-          "operation, the last line is `the sandbox refused: ...`.\n",
+    /* The kinds of host-abi/schemas/result.json (tests/mcp/description.test.mjs compares). */
+    fputs("A failed run is isError, its text ending `error (KIND): MESSAGE` (KIND: exception, "
+          "timeout, abort, protocol, sandbox-unavailable, worker-exit, invalid-output, "
+          "output-limit). When the sandbox refused an operation, the last line is `the sandbox "
+          "refused: ...`.\n",
           out);
     dshh__mcp_tools_describe(&m->tools, (size_t)rows.budget, out);
     return fclose(out) == 0 ? 0 : -1;

@@ -31,25 +31,29 @@ struct host_fn {
 
 static const struct host_fn host_fns[] = {
     {"registerImage", false, true,
-     "Registers a PNG or JPEG file (relative to the run's cwd) for Image.get(); resolves to its attachmentId.",
+     "Registers a PNG or JPEG file (relative to the run's cwd) for Image.get(); resolves to its "
+     "attachmentId.",
      "registerImage(input: { path: string; attachmentId?: string }): Promise<string>;"},
     {DSHH_MCP_DESCRIBE_TOOL, false, false,
      "The TypeScript declaration of the function named \"namespace.function\", as text.",
      DSHH_MCP_DESCRIBE_TOOL "(name: string): Promise<string>;"},
     {DSHH_MCP_SEARCH_TOOLS, false, false,
-     "The functions whose name or description contains every word of text (any case; \"\" lists all), as "
-     "{name, summary}.",
+     "The functions whose name or description contains every word of text (any case; \"\" lists "
+     "all), as {name, summary}.",
      DSHH_MCP_SEARCH_TOOLS "(text: string): Promise<Array<{ name: string; summary: string }>>;"},
     {"echo", true, false, "Resolves to its argument.", "echo<T>(value: T): Promise<T>;"},
-    {"add", true, false, "Resolves to a + b.", "add(input: { a: number; b: number }): Promise<number>;"},
-    {"sleep", true, false, "Resolves to null after ms milliseconds.", "sleep(input: { ms: number }): Promise<null>;"},
-    {"fail", true, false, "Rejects with message.", "fail(input: { message: string }): Promise<never>;"},
+    {"add", true, false, "Resolves to a + b.",
+     "add(input: { a: number; b: number }): Promise<number>;"},
+    {"sleep", true, false, "Resolves to null after ms milliseconds.",
+     "sleep(input: { ms: number }): Promise<null>;"},
+    {"fail", true, false, "Rejects with message.",
+     "fail(input: { message: string }): Promise<never>;"},
 };
 #define N_HOST_FNS (sizeof host_fns / sizeof host_fns[0])
 
-#define HOST_HEADER                                                                                                \
-    "/** The host's own functions. A failed call throws ToolCallError (its member property names the function). " \
-    "*/\ndeclare const " DSHH_DEMO_GLOBAL ": {\n"
+#define HOST_HEADER                                                                                \
+    "/** The host's own functions. A failed call throws ToolCallError (its member property names " \
+    "the function). */\ndeclare const " DSHH_DEMO_GLOBAL ": {\n"
 
 enum entry_kind { ENTRY_HOST, ENTRY_NATIVE, ENTRY_SERVER };
 
@@ -61,8 +65,8 @@ struct dshh_mcp_entry {
     const void *fn;          /* struct host_fn, dshh_native_fn or dshh_mcp_tool */
 };
 
-static int add_entry(struct dshh_mcp_tools *t, enum entry_kind kind, const char *global, const char *name,
-                     const char *description, const void *ns, const void *fn)
+static int add_entry(struct dshh_mcp_tools *t, enum entry_kind kind, const char *global,
+                     const char *name, const char *description, const void *ns, const void *fn)
 {
     struct dshh_mcp_entry *grown = realloc(t->entries, (t->nentries + 1) * sizeof(*grown));
     if (!grown)
@@ -76,14 +80,15 @@ static int add_entry(struct dshh_mcp_tools *t, enum entry_kind kind, const char 
     return 0;
 }
 
-int dshh__mcp_tools_open(struct dshh_mcp_tools *t, struct dshh_host *host, const struct dshh_mcp_downstream *ds,
-                         bool demo)
+int dshh__mcp_tools_open(struct dshh_mcp_tools *t, struct dshh_host *host,
+                         const struct dshh_mcp_downstream *ds, bool demo)
 {
     *t = (struct dshh_mcp_tools){.host = host, .ds = ds, .demo = demo};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < N_HOST_FNS; i++)
         if (demo || !host_fns[i].demo)
-            rc = add_entry(t, ENTRY_HOST, DSHH_DEMO_GLOBAL, host_fns[i].name, host_fns[i].doc, NULL, &host_fns[i]);
+            rc = add_entry(t, ENTRY_HOST, DSHH_DEMO_GLOBAL, host_fns[i].name, host_fns[i].doc, NULL,
+                           &host_fns[i]);
     for (size_t i = 0; rc == 0 && host->native && i < host->native->n; i++) {
         const struct dshh_native_ns *ns = &host->native->ns[i];
         for (size_t k = 0; rc == 0 && k < ns->nfns; k++)
@@ -92,7 +97,8 @@ int dshh__mcp_tools_open(struct dshh_mcp_tools *t, struct dshh_host *host, const
     for (size_t i = 0; rc == 0 && i < ds->n; i++) {
         const struct dshh_mcp_server *s = &ds->servers[i];
         for (size_t k = 0; rc == 0 && k < s->ntools; k++)
-            rc = add_entry(t, ENTRY_SERVER, s->ident, s->tools[k].ident, s->tools[k].description, s, &s->tools[k]);
+            rc = add_entry(t, ENTRY_SERVER, s->ident, s->tools[k].ident, s->tools[k].description, s,
+                           &s->tools[k]);
     }
     if (rc < 0)
         dshh__mcp_tools_close(t);
@@ -129,7 +135,8 @@ static const char *native_ts(enum dshh_native_type type, bool result)
     case DSHH_NATIVE_VOID: return "void";
     case DSHH_NATIVE_BOOL: return "boolean";
     case DSHH_NATIVE_INT64:
-    case DSHH_NATIVE_UINT64: return "number | string"; /* beyond 2^53 - 1: the exact digits as a string */
+    case DSHH_NATIVE_UINT64:
+        return "number | string"; /* beyond 2^53 - 1: the exact digits as a string */
     case DSHH_NATIVE_STRING: return result ? "string | null" : "string";
     case DSHH_NATIVE_JSON: return "unknown";
     default: return "number";
@@ -139,14 +146,15 @@ static const char *native_ts(enum dshh_native_type type, bool result)
 static void native_header(const struct dshh_native_ns *ns, FILE *out)
 {
     fprintf(out,
-            "/** Native functions (dsh-native-bindings row '%s'). A rejected call throws %s (its member property "
-            "names the function). */\ndeclare const %s: {\n",
+            "/** Native functions (dsh-native-bindings row '%s'). A rejected call throws %s (its "
+            "member property names the function). */\ndeclare const %s: {\n",
             ns->row_id, ns->error_class ? ns->error_class : "ToolCallError", ns->global);
 }
 
 static void native_fn(const struct dshh_native_fn *fn, FILE *out)
 {
-    fprintf(out, "  /** C function %s. */\n  %s(input%s: {", fn->symbol, fn->name, fn->nargs ? "" : "?");
+    fprintf(out, "  /** C function %s. */\n  %s(input%s: {", fn->symbol, fn->name,
+            fn->nargs ? "" : "?");
     for (size_t a = 0; a < fn->nargs; a++)
         fprintf(out, " %s: %s;", fn->args[a].name, native_ts(fn->args[a].type, false));
     fprintf(out, "%s}): Promise<%s>;\n", fn->nargs ? " " : "", native_ts(fn->returns, true));
@@ -205,7 +213,8 @@ static char *summary_of(const char *text)
     if (!text)
         return strdup("");
     size_t n = 0;
-    while (text[n] && text[n] != '\n' && text[n] != '\r' && !(text[n] == '.' && (!text[n + 1] || text[n + 1] == ' ')))
+    while (text[n] && text[n] != '\n' && text[n] != '\r' &&
+           !(text[n] == '.' && (!text[n + 1] || text[n + 1] == ' ')))
         n++;
     if (n <= SUMMARY_MAX)
         return strndup(text, n);
@@ -242,13 +251,15 @@ static bool matches(const struct dshh_mcp_entry *e, const char *text)
     return true;
 }
 
-static void reply_json(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_t call, json_object *v)
+static void reply_json(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_t call,
+                       json_object *v)
 {
     const char *text = json_object_to_json_string_ext(v, DSH_JSON_PRINT_FLAGS);
     t->host->provider->reply(t->host->instance, run, call, true, text, strlen(text));
 }
 
-static void reject(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_t call, const char *message)
+static void reject(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_t call,
+                   const char *message)
 {
     t->host->provider->reply(t->host->instance, run, call, false, message, strlen(message));
 }
@@ -257,7 +268,8 @@ static void reject(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_t call
 static json_object *string_argument(const char *args_json, size_t args_len, const char **ret)
 {
     struct dsh_json_extent extent;
-    if (!dsh_json_is_value(args_json, args_len, DSH_JSON_VALUE_MAX_DEPTH + 1, &extent) || extent.depth > 1)
+    if (!dsh_json_is_value(args_json, args_len, DSH_JSON_VALUE_MAX_DEPTH + 1, &extent) ||
+        extent.depth > 1)
         return NULL;
     json_object *args = dsh_json_parse_strict_value(args_json, args_len);
     *ret = json_object_is_type(args, json_type_array) && json_object_array_length(args) == 1
@@ -270,7 +282,8 @@ static json_object *string_argument(const char *args_json, size_t args_len, cons
     return args;
 }
 
-static void describe_tool(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_t call, const char *name)
+static void describe_tool(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_t call,
+                          const char *name)
 {
     for (size_t i = 0; i < t->nentries; i++) {
         if (strcmp(t->entries[i].qualified, name) != 0)
@@ -292,13 +305,15 @@ static void describe_tool(const struct dshh_mcp_tools *t, dsh_run_id run, uint64
     }
     char message[512];
     snprintf(message, sizeof message,
-             "tools." DSHH_MCP_DESCRIBE_TOOL ": there is no function \"%.200s\"; tools." DSHH_MCP_SEARCH_TOOLS
+             "tools." DSHH_MCP_DESCRIBE_TOOL
+             ": there is no function \"%.200s\"; tools." DSHH_MCP_SEARCH_TOOLS
              "(\"\") lists them all",
              name);
     reject(t, run, call, message);
 }
 
-static void search_tools(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_t call, const char *text)
+static void search_tools(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_t call,
+                         const char *text)
 {
     json_object *found = json_object_new_array();
     for (size_t i = 0; i < t->nentries; i++) {
@@ -316,9 +331,9 @@ static void search_tools(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_
     json_object_put(found);
 }
 
-bool dshh__mcp_tools_call(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_t call, const char *global,
-                          const char *name, const char *args_json, size_t args_len,
-                          struct dshh_demo_pending **pending)
+bool dshh__mcp_tools_call(const struct dshh_mcp_tools *t, dsh_run_id run, uint64_t call,
+                          const char *global, const char *name, const char *args_json,
+                          size_t args_len, struct dshh_demo_pending **pending)
 {
     if (strcmp(global, DSHH_DEMO_GLOBAL) != 0)
         return dshh__host_native_call(t->host, run, call, global, name, args_json, args_len);
@@ -386,10 +401,11 @@ size_t dshh__mcp_tools_describe(const struct dshh_mcp_tools *t, size_t budget, F
         fprintf(out, "\nThe program can call these functions (await every call):\n\n```ts\n%s```\n",
                 all);
     } else {
-        fputs("\nThe program can call these functions (await every call). Their TypeScript declarations are not "
-              "shown: `await tools." DSHH_MCP_DESCRIBE_TOOL "(\"namespace.function\")` returns one as text, `await "
-              "tools." DSHH_MCP_SEARCH_TOOLS "(\"words\")` the functions whose name or description has them all, as "
-              "[{name, summary}]. A call works the same whether or not its declaration was read.\n",
+        fputs("\nThe program can call these functions (await every call). Their TypeScript "
+              "declarations are not shown: `await tools." DSHH_MCP_DESCRIBE_TOOL
+              "(\"namespace.function\")` returns one as text, `await tools." DSHH_MCP_SEARCH_TOOLS
+              "(\"words\")` the functions whose name or description has them all, as [{name, "
+              "summary}]. A call works the same whether or not its declaration was read.\n",
               out);
         for (size_t i = 0; i < t->nentries;)
             list_namespace(t, &i, out);
