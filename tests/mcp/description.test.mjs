@@ -323,6 +323,20 @@ test("only real tools by default: tools offers registerImage and discovery; the 
   assert.doesNotMatch(ro.description, /add\(input/);
 });
 
+test("native rows are offered: declared (or described on request) and called", async () => {
+  const s = await connect([readOnly.patch, join(src, "examples/profiles/native-libm.yaml")]);
+  const declaration =
+    "/** Native functions (dsh-native-bindings row 'mathlib'). A rejected call throws ToolCallError (its member property names the function). */\n" +
+    "declare const math: {\n" +
+    "  /** C function lround. */\n" +
+    "  lround(input: { x: number; }): Promise<number | string>;\n" +
+    "};\n";
+  assert.match(s.description, /  hypot\(input: \{ x: number; y: number; \}\): Promise<number>;\n/);
+  const result = await call(s, `inspect(await tools.describeTool("math.lround"));
+    return [await math.hypot({ x: 3, y: 4 }), await math.lround({ x: -2.5 }), (await tools.searchTools("math")).map((f) => f.name)]`);
+  assert.equal(text(result), declaration + "\n" + '[5,-3,["math.hypot","math.pow","math.lround"]]\n');
+});
+
 test("every sentence of each description above has its test", () => {
   {
     const s = persistentSession;
