@@ -250,6 +250,18 @@ test("the runtime row's discardCompletion: true: no value, no structuredContent,
   );
   assert.equal(headless.ok, true);
   assert.equal("value" in headless, false);
+  // It is a default: a run request that sets discardCompletion: false gets its value.
+  const served = execFileSync(dsh, ["--patch", patch, "headless", "--serve"], {
+    cwd: scratch,
+    input:
+      JSON.stringify({ type: "run", id: "kept", program: "return 7", discardCompletion: false }) + "\n" +
+      JSON.stringify({ type: "run", id: "default", program: "return 8" }) + "\n",
+    stdio: ["pipe", "pipe", "ignore"],
+  }).toString().trim().split("\n").map((line) => JSON.parse(line)).filter((e) => e.type === "result");
+  assert.deepEqual(
+    Object.fromEntries(served.map((e) => [e.id, e.result.value])),
+    { kept: 7, default: undefined },
+  );
 });
 
 test("a retaining profile: one environment per session, and the last expression's value is shown", async () => {
