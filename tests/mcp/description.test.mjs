@@ -331,6 +331,10 @@ test("only real tools by default: tools offers registerImage and discovery; the 
   const demo = await connect([readOnly.patch, demoPatch]);
   assert.equal(text(await listed(demo)), '["add","describeTool","echo","fail","registerImage","searchTools","sleep"]\n');
   assert.equal(text(await call(demo, "return await tools.add({ a: 1, b: 2 })")), "3\n");
+  // The deadline sentence's "tool waits included": a tool that would answer after 10 minutes;
+  // the deadline (20 s, far beyond any start) ends the run during that wait.
+  const waited = await call(demo, "inspect('waiting'); await tools.sleep({ ms: 600000 })", { timeoutMs: 20000 });
+  assert.match(text(waited), /^waiting\nerror \(timeout\): execution timed out during execution \(20000 ms\)/);
   assert.match(demo.description, /add\(input: \{ a: number; b: number \}\): Promise<number>;/);
   assert.doesNotMatch(ro.description, /add\(input/);
 });
