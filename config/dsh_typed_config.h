@@ -59,6 +59,7 @@ struct ptc_config {
     int64_t max_cpu_percent;
     int64_t max_temp_bytes;
     bool require_resource_limits;
+    bool discard_completion; /* the default of a run's discardCompletion */
     struct ptc_launch launch;
 };
 

@@ -110,6 +110,10 @@ static int fill(struct dsh_row *row, struct ptc_config *cfg)
                               &cfg->require_resource_limits);
     if (err < 0)
         return err;
+    err = dsh_config_get_bool(row->provider, &row->doc, row->root, "discardCompletion",
+                              &cfg->discard_completion);
+    if (err < 0)
+        return err;
     err = ptc_config_fill_ints(row, ints, N_ELEMENTS(ints), cfg);
     if (err < 0)
         return err;

@@ -28,6 +28,9 @@ static int fill(struct dsh_row *row, struct ptc_config *cfg)
     if (err == 0)
         err = dsh_config_get_bool(row->provider, &row->doc, row->root, "requireResourceLimits",
                                   &cfg->require_resource_limits);
+    if (err == 0)
+        err = dsh_config_get_bool(row->provider, &row->doc, row->root, "discardCompletion",
+                                  &cfg->discard_completion);
     if (err < 0)
         return err;
     cfg->execution_mode = PTC_EXECUTION_PER_CALL;

@@ -177,8 +177,9 @@ int ptc__resolve(struct ptc_host *host, const char *request_json, size_t request
     }
     if ((rc = resolve_timeout(host, request, spec, err)) < 0)
         goto out;
+    /* Absent: the row's discardCompletion. */
     if ((rc = copy_optional(request, spec, "discardCompletion", json_type_boolean,
-                            json_object_new_boolean(0), err)) < 0)
+                            json_object_new_boolean(host->config.discard_completion), err)) < 0)
         goto out;
     if ((rc = copy_optional(request, spec, "stateOwner", json_type_string, NULL, err)) < 0)
         goto out;

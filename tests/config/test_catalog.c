@@ -37,7 +37,7 @@ Test(catalog, providers_and_fields)
     };
     static const char *const ptc_fields[] = {
         "executionMode", "scriptPersistence", "replScoped", "timeoutMs", "maxTimeoutMs",
-        "maxOutputBytes", "maxOldGenerationSizeMb", "maxMessageBytes", "maxPendingCalls",
+        "maxOutputBytes", "discardCompletion", "maxOldGenerationSizeMb", "maxMessageBytes", "maxPendingCalls",
         "stopGraceMs", "prewarmProcesses", "prewarmIdleMs", "graceMs", "maxMemoryMb", "maxProcesses",
         "maxCpuPercent", "maxTempBytes", "requireResourceLimits", "launch", "launch.kind",
         "launch.executable", "launch.bootstrapPath", "launch.stripperPath",
@@ -52,14 +52,14 @@ Test(catalog, providers_and_fields)
     cr_assert_null(dsh_catalog_find(cat, NULL));
 
     const struct dsh_catalog_provider *p = dsh_catalog_find(cat, PTC);
-    cr_assert_eq(p->n_fields, 19);
+    cr_assert_eq(p->n_fields, 20);
     for (size_t i = 0; i < sizeof(ptc_fields) / sizeof(ptc_fields[0]); i++)
         cr_assert_not_null(dsh_catalog_field_find(p, ptc_fields[i]), "%s", ptc_fields[i]);
     cr_assert_null(dsh_catalog_field_find(p, "launch.nope"));
     cr_assert_null(dsh_catalog_field_find(p, "timeoutMs.x"));
     /* The Python row has no per-call knobs: no maxTimeoutMs, executionMode or launch. */
     const struct dsh_catalog_provider *py = dsh_catalog_find(cat, PTC_PYTHON_PROVIDER_NAME);
-    cr_assert_eq(py->n_fields, 12);
+    cr_assert_eq(py->n_fields, 13);
     cr_assert_null(dsh_catalog_field_find(py, "maxTimeoutMs"));
     cr_assert_null(dsh_catalog_field_find(py, "executionMode"));
 

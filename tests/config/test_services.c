@@ -11,12 +11,27 @@
 
 Test(services, fieldless_rows_accept_only_empty_configs)
 {
-    static const char *const names[] = {"dsh-fs-local", "dsh-subprocess-local", "dsh-demo-tools"};
-    for (size_t i = 0; i < 3; i++) {
+    static const char *const names[] = {"dsh-fs-local", "dsh-subprocess-local"};
+    for (size_t i = 0; i < 2; i++) {
         expect_valid(names[i], "");
         expect_valid(names[i], "{}\n");
         expect_error(names[i], "root: /tmp\n", "root", 1, 1, "unknown field");
     }
+}
+
+/* dsh mcp's own knobs: the demonstration functions on request, the declarations' budget. */
+Test(services, demo_tools_mcp_and_declaration_budget)
+{
+    expect_valid("dsh-demo-tools", "");
+    expect_valid("dsh-demo-tools", "mcp: true\n");
+    expect_error("dsh-demo-tools", "mcp: 1\n", "mcp", 1, 6, "expected a boolean");
+    expect_error("dsh-demo-tools", "root: /tmp\n", "root", 1, 1, "unknown field");
+    expect_valid("dsh-mcp-bindings", "declarationBudget: 0\n");
+    expect_valid("dsh-mcp-bindings", "declarationBudget: 16777216\nservers: []\n");
+    expect_error("dsh-mcp-bindings", "declarationBudget: -1\n", "declarationBudget", 1, 20,
+                 "below the minimum 0");
+    expect_error("dsh-mcp-bindings", "declarationBudget: 16777217\n", "declarationBudget", 1, 20,
+                 "exceeds the maximum 16777216");
 }
 
 Test(services, extra_writable_roots_list)

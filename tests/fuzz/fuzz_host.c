@@ -34,7 +34,7 @@ const char *fuzz_host_profile(struct dshh_profile *profile, const char *provider
             "- {id: subprocess, name: dsh-subprocess-local, config: {}}\n"
             "- {id: sandbox, name: dsh-sandbox-linux, config: {}}\n"
             "- {id: sandbox-policy, name: dsh-sandbox-policy, config: {mode: read-only, workspaceRoot: '%s'}}\n"
-            "- {id: demo-tools, name: dsh-demo-tools, config: {}}\n"
+            "- {id: demo-tools, name: dsh-demo-tools, config: {mcp: true}}\n"
             "- {id: ptc-runtime, name: '@deepseek-ai/dsh-ptc-runtime-node', path: '%s', config: {}}\n%s",
             dir, provider_path, extra_rows);
     fclose(f);

@@ -92,8 +92,10 @@ test("the SDK negotiates the current protocol revision and lists run_code", asyn
   const describe = JSON.parse(execFileSync(dsh, ["headless"], { cwd, stdio: ["ignore", "pipe", "ignore"] }));
   assert.equal(tool.inputSchema.properties.timeoutMs.maximum, describe.timeout.maxMs);
   assert.ok(tool.description.startsWith(describe.executionInstructions + "\n"), tool.description);
-  // TypeScript declarations of every namespace: the demo tools and the downstream server.
-  assert.match(tool.description, /declare const tools: \{/);
+  // TypeScript declarations of every namespace: the host's tools and the downstream server.
+  assert.match(tool.description, /declare const tools: \{\n(.*\n)*  registerImage\(input: \{ path: string; attachmentId\?: string \}\): Promise<string>;\n/);
+  assert.match(tool.description, /  describeTool\(name: string\): Promise<string>;\n/);
+  assert.doesNotMatch(tool.description, /add\(input/, "no demonstration function without the demo-tools row's mcp");
   assert.match(tool.description, /declare const issue_tracker: \{/);
   assert.match(tool.description, /search_issues\(input: \{\n\s+\/\*\* text to find \*\/\n\s+query: string;\n\s+limit\?: number;\n\s+\}\): Promise<\{\n\s+hits: Array<\{/);
   assert.match(tool.description, /fail_always\(input\?: Record<string, unknown>\): Promise<unknown>/);
@@ -101,10 +103,13 @@ test("the SDK negotiates the current protocol revision and lists run_code", asyn
   assert.match(tool.description, /delete_\(input: \{\n\s+id: number;\n\s+\}\)/);
 });
 
-test("run_code returns the program's output as text; the value is discarded", async () => {
-  const result = await run(session.client, "inspect('hello', 1 + 2); return 'not shown'");
+test("run_code returns the program's output as text, then its returned value as JSON", async () => {
+  const result = await run(session.client, "inspect('hello', 1 + 2); return 'shown'");
   assert.equal(result.isError, false);
-  assert.deepEqual(result.content, [{ type: "text", text: "hello 3\n" }]);
+  assert.deepEqual(result.content, [{ type: "text", text: 'hello 3\n"shown"\n' }]);
+  const object = await run(session.client, "return { a: 1 }");
+  assert.deepEqual(object.content, [{ type: "text", text: '{"a":1}\n' }]);
+  assert.deepEqual(object.structuredContent, { a: 1 });
 });
 
 test("a failed run is isError with the failure kind and message", async () => {

@@ -384,13 +384,12 @@ test("no unknown where the schema had a type; one tool's declaration is self-con
         untypedPlaces(tool.inputSchema ?? true) + (tool.outputSchema ? untypedPlaces(tool.outputSchema) : 1);
       assert.ok(unknowns <= allowed, `${qualified}: ${unknowns} unknown for ${allowed} untyped places:\n${one}`);
       typed += unknowns === 0 || (!tool.outputSchema && unknowns === 1);
-      // The member is the one the namespace declares, indented; the named types are its own.
-      const member = one.slice(one.search(/^(\/\*\*[^\n]*\n(?: \*[^\n]*\n)*)?[A-Za-z0-9_$]+\(input/m));
-      assert.ok(
-        ours.includes(member.replace(/^/gm, "  ").replace(/^ {2}$/gm, "")),
-        `${qualified}: the member as in the namespace`,
-      );
-      const wrapped = `export {};\n${one.slice(0, one.length - member.length)}declare const ${names[f].ns}: {\n${member}};\n`;
+      // One namespace of one member, the member the whole declaration has; the named types are its own.
+      const header = one.search(/^\/\*\* A tool of the MCP server .*\n^declare const /m);
+      assert.ok(header > -1 && one.endsWith("};\n"), `${qualified}: one namespace:\n${one}`);
+      const member = one.slice(one.indexOf("{\n", header) + 2, -"};\n".length);
+      assert.ok(ours.includes(member), `${qualified}: the member as in the namespace`);
+      const wrapped = `export {};\n${one}`;
       alone.set(`/oracle/${qualified}.ts`, wrapped);
     }
   for (const [name, diagnostics] of typeCheckFiles(alone))

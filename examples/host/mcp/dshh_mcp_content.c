@@ -1,6 +1,8 @@
-/* A run result as an MCP tool result: the output text as one text item, each image as an image
- * item (its file's bytes, base64) within maxOutputBytes, the failure kind and message with
- * isError; and output entries as progress messages. An image's file is found again without
+/* A run result as an MCP tool result: the output text, then the completion value as JSON text
+ * (unless the session discards completions), the failure kind and message with isError and a note
+ * when the sandbox refused an operation, as one text item; each image as an image item (its
+ * file's bytes, base64) within maxOutputBytes; an object completion also as structuredContent;
+ * and output entries as progress messages. An image's file is found again without
  * following symlinks and must be the inode the provider registered, in the same format and pixel
  * size (examples/host/README.md, "Host opens of paths a program can influence"). */
 #include "dshh_mcp_content.h"
@@ -14,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <json-c/printbuf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,28 +259,79 @@ static bool add_entry(void *arg, size_t index, struct dsh_json_slice element)
     return true;
 }
 
-json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t max_bytes)
+/* A JSON node that prints as the text it holds: a completion value reaches the client with its
+ * exact text (numbers keep their digits), never as a tree of the whole. */
+static int print_raw(json_object *node, struct printbuf *pb, int level, int flags)
 {
-    /* The value is not part of the tool result and the output is read entry by entry: neither
-     * becomes a tree of the whole (common/README.md, "untrusted JSON is parsed with budgets"). */
+    (void)level;
+    (void)flags;
+    const char *text = json_object_get_userdata(node);
+    return printbuf_memappend(pb, text, (int)strlen(text));
+}
+
+static void free_raw(json_object *node, void *text)
+{
+    (void)node;
+    free(text);
+}
+
+static json_object *raw_json(const char *text, size_t len)
+{
+    char *copy = strndup(text, len);
+    json_object *node = copy ? json_object_new_object() : NULL;
+    if (!node) {
+        free(copy);
+        return NULL;
+    }
+    json_object_set_serializer(node, print_raw, copy, free_raw);
+    return node;
+}
+
+static void append_line(struct dsh_text_buffer *text, const char *line, size_t n)
+{
+    if (text->len && text->data[text->len - 1] != '\n')
+        dsh_text_buffer_write(text, (unsigned char *)"\n", 1);
+    dsh_text_buffer_write(text, (unsigned char *)line, n);
+}
+
+json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t max_bytes,
+                                   bool show_value)
+{
+    /* The value is copied as text and the output is read entry by entry: neither becomes a tree
+     * of the whole (common/README.md, "untrusted JSON is parsed with budgets"). */
     static const char *const raw_names[] = {"value", "output", NULL};
     struct dsh_json_slice raw[2];
     json_object *result =
         dsh_json_parse_envelope(result_json, len, raw_names, raw, DSH_JSON_ENVELOPE_MAX_NODES);
-    json_object *error = dsh_json_get_object(result, "error");
-    json_object *content = json_object_new_array();
+    json_object *error = dsh_json_get_object(result, "error"),
+                *sandbox = dsh_json_get_object(result, "sandbox");
+    json_object *content = json_object_new_array(), *structured = NULL;
     struct content_parts parts = {.images = json_object_new_array(), .budget = max_bytes};
     if (result && raw[1].text)
         dsh_json_elements(raw[1].text, raw[1].len, add_entry, &parts);
     struct dsh_text_buffer text = parts.text;
     json_object *images = parts.images;
-    bool ok = false;
+    bool ok = false, denied = false;
     bool failed = !dsh_json_get_bool(result, "ok", &ok) || !ok;
+    if (result && show_value && !failed && raw[0].text) {
+        const char *v = raw[0].text, *v_end = v + raw[0].len;
+        while (v < v_end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r'))
+            v++;
+        append_line(&text, v, (size_t)(v_end - v));
+        dsh_text_buffer_write(&text, (unsigned char *)"\n", 1);
+        if (v < v_end && *v == '{')
+            structured = raw_json(v, (size_t)(v_end - v));
+    }
     if (failed) {
         char line[DSH_ERROR_MESSAGE_MAX + 64];
-        int n = snprintf(line, sizeof line, "%serror (%s): %s", text.len && text.data[text.len - 1] != '\n' ? "\n" : "",
-                         str(error, "kind", "unknown"), str(error, "message", "the result is not valid JSON"));
-        dsh_text_buffer_write(&text, (unsigned char *)line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+        int n = snprintf(line, sizeof line, "error (%s): %s", str(error, "kind", "unknown"),
+                         str(error, "message", "the result is not valid JSON"));
+        append_line(&text, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+    }
+    if (dsh_json_get_bool(sandbox, "denied", &denied) && denied) {
+        char line[128];
+        int n = snprintf(line, sizeof line, DSHH_MCP_DENIAL_NOTE, str(sandbox, "mode", "its"));
+        append_line(&text, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
     }
     if (text.len || json_object_array_length(images) == 0)
         json_object_array_add(content, text.len ? text_item(text.data, text.len) : text_item("(no output)", 11));
@@ -288,6 +342,13 @@ json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t
     json_object_put(result);
     json_object *tool_result = json_object_new_object();
     json_object_object_add(tool_result, "content", content);
+    /* With completions shown, run_code declares an outputSchema, and a client then requires
+     * structuredContent in every result that is not an error: an object completion, else {}. */
+    if (show_value && !failed)
+        json_object_object_add(tool_result, "structuredContent",
+                               structured ? structured : json_object_new_object());
+    else
+        json_object_put(structured);
     json_object_object_add(tool_result, "isError", json_object_new_boolean(failed));
     return tool_result;
 }

@@ -3,12 +3,21 @@
 #define DSHH_MCP_CONTENT_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* {content: [text, images...], isError} of a provider result; images are read from their files
- * and base64-encoded while the total stays within max_bytes (transfer full). */
-json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t max_bytes);
+/* The note a result ends with when the sandbox refused an operation of the program (%s: the mode). */
+#define DSHH_MCP_DENIAL_NOTE                                                                       \
+    "the sandbox refused: an operation of the program that %s mode does not allow"
+
+/* {content: [text, images...], structuredContent?, isError} of a provider result: the output text,
+ * with show_value the completion value as JSON text on a line of its own (and an object value as
+ * structuredContent, {} for any other successful result), the failure as "error (KIND): MESSAGE",
+ * and DSHH_MCP_DENIAL_NOTE when result.sandbox.denied; images are read from their files and
+ * base64-encoded while the total stays within max_bytes (transfer full). */
+json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t max_bytes,
+                                   bool show_value);
 /* The one-line text of an output entry for a progress notification (transfer full). */
 char *dshh__mcp_progress_message(const char *entry_json, size_t len);
 

@@ -943,7 +943,10 @@ int dshh__mcp_downstream_declare_tool(const struct dshh_mcp_downstream *ds, cons
             found = server && !strcmp(s->tools[t].ident, dot + 1);
             if (found && open) {
                 tool_aliases(&tt, out);
-                tool_member(&s->tools[t], &tt, out, 0);
+                fprintf(out, "/** A tool of the MCP server \"%s\"; a failed call throws " DSHH_MCP_ERROR_CLASS
+                             ". */\ndeclare const %s: {\n", s->name, s->ident);
+                tool_member(&s->tools[t], &tt, out, 2);
+                fputs("};\n", out);
                 rc = 0;
             }
             tool_types_close(&tt);

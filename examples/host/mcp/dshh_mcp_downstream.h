@@ -81,10 +81,10 @@ void dshh__mcp_downstream_bindings(const struct dshh_mcp_downstream *ds, json_ob
  * named types of its tools' schemas (`type NS_TOOL_NAME = ...;`), then `declare const NS: {...}`
  * with one member per tool. */
 void dshh__mcp_downstream_declare(const struct dshh_mcp_downstream *ds, FILE *out);
-/* The declaration of one tool, qualified "namespace.tool" (the identifiers programs use): the
- * named types it needs, then its doc comment and member signature at indent 0, each as in
- * dshh__mcp_downstream_declare (the same names). 0, or -1 when there is no such tool (nothing is
- * written). */
+/* The declaration of one tool, qualified "namespace.tool" (the identifiers programs use), valid
+ * TypeScript alone: the named types it needs, then `declare const NS: {...}` with its one member,
+ * each as in dshh__mcp_downstream_declare (the same names). 0, or -1 when there is no such tool
+ * (nothing is written). */
 int dshh__mcp_downstream_declare_tool(const struct dshh_mcp_downstream *ds, const char *qualified, FILE *out);
 /* When global is a server's namespace: forwards the call as tools/call (its answer becomes the
  * reply) and returns true. */

@@ -1,15 +1,18 @@
 /* `dsh mcp`: an MCP server on stdin/stdout (newline-delimited JSON-RPC 2.0) with one tool,
- * run_code, that runs a program through the loaded provider. Output streams as progress
- * notifications, the result is text and image content, cancellation aborts the run; a retaining
- * profile keeps one stateOwner for the session and releases it at the end (stdin EOF).
- * examples/host/README.md, "dsh mcp". */
+ * run_code, that runs a program through the loaded provider. Its description is generated from
+ * describe() and the session's real policy; output streams as progress notifications, the result
+ * is text and image content (and the completion value unless the runtime row discards it),
+ * cancellation aborts the run; a retaining profile keeps one stateOwner for the session and
+ * releases it at the end (stdin EOF). examples/host/README.md, "dsh mcp". */
 #include "dshh_mcp_server.h"
 
 #include "dshh_demo_tools.h"
 #include "dshh_lines.h"
 #include "dshh_mcp_content.h"
 #include "dshh_mcp_downstream.h"
+#include "dshh_mcp_tools.h"
 #include "dshh_names.h"
+#include "dshh_native_bindings.h"
 #include "dshh_out_queue.h"
 #include "dshh_output_gate.h"
 #include "dshh_request.h"
@@ -36,6 +39,7 @@
 #define MAX_UNREAD ((size_t)64 << 20)
 #define DROPPED_WHY "the MCP client stopped reading dsh's output"
 #define TOOL_NAME "run_code"
+#define TOOL_TITLE  "Run a TypeScript program"
 
 struct mcall {
     struct mcall *next;
@@ -54,9 +58,13 @@ struct mcp {
     struct dshh_lines lines;
     struct mcall *calls; /* in arrival order: started ones, then queued ones (retaining profiles) */
     struct dshh_mcp_downstream ds;
+    struct dshh_mcp_tools tools; /* what programs can call */
     char *description; /* of run_code */
     int64_t default_timeout_ms, max_timeout_ms;
     int64_t max_output_bytes;
+    bool discard;     /* the runtime row's discardCompletion: results show no completion value */
+    bool read_only;   /* the standing policy's mode is read-only */
+    bool unconfined;  /* danger-full-access: the program has the network (and everything else) */
     bool retains;     /* describe().retainsState: the session's runs share one stateOwner */
     char owner[64];
     bool owner_used, releasing, released;
@@ -190,10 +198,9 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
 {
     struct mcall *c = userdata;
     struct dshh_host *host = c->m->host;
-    if (host->demo_tools && !strcmp(global, DSHH_DEMO_GLOBAL)) {
-        dshh__demo_call(host, run, call, name, args_json, args_len, &c->pending);
+    if (dshh__mcp_tools_call(&c->m->tools, run, call, global, name, args_json, args_len,
+                             &c->pending))
         return;
-    }
     if (dshh__mcp_downstream_call(&c->m->ds, run, call, global, name, args_json, args_len))
         return;
     static const char unknown[] = "dsh mcp: no binding with this name";
@@ -225,7 +232,8 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
     dshh__mcp_downstream_run_ended(&m->ds, run);
     /* A cancelled request gets no response (MCP cancellation). */
     if (!c->cancelled)
-        respond(c->id, dshh__mcp_tool_result(result_json, result_len, (uint64_t)m->max_output_bytes));
+        respond(c->id, dshh__mcp_tool_result(result_json, result_len, (uint64_t)m->max_output_bytes,
+                                             !m->discard));
     unlink_call(m, c);
     start_next(m);
     maybe_finish(m);
@@ -274,16 +282,14 @@ static json_object *run_request(struct mcp *m, json_object *program, json_object
 {
     json_object *req = json_object_new_object(), *bindings = json_object_new_array();
     json_object_object_add(req, "program", json_object_get(program));
-    json_object_object_add(req, "discardCompletion", json_object_new_boolean(1));
+    json_object_object_add(req, "discardCompletion", json_object_new_boolean(m->discard));
     if (timeout)
         json_object_object_add(req, "timeoutMs", json_object_get(timeout));
     if (m->retains) {
         json_object_object_add(req, "stateOwner", json_object_new_string(m->owner));
         m->owner_used = true;
     }
-    if (m->host->demo_tools)
-        dshh__add_demo_bindings(bindings);
-    dshh__mcp_downstream_bindings(&m->ds, bindings);
+    dshh__mcp_tools_bindings(&m->tools, bindings);
     json_object_object_add(req, "bindings", bindings);
     return req;
 }
@@ -409,12 +415,27 @@ static json_object *tool_definition(struct mcp *m)
     json_object_object_add(schema, "properties", props);
     json_object_object_add(schema, "required", required);
     json_object_object_add(schema, "additionalProperties", json_object_new_boolean(0));
-    json_object_object_add(annotations, "title", json_object_new_string("Run a TypeScript program"));
-    json_object_object_add(annotations, "openWorldHint", json_object_new_boolean(1));
+    /* What the program may do follows the standing policy: it changes nothing in read-only, and
+     * reaches the network only unconfined. */
+    json_object_object_add(annotations, "title", json_object_new_string(TOOL_TITLE));
+    json_object_object_add(annotations, "readOnlyHint", json_object_new_boolean(m->read_only));
+    if (!m->read_only)
+        json_object_object_add(annotations, "destructiveHint", json_object_new_boolean(1));
+    json_object_object_add(annotations, "idempotentHint", json_object_new_boolean(0));
+    json_object_object_add(annotations, "openWorldHint", json_object_new_boolean(m->unconfined));
     json_object_object_add(tool, "name", json_object_new_string(TOOL_NAME));
-    json_object_object_add(tool, "title", json_object_new_string("Run a TypeScript program"));
+    json_object_object_add(tool, "title", json_object_new_string(TOOL_TITLE));
     json_object_object_add(tool, "description", json_object_new_string(m->description));
     json_object_object_add(tool, "inputSchema", schema);
+    if (!m->discard) {
+        json_object *output = json_object_new_object();
+        json_object_object_add(output, "type", json_object_new_string("object"));
+        json_object_object_add(
+            output, "description",
+            json_object_new_string("The program's completion value when it is a JSON object, "
+                                   "else {} (the text content shows any value)"));
+        json_object_object_add(tool, "outputSchema", output);
+    }
     json_object_object_add(tool, "annotations", annotations);
     return tool;
 }
@@ -520,40 +541,91 @@ static int64_t int_field(json_object *o, const char *key)
     return dsh_json_get_int64(o, key, INT64_MIN, INT64_MAX, &v) ? v : 0;
 }
 
-/* maxOutputBytes of the provider row (its catalog default when absent). */
-static int64_t max_output_bytes(const struct dshh_profile *profile)
+/* The enabled row named name, or NULL. */
+static const struct dshh_row *enabled_row(const struct dshh_profile *profile, const char *name)
 {
-    int64_t value = 0;
-    struct dsh_catalog *cat;
-    if (dsh_catalog_open(&cat, NULL, 0) < 0)
-        return 0;
-    const struct dsh_catalog_provider *p = dsh_catalog_find(cat, PTC_PROVIDER_NAME);
-    for (size_t i = 0; p && i < profile->nrows; i++) {
-        const struct dshh_row *row = &profile->rows[i];
-        if (row->disabled || strcmp(row->name, PTC_PROVIDER_NAME) != 0)
-            continue;
-        yaml_document_t *doc = (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc;
-        dsh_config_get_int(p, doc, row->config, "maxOutputBytes", &value);
-    }
-    dsh_catalog_close(cat);
-    return value;
+    for (size_t i = 0; i < profile->nrows; i++)
+        if (!profile->rows[i].disabled && !strcmp(profile->rows[i].name, name))
+            return &profile->rows[i];
+    return NULL;
 }
 
-static const char demo_declarations[] =
-    "/** The reference host's demo tools. A failed call throws ToolCallError (its member property names the "
-    "function). */\n"
-    "declare const tools: {\n"
-    "  /** Resolves to its argument. */\n"
-    "  echo<T>(value: T): Promise<T>;\n"
-    "  add(input: { a: number; b: number }): Promise<number>;\n"
-    "  /** Resolves to null after ms milliseconds. */\n"
-    "  sleep(input: { ms: number }): Promise<null>;\n"
-    "  /** Rejects with message. */\n"
-    "  fail(input: { message: string }): Promise<never>;\n"
-    "  /** Registers a PNG or JPEG file (relative to the run's cwd) for Image.get(); resolves to its "
-    "attachmentId. */\n"
-    "  registerImage(input: { path: string; attachmentId?: string }): Promise<string>;\n"
-    "};\n";
+/* What dsh mcp reads of the rows (each value its catalog default when absent): the runtime row's
+ * maxOutputBytes and discardCompletion, the demo-tools row's mcp, the bindings row's
+ * declarationBudget. */
+struct row_values {
+    int64_t max_output_bytes;
+    bool discard, demo;
+    int64_t budget;
+};
+
+static void row_values(const struct dshh_profile *profile, struct row_values *v)
+{
+    static const struct {
+        const char *row, *field;
+        size_t offset;
+        bool is_bool;
+    } fields[] = {
+        {PTC_PROVIDER_NAME, "maxOutputBytes", offsetof(struct row_values, max_output_bytes), false},
+        {PTC_PROVIDER_NAME, "discardCompletion", offsetof(struct row_values, discard), true},
+        {PTC_PYTHON_PROVIDER_NAME, "maxOutputBytes", offsetof(struct row_values, max_output_bytes),
+         false},
+        {PTC_PYTHON_PROVIDER_NAME, "discardCompletion", offsetof(struct row_values, discard), true},
+        {DSHH_NAME_DEMO, "mcp", offsetof(struct row_values, demo), true},
+        {DSHH_NAME_MCP_BINDINGS, "declarationBudget", offsetof(struct row_values, budget), false},
+    };
+    struct dsh_catalog *cat;
+    *v = (struct row_values){0};
+    if (dsh_catalog_open(&cat, NULL, 0) < 0)
+        return;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const struct dsh_catalog_provider *p = dsh_catalog_find(cat, fields[i].row);
+        const struct dshh_row *row = enabled_row(profile, fields[i].row);
+        void *slot = (char *)v + fields[i].offset;
+        /* Without the row: the catalog's default, read from an empty config. */
+        yaml_document_t *doc =
+            row ? (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc
+                : NULL;
+        if (!p || (!row && strcmp(fields[i].row, DSHH_NAME_MCP_BINDINGS) != 0))
+            continue;
+        if (fields[i].is_bool)
+            dsh_config_get_bool(p, doc, row ? row->config : NULL, fields[i].field, slot);
+        else
+            dsh_config_get_int(p, doc, row ? row->config : NULL, fields[i].field, slot);
+    }
+    dsh_catalog_close(cat);
+}
+
+/* The session's standing policy: its mode and workspace (sandboxPolicy.resolve), the sentences
+ * about them, and the annotations they set. */
+static void describe_policy(struct mcp *m, FILE *out)
+{
+    const struct dsh_sandbox_policy_service *policy = m->host->services.sandbox_policy;
+    char buf[8192];
+    json_object *p = policy && policy->resolve(policy->ctx, NULL, buf, sizeof buf) >= 0
+                         ? dsh_json_parse_strict(buf, strlen(buf))
+                         : NULL;
+    const char *mode = dsh_json_get_text(p, "mode"), *root = dsh_json_get_text(p, "workspaceRoot");
+    m->read_only = mode && !strcmp(mode, "read-only");
+    m->unconfined = mode && !strcmp(mode, "danger-full-access");
+    if (mode && root && m->read_only)
+        fprintf(out,
+                "\nSandbox read-only: the working directory is the workspace %s; the program can "
+                "read it and the system's files and write nothing. No network access.\n",
+                root);
+    else if (mode && root && m->unconfined)
+        fprintf(out,
+                "\nSandbox danger-full-access: the program runs unconfined, with the files and "
+                "network of the user dsh runs as; the working directory is the workspace %s.\n",
+                root);
+    else if (mode && root)
+        fprintf(out,
+                "\nSandbox %s: the working directory is the workspace %s; the program can read and "
+                "write it and its temp directory (os.tmpdir()), read the system's files, and write "
+                "nothing else. No network access.\n",
+                mode, root);
+    json_object_put(p);
+}
 
 static int setup(struct mcp *m, const struct dshh_profile *profile)
 {
@@ -571,9 +643,23 @@ static int setup(struct mcp *m, const struct dshh_profile *profile)
     m->max_timeout_ms = int_field(timeout, "maxMs");
     m->retains = dsh_json_get_bool(describe, "retainsState", &m->retains) && m->retains;
     snprintf(m->owner, sizeof m->owner, "mcp-session-%ld", (long)getpid());
-    m->max_output_bytes = max_output_bytes(profile);
-    const char *const taken[] = {DSHH_DEMO_GLOBAL, NULL};
-    if (dshh__mcp_downstream_start(&m->ds, m->host, profile, m->host->demo_tools ? taken : NULL) < 0) {
+    struct row_values rows;
+    row_values(profile, &rows);
+    m->max_output_bytes = rows.max_output_bytes;
+    m->discard = rows.discard;
+    /* Server namespaces take no name programs already see: tools, the native namespaces. */
+    size_t nnative = m->host->native ? m->host->native->n : 0;
+    const char **taken = calloc(nnative + 2, sizeof(*taken));
+    if (!taken) {
+        json_object_put(describe);
+        return -1;
+    }
+    taken[0] = DSHH_DEMO_GLOBAL;
+    for (size_t i = 0; i < nnative; i++)
+        taken[i + 1] = m->host->native->ns[i].global;
+    rc = dshh__mcp_downstream_start(&m->ds, m->host, profile, taken);
+    free(taken);
+    if (rc < 0 || dshh__mcp_tools_open(&m->tools, m->host, &m->ds, rows.demo) < 0) {
         json_object_put(describe);
         return -1;
     }
@@ -584,18 +670,43 @@ static int setup(struct mcp *m, const struct dshh_profile *profile)
         return -1;
     }
     const char *instructions = dsh_json_get_text(describe, "executionInstructions");
+    const char *format = dsh_json_get_text(describe, "programFormat");
+    const char *language = dsh_json_get_text(describe, "language");
+    bool function_body = format && !strcmp(format, "async-function");
     fprintf(out, "%s\n", instructions ? instructions : "");
+    /* The Node runtime's function bodies are no modules (its REPL and Script instructions say
+     * this themselves). */
+    if (function_body && language && !strcmp(language, "typescript"))
+        fputs("Static `import` declarations and `require` are not available: load modules with "
+              "`await import(\"node:fs\")`.\n",
+              out);
+    if (m->retains)
+        fputs("All run_code calls of this MCP session share one environment: the top-level names "
+              "of one call are there in the next, until the session ends.\n",
+              out);
     json_object_put(describe);
-    if (m->host->demo_tools || m->ds.n) {
-        fputs("\nThe program can call these host functions (TypeScript declarations):\n\n```ts\n", out);
-        if (m->host->demo_tools)
-            fputs(demo_declarations, out);
-        dshh__mcp_downstream_declare(&m->ds, out);
-        fputs("```\n", out);
-    }
-    fputs("\nThe result shows what the program printed with inspect() (text and images); a returned value is not "
-          "shown.\n",
+    describe_policy(m, out);
+    fprintf(out,
+            "Deadline: timeoutMs (default %lld ms, at most %lld), tool waits included; then the "
+            "run fails with `error (timeout)`.\n",
+            (long long)m->default_timeout_ms, (long long)m->max_timeout_ms);
+    if (m->discard)
+        fputs("The result shows the inspect() output (text, then images) and no return or "
+              "completion value: this session discards them (the runtime row's "
+              "discardCompletion), so inspect() what you need.\n",
+              out);
+    else
+        fprintf(out,
+                "The result shows the inspect() output (text, then images), then %s as one line "
+                "of JSON (an object also as structuredContent).\n",
+                function_body ? "the returned value" : "the value of the last expression statement");
+    /* The kinds of host-abi/schemas/result.json (tests/mcp/description.test.mjs compares). */
+    fputs("A failed run is isError, its text ending `error (KIND): MESSAGE` (KIND: exception, "
+          "timeout, abort, protocol, sandbox-unavailable, worker-exit, invalid-output, "
+          "output-limit). When the sandbox refused an operation, the last line is `the sandbox "
+          "refused: ...`.\n",
           out);
+    dshh__mcp_tools_describe(&m->tools, (size_t)rows.budget, out);
     return fclose(out) == 0 ? 0 : -1;
 }
 
@@ -635,6 +746,7 @@ out:
         dshh__out_queue_flush(&m.out); /* the last answers, now that the loop has ended */
     dshh__output_gate_close(&m.gate);
     dshh__out_queue_close(&m.out);
+    dshh__mcp_tools_close(&m.tools);
     dshh__mcp_downstream_stop(&m.ds);
     dshh__lines_free(&m.lines);
     free(m.description);
