@@ -260,6 +260,16 @@ static int pause_output(struct dsh_instance *inst, dsh_run_id id, bool paused)
     return find(inst, id) ? 0 : DSH_E_NOT_FOUND;
 }
 
+/* No images here: a registration is refused as a provider without the format would refuse it. */
+static int register_image(struct dsh_instance *inst, dsh_run_id id, const char *attachment_id, const char *host_path,
+                          char **ret_descriptor_json, size_t *ret_len, struct dsh_error *err)
+{
+    (void)attachment_id, (void)host_path, (void)ret_descriptor_json, (void)ret_len;
+    if (!find(inst, id))
+        return dsh_error_setf(err, DSH_E_NOT_FOUND, "no such run");
+    return dsh_error_setf(err, DSH_E_UNSUPPORTED, "the fuzzing double registers no images");
+}
+
 static const struct dsh_provider table = {
     .struct_size = sizeof table,
     .abi_major = DSH_ABI_MAJOR,
@@ -278,6 +288,7 @@ static const struct dsh_provider table = {
     .unload = unload,
     .free_text = free_text,
     .wait = wait_for,
+    .registerImage = register_image,
     .readable_roots = readable_roots,
     .pause_output = pause_output,
 };

@@ -1,8 +1,9 @@
 /* `dsh mcp` (examples/host/mcp/dshh_mcp_server.c) with any client input as its stdin: the real
  * host (profile, Linux services, demo tools) over the provider double fake_provider.c, one
  * dshh__cmd_mcp per input. The client keeps stdin open until every tools/call it sent with a
- * number or string id was answered (except the ones it cancelled, and runs that "bind" a
- * binding, which may never end), so runs end by themselves, not only by the session's end.
+ * number or string id was answered (except the ones it cancelled, and programs that name the
+ * demonstration sleep, which may outlast any run), so runs end by themselves, not only by the
+ * session's end.
  * Properties: dsh mcp exits 0 once stdin ends, and every line it writes is one JSON-RPC 2.0
  * message (mcp_jsonrpc.c); a call is answered (else the client waits: a hang is the finding). */
 #include <string.h>
@@ -41,8 +42,8 @@ static void note_request(void *arg, const char *line, size_t len)
         json_object_array_add(a->cancelled, json_object_get(id));
     json_object *arguments = dsh_json_get_object(params, "arguments");
     const char *program = dsh_json_get_text(arguments, "program");
-    bool binds = program && !strncmp(program, "bind", 4);
-    if (method && !strcmp(method, "tools/call") && !binds && json_object_object_get_ex(msg, "id", &id) &&
+    bool sleeps = program && strstr(program, "sleep");
+    if (method && !strcmp(method, "tools/call") && !sleeps && json_object_object_get_ex(msg, "id", &id) &&
         (json_object_is_type(id, json_type_int) || json_object_is_type(id, json_type_string)))
         json_object_array_add(a->ids, json_object_get(id));
     json_object_put(msg);
