@@ -206,6 +206,9 @@ static int declare_entry(const struct dshh_mcp_tools *t, const struct dshh_mcp_e
 /* ---- summaries and discovery ------------------------------------------------------------------- */
 
 #define SUMMARY_MAX 36
+/* Bytes of searchTools' text: each word is looked for in every name and description, so the
+ * text a program sends bounds the host's work per call. */
+#define SEARCH_TEXT_MAX 256
 
 /* The first sentence or line of text, at most SUMMARY_MAX bytes cut at a space (transfer full). */
 static char *summary_of(const char *text)
@@ -353,6 +356,11 @@ bool dshh__mcp_tools_call(const struct dshh_mcp_tools *t, dsh_run_id run, uint64
         reject(t, run, call, message);
     } else if (!strcmp(name, DSHH_MCP_DESCRIBE_TOOL)) {
         describe_tool(t, run, call, text);
+    } else if (strlen(text) > SEARCH_TEXT_MAX) {
+        char message[128];
+        snprintf(message, sizeof message, "tools." DSHH_MCP_SEARCH_TOOLS " takes at most %d bytes of text",
+                 SEARCH_TEXT_MAX);
+        reject(t, run, call, message);
     } else {
         search_tools(t, run, call, text);
     }
