@@ -97,7 +97,7 @@ test("read-only, per-call (the default runtime row): every sentence runs", async
     text(await call(ro, "try { await tools.searchTools('a '.repeat(129)) } catch (e) { inspect(e.message) }")),
     "tools.searchTools takes at most 256 bytes of text\n",
   );
-  assert.equal(text(await call(ro, "(await tools.searchTools('a '.repeat(128))).length > 0")), "true\n", "control: 256 bytes");
+  assert.equal(text(await call(ro, "return (await tools.searchTools('a '.repeat(128))).length > 0")), "true\n", "control: 256 bytes");
   claimed(ro, "Node APIs are available under the session's file sandbox.");
   assert.equal(text(await call(ro, "const fs = await import('node:fs'); inspect(fs.readFileSync('given.txt', 'utf8'))")), "from the workspace\n");
   claimed(ro, "Use inspect(...values) to display output. Do not use console.");
