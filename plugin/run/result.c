@@ -74,7 +74,8 @@ char *ptc__result_json(const struct ptc_result *r, size_t *ret_len, void **ret_b
         if (r->released_reason) {
             json_object *released = json_object_new_object();
             json_object_object_add(released, "reason", json_object_new_string(r->released_reason));
-            json_object_object_add(released, "message", json_object_new_string(r->released_message ? r->released_message : r->released_reason));
+            const char *message = r->released_message ? r->released_message : r->released_reason;
+            json_object_object_add(released, "message", json_object_new_string(message));
             json_object_object_add(retained, "released", released);
         }
         json_object_object_add(last, "retained", retained);
