@@ -15,7 +15,7 @@
 Test(abi, version_constants)
 {
     cr_expect_eq(DSH_ABI_MAJOR, 1);
-    cr_expect_eq(DSH_ABI_MINOR, 5);
+    cr_expect_eq(DSH_ABI_MINOR, 6);
 }
 
 Test(abi, error_details)
