@@ -99,8 +99,9 @@ test("tools/list: run_code takes yieldAfterMs; wait_run, terminate_run and list_
   const [runCodeTool, wait, terminate, list] = tools;
   assert.deepEqual(runCodeTool.inputSchema.properties.yieldAfterMs, {
     type: "integer", minimum: 0, maximum: 600000,
-    description: "Run in the background: when the run has not ended after this many milliseconds, return its output so far and {running: true, runId}",
+    description: "Run in the background: when the run has not ended after this many milliseconds, return its output so far and {running: true, runId} (at most 4 background runs at once in this session; its end stops them)",
   });
+  assert.equal(wait.description, "Wait for a background run of run_code: returns the output since the last return (at most 65536 bytes; a note says how many more are pending) when the run ends or after yieldAfterMs, and once it ended its result, as run_code shows one (kept 10 minutes after the end)");
   assert.deepEqual(wait.inputSchema.required, ["runId"]);
   assert.deepEqual(Object.keys(wait.inputSchema.properties).sort(), ["runId", "yieldAfterMs"]);
   assert.deepEqual(terminate.inputSchema.required, ["runId"]);
@@ -174,7 +175,7 @@ test("terminate_run ends a run as abort and nothing of its range keeps running",
 
 test("at most maxBackgroundRuns run at once per session (control: one more after terminate_run)", async () => {
   const s = await connect([patch("cap.yaml", bindingsRow({ maxBackgroundRuns: 2 }))]);
-  assert.match(s.description ?? (await s.client.listTools()).tools[0].description, /At most 2 background runs run at once in this session/);
+  assert.match((await s.client.listTools()).tools[0].inputSchema.properties.yieldAfterMs.description, /at most 2 background runs at once in this session/);
   const forever = "setInterval(() => {}, 1000); await new Promise(() => {})";
   const a = await runCode(s, forever, { yieldAfterMs: 0 });
   const b = await runCode(s, forever, { yieldAfterMs: 0 });

@@ -693,9 +693,10 @@ static void run_tools(json_object *tools)
     json_object_object_add(props, "yieldAfterMs", yield_schema(what));
     snprintf(what, sizeof what,
              "Wait for a background run of run_code: returns the output since the last return "
-             "(at most %d bytes; the text says how many more are pending) when the run ends or after "
-             "yieldAfterMs, and once it ended its result, as run_code shows one",
-             DSHH_MCP_WAIT_MAX_BYTES);
+             "(at most %d bytes; a note says how many more are pending) when the run ends or after "
+             "yieldAfterMs, and once it ended its result, as run_code shows one (kept %d minutes "
+             "after the end)",
+             DSHH_MCP_WAIT_MAX_BYTES, DSHH_MCP_KEEP_MS / 60000);
     json_object_array_add(tools, run_tool("wait_run", "Wait for a background run", what, props, true, true, false));
     json_object_array_add(tools, run_tool("terminate_run", "Stop a background run",
                                           "Stop a background run of run_code (its result: error (abort)) and "
@@ -731,9 +732,13 @@ static json_object *tool_definition(struct mcp *m)
     json_object_object_add(props, "program", program);
     json_object_object_add(props, "description", description);
     json_object_object_add(props, "timeoutMs", timeout);
-    json_object_object_add(props, "yieldAfterMs",
-                           yield_schema("Run in the background: when the run has not ended after this many "
-                                        "milliseconds, return its output so far and {running: true, runId}"));
+    char yield[512];
+    snprintf(yield, sizeof yield,
+             "Run in the background: when the run has not ended after this many milliseconds, return "
+             "its output so far and {running: true, runId} (at most %lld background runs at once in "
+             "this session; its end stops them)",
+             (long long)m->max_background_runs);
+    json_object_object_add(props, "yieldAfterMs", yield_schema(yield));
     json_object_array_add(required, json_object_new_string("program"));
     json_object_array_add(required, json_object_new_string("description"));
     json_object_object_add(schema, "type", json_object_new_string("object"));
@@ -1039,22 +1044,15 @@ static int setup(struct mcp *m, const struct dshh_profile *profile)
           "output-limit). When the sandbox refused an operation, the last line is `the sandbox "
           "refused: ...`.\n",
           out);
-    int64_t background_max = m->max_background_ms > m->max_timeout_ms ? m->max_background_ms : m->max_timeout_ms;
-    fprintf(out,
-            "Background runs: with yieldAfterMs (0 to %d ms), a run that has not ended by then "
-            "returns its output so far and `{running: true, runId}` and goes on (timeoutMs then up "
-            "to %lld). wait_run({runId, yieldAfterMs}) returns the output since the last return "
-            "when the run ends or after yieldAfterMs (default %d), and once it ended its result; "
-            "terminate_run({runId}) stops it (`error (abort)`); list_runs() lists them.\n"
-            "At most %lld background runs run at once in this session; an ended run's result is "
-            "kept for wait_run for %d minutes, and the session's end stops its runs.\n"
-            "One answer returns at most %d bytes of output and says how many more are pending.\n",
-            MAX_YIELD_MS, (long long)background_max, WAIT_DEFAULT_MS,
-            (long long)m->max_background_runs, DSHH_MCP_KEEP_MS / 60000, DSHH_MCP_WAIT_MAX_BYTES);
+    /* The details are in the tools' own descriptions and schemas (tools/list): the description
+     * stays within its budget. */
+    fputs("Long runs: with yieldAfterMs, a run not ended by then returns its output so far and "
+          "`{running: true, runId}` and goes on; wait_run returns its new output and, once ended, "
+          "its result; terminate_run stops it (`error (abort)`).\n",
+          out);
     if (m->retains)
-        fputs("While a background run is going, another run_code call of this session is rejected "
-              "(the shared environment runs one program at a time): wait for it or terminate it "
-              "first.\n",
+        fputs("While a background run is going, another run_code call is rejected (owner-busy: the "
+              "environment runs one program at a time): wait for it or terminate it first.\n",
               out);
     dshh__mcp_tools_describe(&m->tools, (size_t)rows.budget, out);
     return fclose(out) == 0 ? 0 : -1;
