@@ -471,10 +471,8 @@ static void run_code(struct mcp *m, json_object *id, json_object *args, json_obj
         return;
     }
     if (background) {
-        int64_t n = (int64_t)dshh__mcp_bg_running(&m->bg);
-        for (struct mcall *q = m->calls; q; q = q->next)
-            n += !q->started && q->bg;
-        if (n >= m->max_background_runs) {
+        /* Queued ones (a retaining profile's) have their entry already. */
+        if ((int64_t)dshh__mcp_bg_running(&m->bg) >= m->max_background_runs) {
             respond(id, tool_error("at most %lld background runs may run at once in this session: "
                                    "collect one with wait_run or stop one with terminate_run first",
                                    (long long)m->max_background_runs));
