@@ -249,3 +249,21 @@ test("a background deadline beyond maxTimeoutMs (up to maxBackgroundMs) is kept 
   while (last.structuredContent?.runId !== undefined);
   assert.match(text(last), /error \(abort\): .*the background run's deadline of 1500 ms passed/);
 });
+
+test("a background run's output counts against maxOutputBytes (control: the same output within it)", async () => {
+  const s = await connect([patch("small-output.yaml", "- id: ptc-runtime\n  config: {maxOutputBytes: 4096}\n")]);
+  const g = gate();
+  const collect = async (program) => {
+    const first = await runCode(s, program, { yieldAfterMs: 0 });
+    const runId = first.structuredContent?.runId;
+    const answers = [first];
+    while (runId && answers.at(-1).structuredContent?.runId !== undefined) answers.push(await call(s, "wait_run", { runId }));
+    return answers;
+  };
+  g.open(); // the programs below wait for it only after their output: both end by themselves
+  const within = await collect(`${FS} inspect("x".repeat(1000)); ${g.wait} return 1`);
+  assert.equal(within.map(newOutput).join(""), "x".repeat(1000) + "\n1\n");
+  const beyond = await collect(`${FS} for (let i = 0; i < 10; i++) inspect("x".repeat(1000)); ${g.wait} return 1`);
+  assert.equal(beyond.at(-1).isError, true);
+  assert.match(text(beyond.at(-1)), /error \(output-limit\): /);
+});
