@@ -65,6 +65,7 @@ int ptc__instance_load(const struct ptc_language *language, const char *config_y
         free(inst);
         return ptc__fail(ret_error, rc, "cannot subscribe to sandbox mode changes: %s", dsh_strerror(rc));
     }
+    ptc__owners_watch_expiry(&inst->runs);
     /* Per-call programs are stripped outside their process: warm the stripper now. */
     if (!retains)
         ptc__strippers_prestart(&inst->strippers);
@@ -90,6 +91,7 @@ void ptc__instance_unload(struct dsh_instance *inst)
     ptc__envs_destroy_all(&inst->envs);
     ptc__strippers_destroy_all(&inst->strippers);
     ptc__loop_dispatch(&inst->host.loop);
+    ptc__owners_forget_notices(&inst->runs);
     while (inst->initializers) {
         struct ptc_initializer *i = inst->initializers;
         inst->initializers = i->next;

@@ -18,6 +18,7 @@
 
 static void destroy(struct ptc_env *env);
 static void on_freeze_poll(struct ptc_timer *timer);
+static void on_idle_expired(struct ptc_timer *timer);
 
 static char *dup_string(json_object *obj, const char *key)
 {
@@ -97,8 +98,13 @@ static void on_drain_timeout(struct ptc_timer *timer)
 
 void ptc__envs_init(struct ptc_envs *set, struct ptc_host *host)
 {
-    set->host = host;
-    set->head = NULL;
+    *set = (struct ptc_envs){.host = host};
+}
+
+void ptc__envs_on_expired(struct ptc_envs *set, ptc_envs_expired_fn fn, void *ctx)
+{
+    set->expired = fn;
+    set->expired_ctx = ctx;
 }
 
 struct ptc_env *ptc__envs_next(const struct ptc_envs *set, const struct ptc_env *env)
@@ -181,6 +187,13 @@ struct ptc_env *ptc__env_new(struct ptc_envs *set, json_object *policy, const ch
         free(env);
         return NULL;
     }
+    if (ptc__timer_init(&host->loop, &env->idle, on_idle_expired) < 0) {
+        ptc__timer_destroy(&host->loop, &env->drain);
+        ptc__timer_destroy(&host->loop, &env->freeze_poll);
+        free_identity(env);
+        free(env);
+        return NULL;
+    }
     env->next = set->head;
     set->head = env;
     env->state = PTC_ENV_CONFINING;
@@ -205,8 +218,44 @@ void ptc__env_close_fds(struct ptc_env *env)
     ptc__watch_remove(&env->host->loop, &env->quiescence_watch);
 }
 
+/* An owned environment's idle time counts from here (the end of its last run); its idle timer
+ * runs only while nothing is attached. */
+static void become_idle(struct ptc_env *env)
+{
+    if (!env->identity.owner || env->invalidated)
+        return;
+    env->idle_order = ++env->set->idle_seq;
+    if (env->host->config.idle_release_ms > 0)
+        ptc__timer_arm(&env->idle, (uint64_t)env->host->config.idle_release_ms);
+}
+
+static void stop_idling(struct ptc_env *env)
+{
+    env->idle_order = 0;
+    ptc__timer_arm(&env->idle, 0);
+}
+
+static void on_idle_expired(struct ptc_timer *timer)
+{
+    struct ptc_env *env = ptc__container_of(timer, struct ptc_env, idle);
+    if (env->state != PTC_ENV_IDLE || env->events || env->invalidated)
+        return;
+    ptc__log(env->host, DSH_LOG_INFO, "the retained environment of owner \"%s\" ran nothing for %lld ms "
+                                      "(idleReleaseMs); it is released",
+             env->identity.owner, (long long)env->host->config.idle_release_ms);
+    if (env->set->expired)
+        env->set->expired(env->set->expired_ctx, env);
+    ptc__env_terminate(env);
+}
+
+uint64_t ptc__env_idle_order(const struct ptc_env *env)
+{
+    return env->state == PTC_ENV_IDLE && !env->events ? env->idle_order : 0;
+}
+
 uint64_t ptc__env_attach(struct ptc_env *env, const struct ptc_env_events *events, void *arg, bool *ret_ready)
 {
+    stop_idling(env);
     env->events = events;
     env->consumer = arg;
     env->consumer_wire_id = ++env->wire_ids_issued;
@@ -223,8 +272,10 @@ void ptc__env_detach(struct ptc_env *env, void *arg)
     ptc__env_hold_reading(env, arg, false);
     env->events = NULL;
     env->consumer = NULL;
-    if (env->state == PTC_ENV_BUSY)
+    if (env->state == PTC_ENV_BUSY) {
         env->state = PTC_ENV_IDLE;
+        become_idle(env);
+    }
 }
 
 void ptc__env_hold_reading(struct ptc_env *env, const void *consumer, bool held)
@@ -242,6 +293,7 @@ void *ptc__env_consumer(const struct ptc_env *env)
 void ptc__env_invalidate(struct ptc_env *env)
 {
     env->invalidated = true;
+    stop_idling(env);
 }
 
 void ptc__env_request_warm_up(struct ptc_env *env)
@@ -436,6 +488,7 @@ void ptc__env_terminate(struct ptc_env *env)
     if (env->state == PTC_ENV_CLOSING)
         return;
     env->state = PTC_ENV_CLOSING;
+    stop_idling(env);
     ptc__env_hold_reading(env, NULL, false);
     if (env->confine_pending) {
         const struct dsh_sandbox_service *sb = env->host->services.sandbox;
@@ -493,6 +546,7 @@ static void destroy(struct ptc_env *env)
     DSH_LIST_REMOVE(&env->set->head, env);
     ptc__timer_destroy(&host->loop, &env->drain);
     ptc__timer_destroy(&host->loop, &env->freeze_poll);
+    ptc__timer_destroy(&host->loop, &env->idle);
     ptc__env_close_fds(env);
     if (env->process) {
         const struct dsh_subprocess_service *sp = host->services.subprocess;

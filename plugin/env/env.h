@@ -48,13 +48,23 @@ struct ptc_env_identity {
     const char *mode, *workspace_root, *session_id;
 };
 
+/* Told that an owner's idle environment is released because it ran nothing for idleReleaseMs,
+ * just before it is terminated (the owner layer keeps the notice for the owner's next run). */
+typedef void (*ptc_envs_expired_fn)(void *ctx, const struct ptc_env *env);
+
 /* Every environment of one instance not yet freed. Written only by env/. */
 struct ptc_envs {
     struct ptc_host *host;
     struct ptc_env *head;
+    uint64_t idle_seq; /* counts the times an owned environment became idle: least recently used first */
+    ptc_envs_expired_fn expired;
+    void *expired_ctx;
 };
 
 void ptc__envs_init(struct ptc_envs *set, struct ptc_host *host);
+/* With the runtime's idleReleaseMs above 0, an owned environment that stays idle that long (its
+ * timer starts when its consumer detaches and stops when one attaches) calls fn, then terminates. */
+void ptc__envs_on_expired(struct ptc_envs *set, ptc_envs_expired_fn fn, void *ctx);
 /* The environment after env in the set (env NULL: the first), or NULL. */
 struct ptc_env *ptc__envs_next(const struct ptc_envs *set, const struct ptc_env *env);
 /* True while an environment whose cleanup has not failed is still listed (unload waits). */
@@ -123,6 +133,9 @@ bool ptc__env_invalidated(const struct ptc_env *env);
 /* Its hello announced `strippedPrograms`: a run frame may carry a program the host stripped. */
 bool ptc__env_runs_stripped(const struct ptc_env *env);
 bool ptc__env_cleanup_failed(const struct ptc_env *env);
+/* When an owned, idle environment became idle, in the set's order (smaller: less recently used);
+ * 0 while it is not idle. */
+uint64_t ptc__env_idle_order(const struct ptc_env *env);
 /* Quiescent and drained; it stays readable while references remain. */
 bool ptc__env_closed(const struct ptc_env *env);
 /* The sandbox's confinement, NULL when none was made. */

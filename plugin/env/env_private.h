@@ -54,6 +54,8 @@ struct ptc_env {
     struct ptc_watch quiescence_watch;
     struct ptc_timer drain;
     struct ptc_timer freeze_poll;
+    struct ptc_timer idle; /* an owned environment's idleReleaseMs, armed while it is idle */
+    uint64_t idle_order;   /* set->idle_seq when it last became idle; 0 while not idle */
     bool freezing;      /* a temporary range is being frozen: its result waits until it is */
     unsigned freeze_polls;
     bool quiescent, drained, cleanup_failed, control_lost;

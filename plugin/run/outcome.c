@@ -39,6 +39,7 @@ void ptc__run_destroy(struct ptc_run *run)
     ptc__ledger_destroy(&run->ledger);
     free(run->value);
     free(run->message);
+    free(run->released_message);
     free(run->calls);
     ptc__spec_destroy(&run->spec);
     ptc__defer_cancel(&run->finish_call);
@@ -78,6 +79,8 @@ static char *result_json(struct ptc_run *run, size_t *ret_len, void **ret_block)
         .confinement = run->env ? ptc__env_confinement(run->env) : NULL,
         .retained_owner = run->retained ? run->spec.state_owner : NULL,
         .retained_state = run->retained_state ? run->retained_state : "cleared",
+        .released_reason = run->released_reason,
+        .released_message = run->released_message,
     };
     run->value = NULL; /* ptc__result_json frees it */
     run->has_value = false;

@@ -57,6 +57,8 @@ struct ptc_run {
     char *value; /* the completion's JSON text (NUL-terminated) */
     size_t value_len;
     const char *retained_state; /* "preserved" | "cleared" | NULL */
+    const char *released_reason; /* the owner's earlier environment was released on its own, or NULL */
+    char *released_message;
     struct ptc_deferred finish_call; /* the delivery, queued once the outcome is settled */
 };
 

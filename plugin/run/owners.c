@@ -3,10 +3,157 @@
 #include "owners.h"
 #include "outcome.h"
 #include "dsh_json_strict.h"
+#include "dsh_list.h"
+
+#include <stdio.h>
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- notices of releases the provider made on its own ------------------------------------------ */
+
+struct ptc_owner_notice {
+    struct ptc_owner_notice *next;
+    char *owner;
+    enum ptc_release_reason reason;
+    char *message;
+};
+
+const char *ptc__release_reason_name(enum ptc_release_reason reason)
+{
+    switch (reason) {
+#define PTC_RELEASE_REASON_CASE(name, text)                                                            \
+    case PTC_RELEASED_##name:                                                                          \
+        return text;
+        PTC_RELEASE_REASON_TABLE(PTC_RELEASE_REASON_CASE)
+#undef PTC_RELEASE_REASON_CASE
+    }
+    return "unknown";
+}
+
+static void free_notice(struct ptc_owner_notice *n)
+{
+    free(n->owner);
+    free(n->message);
+    free(n);
+}
+
+static struct ptc_owner_notice *unlink_notice(struct ptc_runs *runs, const char *owner)
+{
+    DSH_LIST_FOREACH_LINK(link, &runs->notices)
+        if (strcmp((*link)->owner, owner) == 0) {
+            struct ptc_owner_notice *n = *link;
+            DSH_LIST_UNLINK(link);
+            return n;
+        }
+    return NULL;
+}
+
+/* Kept until the owner runs again or is released; a newer release replaces an older notice. */
+static void keep_notice(struct ptc_runs *runs, const char *owner, enum ptc_release_reason reason)
+{
+    struct ptc_owner_notice *old = unlink_notice(runs, owner);
+    if (old)
+        free_notice(old);
+    struct ptc_owner_notice *n = calloc(1, sizeof *n);
+    const struct ptc_config *config = &runs->host->config;
+    int rc = -1;
+    if (n && (n->owner = strdup(owner))) {
+        n->reason = reason;
+        if (reason == PTC_RELEASED_IDLE)
+            rc = asprintf(&n->message,
+                          "the earlier environment of state owner \"%s\" was released after %lld ms without a run "
+                          "(idleReleaseMs); this run started in a fresh one, so earlier variables are gone",
+                          owner, (long long)config->idle_release_ms);
+        else
+            rc = asprintf(&n->message,
+                          "the earlier environment of state owner \"%s\" was released as the least recently used "
+                          "one when another owner needed room (maxRetainedOwners: %lld); this run started in a "
+                          "fresh one, so earlier variables are gone",
+                          owner, (long long)config->max_retained_owners);
+    }
+    if (rc < 0) { /* out of memory: the next run is not told */
+        if (n) {
+            n->message = NULL;
+            free_notice(n);
+        }
+        return;
+    }
+    n->next = runs->notices;
+    runs->notices = n;
+}
+
+static void on_env_expired(void *ctx, const struct ptc_env *env)
+{
+    keep_notice(ctx, ptc__env_identity(env)->owner, PTC_RELEASED_IDLE);
+}
+
+void ptc__owners_watch_expiry(struct ptc_runs *runs)
+{
+    ptc__envs_on_expired(runs->envs, on_env_expired, runs);
+}
+
+bool ptc__owners_take_notice(struct ptc_runs *runs, const char *owner, enum ptc_release_reason *ret_reason,
+                             char **ret_message)
+{
+    struct ptc_owner_notice *n = unlink_notice(runs, owner);
+    if (!n)
+        return false;
+    *ret_reason = n->reason;
+    *ret_message = n->message;
+    n->message = NULL;
+    free_notice(n);
+    return true;
+}
+
+void ptc__owners_forget_notices(struct ptc_runs *runs)
+{
+    while (runs->notices) {
+        struct ptc_owner_notice *n = runs->notices;
+        runs->notices = n->next;
+        free_notice(n);
+    }
+}
+
+/* An environment that counts against maxRetainedOwners: owned, neither ending nor closed. */
+static bool counts_as_retained(const struct ptc_env *env)
+{
+    return ptc__env_identity(env)->owner && !ptc__env_invalidated(env) && !ptc__env_closed(env) &&
+           ptc__env_state(env) != PTC_ENV_CLOSING;
+}
+
+int ptc__owners_make_room(struct ptc_runs *runs, const char *owner, struct dsh_error *err)
+{
+    int64_t cap = runs->host->config.max_retained_owners;
+    if (cap <= 0)
+        return 0;
+    for (;;) {
+        int64_t retained = 0;
+        struct ptc_env *lru = NULL;
+        for (struct ptc_env *env = ptc__envs_next(runs->envs, NULL); env; env = ptc__envs_next(runs->envs, env)) {
+            if (!counts_as_retained(env) || strcmp(ptc__env_identity(env)->owner, owner) == 0)
+                continue;
+            retained++;
+            uint64_t order = ptc__env_idle_order(env);
+            if (order && (!lru || order < ptc__env_idle_order(lru)))
+                lru = env;
+        }
+        if (retained < cap)
+            return 0;
+        if (!lru)
+            return ptc__fail(err, DSH_E_LIMIT,
+                             "maxRetainedOwners (%lld) reached: every retained environment has a run in progress, "
+                             "so none can be released for state owner \"%s\"; retry once one has ended",
+                             (long long)cap, owner);
+        const char *victim = ptc__env_identity(lru)->owner;
+        ptc__log(runs->host, DSH_LOG_INFO, "the retained environment of owner \"%s\" is released: it is the least "
+                                           "recently used and owner \"%s\" needs room (maxRetainedOwners: %lld)",
+                 victim, owner, (long long)cap);
+        keep_notice(runs, victim, PTC_RELEASED_LRU);
+        ptc__env_terminate(lru);
+    }
+}
 
 /* ---- release -------------------------------------------------------------------------------- */
 
@@ -46,6 +193,10 @@ int ptc__owners_release(struct ptc_runs *runs, const char *owner, dsh_released_f
     req->host = runs->host;
     req->fn = fn;
     req->userdata = userdata;
+    /* Released on request: an earlier notice has nobody left to tell. */
+    struct ptc_owner_notice *notice = unlink_notice(runs, owner);
+    if (notice)
+        free_notice(notice);
     ptc__pool_drain(runs->pool, NULL);
     struct ptc_env *env = ptc__envs_find_owned(runs->envs, owner, PTC_OWNED_ANY);
     if (!env) { /* nothing retained: released at once */

@@ -4,6 +4,7 @@
 #include "ptc_run.h"
 #include "outcome.h"
 #include "run_frames.h"
+#include "owners.h"
 #include "env_start.h"
 #include "dsh_list.h"
 
@@ -229,12 +230,19 @@ static int admit(struct ptc_run *run, struct dsh_error *err)
         return 0;
     }
     struct ptc_env *closing = ptc__envs_find_owned(runs->envs, owner, PTC_OWNED_ENDING);
+    if (closing && ptc__env_cleanup_failed(closing))
+        return ptc__fail(err, DSH_E_OWNER_BUSY,
+                         "cleanup of state owner \"%s\" failed; release it before running again", owner);
+    /* A new environment for this owner: another one may have to make room (maxRetainedOwners). */
+    int rc = ptc__owners_make_room(runs, owner, err);
+    if (rc < 0)
+        return rc;
+    enum ptc_release_reason reason;
+    if (ptc__owners_take_notice(runs, owner, &reason, &run->released_message))
+        run->released_reason = ptc__release_reason_name(reason);
     if (closing) {
-        if (ptc__env_cleanup_failed(closing))
-            return ptc__fail(err, DSH_E_OWNER_BUSY,
-                             "cleanup of state owner \"%s\" failed; release it before running again", owner);
         run->phase = PTC_RUN_WAITING;
-        int rc = ptc__env_wait_closed(closing, on_old_env_closed, run);
+        rc = ptc__env_wait_closed(closing, on_old_env_closed, run);
         if (rc == 0) {
             ptc__env_ref(closing);
             run->waiting_for = closing;

@@ -23,7 +23,12 @@ struct ptc_subscription {
     uint64_t id;
 };
 
-/* Every run of one instance. Written only by ptc_run.c (and owners.c, its subscription). */
+/* Owned by owners.c: an owner whose environment the provider released on its own (idle, or the
+ * least recently used one at maxRetainedOwners), kept until the owner's next run is told. */
+struct ptc_owner_notice;
+
+/* Every run of one instance. Written only by ptc_run.c (and owners.c, its subscription and
+ * notices). */
 struct ptc_runs {
     struct ptc_host *host;
     struct ptc_envs *envs;
@@ -36,6 +41,7 @@ struct ptc_runs {
     dsh_run_id next_id;
     bool admitted_any; /* initializers may only be registered before this */
     struct ptc_subscription subscription;
+    struct ptc_owner_notice *notices; /* newest first */
 };
 
 #endif

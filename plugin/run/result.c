@@ -71,6 +71,13 @@ char *ptc__result_json(const struct ptc_result *r, size_t *ret_len, void **ret_b
         json_object *retained = json_object_new_object();
         json_object_object_add(retained, "owner", json_object_new_string(r->retained_owner));
         json_object_object_add(retained, "state", json_object_new_string(r->retained_state));
+        if (r->released_reason) {
+            json_object *released = json_object_new_object();
+            json_object_object_add(released, "reason", json_object_new_string(r->released_reason));
+            const char *message = r->released_message ? r->released_message : r->released_reason;
+            json_object_object_add(released, "message", json_object_new_string(message));
+            json_object_object_add(retained, "released", released);
+        }
         json_object_object_add(last, "retained", retained);
     }
     size_t head_len = 0, tail_len = 0;

@@ -19,6 +19,8 @@ struct ptc_result {
     const struct dsh_confinement *confinement; /* NULL when nothing was confined */
     const char *retained_owner;                /* NULL: no `retained` member */
     const char *retained_state;                /* "preserved" | "cleared" */
+    const char *released_reason;  /* `retained.released`: why the owner's earlier environment was released; NULL: none */
+    const char *released_message;
 };
 
 /* The result text, or NULL when out of memory; it lies inside *ret_block, which the caller

@@ -30,6 +30,8 @@ Test(ptc_config, defaults)
     cr_assert_eq(cfg.grace_ms, 3000);
     cr_assert_eq(cfg.prewarm_processes, 0);
     cr_assert_eq(cfg.prewarm_idle_ms, 60000);
+    cr_assert_eq(cfg.idle_release_ms, 0); /* the seeds' default: idle environments never expire */
+    cr_assert_eq(cfg.max_retained_owners, 0);
     cr_assert(!cfg.launch.is_explicit);
     cr_assert_null(cfg.launch.executable);
     cr_assert_null(cfg.launch.bootstrap_path);
@@ -70,6 +72,8 @@ Test(ptc_config, defaults_come_from_the_catalog)
         {"graceMs", cfg.grace_ms},
         {"prewarmProcesses", cfg.prewarm_processes},
         {"prewarmIdleMs", cfg.prewarm_idle_ms},
+        {"idleReleaseMs", cfg.idle_release_ms},
+        {"maxRetainedOwners", cfg.max_retained_owners},
         {"maxMemoryMb", cfg.max_memory_mb},
         {"maxProcesses", cfg.max_processes},
         {"maxCpuPercent", cfg.max_cpu_percent},

@@ -37,10 +37,10 @@ function writeBindingsPatch(path, env) {
 }
 const bindingsPatch = writeBindingsPatch(join(cwd, "mcp-bindings.yaml"), ["MARKER_DIR=" + markers]);
 
-async function connect(patches = [bindingsPatch]) {
+async function connect(patches = [bindingsPatch], extraArgs = []) {
   const transport = new StdioClientTransport({
     command: dsh,
-    args: [...patches.flatMap((p) => ["--patch", p]), "mcp"],
+    args: [...patches.flatMap((p) => ["--patch", p]), "mcp", ...extraArgs],
     cwd,
     stderr: "pipe",
   });
@@ -358,6 +358,25 @@ test("a retaining profile: one stateOwner per session, released when the session
   const fresh = await run(second.client, "inspect(typeof x)");
   assert.equal(text(fresh), "undefined\n");
   await second.client.close();
+});
+
+test("a retaining profile with idleReleaseMs: the model is told that earlier state is gone", async () => {
+  const patch = join(cwd, "persistent-idle.yaml");
+  writeFileSync(patch, "- id: ptc-runtime\n  config: {executionMode: persistent-in-memory, idleReleaseMs: 100}\n");
+  const s = await connect([patch], ["-v"]);
+  assert.equal(text(await run(s.client, "var x = 41")), "(no output)");
+  // The provider logs the release (dsh -v); no bound on when it comes.
+  while (!/ran nothing for 100 ms \(idleReleaseMs\); it is released/.test(s.stderr())) await new Promise((r) => setTimeout(r, 10));
+  const fresh = await run(s.client, "inspect(typeof x)");
+  assert.equal(fresh.isError, false);
+  assert.match(text(fresh), /^note: earlier state is gone: the earlier environment of state owner "[^"]+" was released after 100 ms without a run \(idleReleaseMs\); this run started in a fresh one, so earlier variables are gone\nundefined\n$/);
+  await s.client.close();
+  // The control: without idleReleaseMs no note, the variable stays.
+  const kept = await connect([join(src, "examples/profiles/persistent.yaml")]);
+  await run(kept.client, "var x = 41");
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(text(await run(kept.client, "inspect(x)")), "41\n");
+  await kept.client.close();
 });
 
 // ---- restarts: a downstream server that exits is started again (README "Restarts") ----

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 const struct dsh_provider *dsh_provider_entry(uint32_t host_abi_major);
@@ -579,6 +580,166 @@ Test(owners, cleanup_failure_blocks_the_owner, .fini = teardown, .timeout = 30)
     UNTIL(fx.released == 1);
     cr_expect_eq(fx.released_status, 0);
     run_in_owner(1, "2");
+}
+
+/* ---- idle expiry and the retained-owner bound (idleReleaseMs, maxRetainedOwners) ------------ */
+
+/* Runs `1` for owner in process i (spawned and said hello when new) and answers value; returns
+ * the result. */
+static const char *run_as(const char *owner, int i, const char *value)
+{
+    char request[128];
+    snprintf(request, sizeof request, "{\"program\":\"1\",\"stateOwner\":\"%s\"}", owner);
+    dsh_run_id id = start_ok(request);
+    if (phase_of(id) != PTC_RUN_RUNNING) {
+        UNTIL(fx.f.n_children > i);
+        hello(child(i));
+    }
+    send_result(child(i), expect_frame(child(i), "run"), value);
+    UNTIL(result_of(id) != NULL);
+    cr_expect(strstr(result_of(id), "\"state\":\"preserved\""), "%s", result_of(id));
+    return result_of(id);
+}
+
+/* Pumps the loop for at least ms (a lower bound: the effect under test must not happen). */
+static void pump_for(int ms)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+        pump();
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
+}
+
+#define RELEASED_IDLE "\"released\":{\"reason\":\"idleReleaseMs\",\"message\":\"the earlier environment of state owner \\\"o\\\" was released after 100 ms without a run (idleReleaseMs); this run started in a fresh one, so earlier variables are gone\"}"
+
+/* An owner idle for idleReleaseMs loses its process; its next run starts a fresh one and its
+ * result says why, once. */
+Test(expiry, an_idle_owner_is_released, .fini = teardown, .timeout = 30)
+{
+    load(RETAINED "idleReleaseMs: 100\n");
+    run_in_owner(0, "1");
+    UNTIL(child(0)->terminated);
+    UNTIL(!ptc__envs_closing(&fx.inst->envs));
+    cr_expect(child(0)->released, "the range was released");
+    const char *again = run_as("o", 1, "2");
+    cr_expect(strstr(again, "\"retained\":{\"owner\":\"o\",\"state\":\"preserved\"," RELEASED_IDLE "}"), "%s", again);
+    cr_expect_eq(fx.f.spawns, 2);
+    /* Told once: the run after it finds its environment (the timer restarted at its end). */
+    const char *third = run_as("o", 1, "3");
+    cr_expect_null(strstr(third, "\"released\""), "%s", third);
+}
+
+/* Control: without idleReleaseMs an idle owner keeps its process. */
+Test(expiry, without_idle_release_an_idle_owner_stays, .fini = teardown, .timeout = 30)
+{
+    load(RETAINED);
+    run_in_owner(0, "1");
+    pump_for(500);
+    cr_expect(!child(0)->terminated);
+    cr_expect_eq(fx.f.terminates, 0);
+    const char *again = run_as("o", 0, "2");
+    cr_expect_null(strstr(again, "\"released\""), "%s", again);
+    cr_expect_eq(fx.f.spawns, 1);
+}
+
+/* A run that lasts longer than idleReleaseMs (a pending binding call included) is never expired;
+ * idle time counts from its end, after which the owner is released. */
+Test(expiry, never_while_a_run_is_active, .fini = teardown, .timeout = 30)
+{
+    load(RETAINED "idleReleaseMs: 100\n");
+    run_in_owner(0, "1");
+    dsh_run_id id = start_ok("{\"program\":\"2\",\"stateOwner\":\"o\",\"bindings\":[{\"global\":\"tools\",\"functions\":[\"x\"]}]}");
+    long long wire = expect_frame(child(0), "run");
+    char line[160];
+    snprintf(line, sizeof line, "{\"type\":\"call\",\"run\":%lld,\"call\":1,\"global\":\"tools\",\"name\":\"x\",\"args\":[]}", wire);
+    fault_child_send(child(0), line);
+    pump_for(600);
+    cr_expect(!child(0)->terminated, "expired during its run");
+    cr_assert_null(result_of(id), "%s", result_of(id));
+    send_result(child(0), wire, "2");
+    UNTIL(result_of(id) != NULL);
+    cr_expect(strstr(result_of(id), "\"ok\":true,\"value\":2"), "%s", result_of(id));
+    UNTIL(child(0)->terminated); /* the control: idle after its run, it goes */
+}
+
+/* An explicit release forgets the notice: the next run has nothing to be told. */
+Test(expiry, release_forgets_the_notice, .fini = teardown, .timeout = 30)
+{
+    load(RETAINED "idleReleaseMs: 100\n");
+    run_in_owner(0, "1");
+    UNTIL(child(0)->terminated);
+    UNTIL(!ptc__envs_closing(&fx.inst->envs));
+    struct dsh_error err = {0};
+    cr_assert_eq(fx.p->release(fx.inst, "o", on_released, NULL, &err), 0, "%s", err.message);
+    UNTIL(fx.released == 1);
+    const char *again = run_as("o", 1, "2");
+    cr_expect_null(strstr(again, "\"released\""), "%s", again);
+}
+
+/* maxRetainedOwners: 2 and three owners: the third releases the least recently used idle one
+ * (b, since a ran again after it); a keeps its process; b's next run is told and releases the
+ * then least recently used (c, since a ran after it). */
+Test(expiry, the_least_recently_used_idle_owner_makes_room, .fini = teardown, .timeout = 30)
+{
+    load(RETAINED "maxRetainedOwners: 2\n");
+    run_as("a", 0, "1");
+    run_as("b", 1, "1");
+    run_as("a", 0, "2");
+    cr_expect_eq(fx.f.terminates, 0);
+    const char *c = run_as("c", 2, "1");
+    cr_expect_null(strstr(c, "\"released\""), "%s", c);
+    cr_expect(child(1)->terminated, "b, the least recently used, makes room");
+    cr_expect(!child(0)->terminated && !child(2)->terminated);
+    cr_expect_eq(fx.f.terminates, 1);
+    const char *a = run_as("a", 0, "3");
+    cr_expect_null(strstr(a, "\"released\""), "%s", a);
+    const char *b = run_as("b", 3, "1");
+    cr_expect(strstr(b, "\"released\":{\"reason\":\"maxRetainedOwners\",\"message\":\"the earlier environment of state "
+                        "owner \\\"b\\\" was released as the least recently used one when another owner needed room "
+                        "(maxRetainedOwners: 2); this run started in a fresh one, so earlier variables are gone\"}"),
+              "%s", b);
+    cr_expect(child(2)->terminated, "c is now the least recently used");
+    cr_expect(!child(0)->terminated);
+}
+
+/* When every retained environment has a run in progress, a new owner's run is refused with
+ * limit; once one has ended, it is admitted and that one makes room. */
+Test(expiry, a_new_owner_is_refused_while_every_one_is_busy, .fini = teardown, .timeout = 30)
+{
+    load(RETAINED "maxRetainedOwners: 2\n");
+    run_as("a", 0, "1");
+    run_as("b", 1, "1");
+    dsh_run_id ra = start_ok("{\"program\":\"1\",\"stateOwner\":\"a\"}");
+    long long wa = expect_frame(child(0), "run");
+    dsh_run_id rb = start_ok("{\"program\":\"1\",\"stateOwner\":\"b\"}");
+    long long wb = expect_frame(child(1), "run");
+    dsh_run_id id = 0;
+    struct dsh_error err = {0};
+    cr_expect_eq(start("{\"program\":\"1\",\"stateOwner\":\"c\"}", &id, &err), DSH_E_LIMIT);
+    cr_expect_str_eq(err.message, "maxRetainedOwners (2) reached: every retained environment has a run in progress, "
+                                  "so none can be released for state owner \"c\"; retry once one has ended");
+    cr_expect_eq(fx.f.terminates, 0);
+    send_result(child(1), wb, "2");
+    UNTIL(result_of(rb) != NULL);
+    run_as("c", 2, "1");
+    cr_expect(child(1)->terminated && !child(0)->terminated);
+    send_result(child(0), wa, "2");
+    UNTIL(result_of(ra) != NULL);
+}
+
+/* Control: without maxRetainedOwners three owners keep three processes. */
+Test(expiry, without_a_bound_every_owner_stays, .fini = teardown, .timeout = 30)
+{
+    load(RETAINED);
+    run_as("a", 0, "1");
+    run_as("b", 1, "1");
+    run_as("c", 2, "1");
+    const char *a = run_as("a", 0, "2");
+    cr_expect_null(strstr(a, "\"released\""), "%s", a);
+    cr_expect_eq(fx.f.terminates, 0);
+    cr_expect_eq(fx.f.spawns, 3);
 }
 
 /* ---- prewarmed processes (env/pool.c) --------------------------------------------------------- */

@@ -1,4 +1,5 @@
-/* A run result as an MCP tool result: the output text, then the completion value as JSON text
+/* A run result as an MCP tool result: a note when the state owner's earlier environment was
+ * released by the provider, the output text, then the completion value as JSON text
  * (unless the session discards completions), the failure kind and message with isError and a note
  * when the sandbox refused an operation, as one text item; each image as an image item (its
  * file's bytes, base64) within maxOutputBytes; an object completion also as structuredContent;
@@ -322,6 +323,17 @@ json_object *dshh__mcp_tool_result_rest(const char *result_json, size_t len, uin
     if (result && raw[1].text)
         dsh_json_elements(raw[1].text, raw[1].len, add_entry, &parts);
     struct dsh_text_buffer text = parts.text;
+    /* The model learns first that what it kept in this session's environment is gone. */
+    json_object *released = dsh_json_get_object(dsh_json_get_object(result, "retained"), "released");
+    if (released) {
+        char line[DSH_ERROR_MESSAGE_MAX + 64];
+        int n = snprintf(line, sizeof line, DSHH_MCP_RELEASED_NOTE "\n", str(released, "message", "released"));
+        text = (struct dsh_text_buffer){0};
+        dsh_text_buffer_write(&text, (unsigned char *)line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+        if (parts.text.len)
+            dsh_text_buffer_write(&text, (unsigned char *)parts.text.data, parts.text.len);
+        free(parts.text.data);
+    }
     json_object *images = parts.images;
     bool ok = false, denied = false;
     bool failed = !dsh_json_get_bool(result, "ok", &ok) || !ok;

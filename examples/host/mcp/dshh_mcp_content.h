@@ -11,7 +11,12 @@
 #define DSHH_MCP_DENIAL_NOTE                                                                       \
     "the sandbox refused: an operation of the program that %s mode does not allow"
 
-/* {content: [text, images...], structuredContent?, isError} of a provider result: the output text,
+/* The line a result starts with when the state owner's earlier environment was released by the
+ * provider (result.retained.released: idleReleaseMs, maxRetainedOwners; %s: its message). */
+#define DSHH_MCP_RELEASED_NOTE "note: earlier state is gone: %s"
+
+/* {content: [text, images...], structuredContent?, isError} of a provider result:
+ * DSHH_MCP_RELEASED_NOTE first when result.retained.released, then the output text,
  * with show_value the completion value as JSON text on a line of its own (and an object value as
  * structuredContent, {} for any other successful result), the failure as "error (KIND): MESSAGE",
  * and DSHH_MCP_DENIAL_NOTE when result.sandbox.denied; images are read from their files and
