@@ -1,9 +1,11 @@
-/* `dsh mcp`: an MCP server on stdin/stdout (newline-delimited JSON-RPC 2.0) with one tool,
+/* `dsh mcp`: an MCP server on stdin/stdout (newline-delimited JSON-RPC 2.0) with the tool
  * run_code, that runs a program through the loaded provider. Its description is generated from
  * describe() and the session's real policy; output streams as progress notifications, the result
  * is text and image content (and the completion value unless the runtime row discards it),
  * cancellation aborts the run; a retaining profile keeps one stateOwner for the session and
- * releases it at the end (stdin EOF). examples/host/README.md, "dsh mcp". */
+ * releases it at the end (stdin EOF). With yieldAfterMs a run goes on in the background
+ * (dshh_mcp_background.c keeps its output and result): wait_run, terminate_run and list_runs
+ * answer from there. examples/host/README.md, "dsh mcp" and "Background runs". */
 #include "dshh_mcp_server.h"
 
 #include "dshh_demo_tools.h"
@@ -421,7 +423,7 @@ static json_object *run_request(struct mcp *m, json_object *program, int64_t tim
     return req;
 }
 
-/* args holds only the names in allowed (NULL-terminated); else c answers id and returns false. */
+/* args holds only the names in allowed (NULL-terminated); else id is answered and it is false. */
 static bool only_arguments(json_object *id, const char *tool, json_object *args, const char *const *allowed)
 {
     json_object_object_foreach(args, key, val)
@@ -438,7 +440,7 @@ static bool only_arguments(json_object *id, const char *tool, json_object *args,
     return true;
 }
 
-/* The optional integer argument key of args in [0, max] (else def); false when it is another
+/* args' optional yieldAfterMs in [0, MAX_YIELD_MS] (def without it); false when it is another
  * value (id is answered). */
 static bool yield_argument(json_object *id, json_object *args, int64_t def, int64_t *ms)
 {
