@@ -20,8 +20,8 @@ static int64_t now_ms(void)
 
 void dshh__mcp_bg_init(struct dshh_mcp_background *bg, uint64_t max_output_bytes, bool show_value)
 {
-    *bg = (struct dshh_mcp_background){.next_id = 1, .max_output_bytes = max_output_bytes,
-                                       .show_value = show_value};
+    *bg = (struct dshh_mcp_background){
+        .next_id = 1, .max_output_bytes = max_output_bytes, .show_value = show_value};
 }
 
 struct dshh_mcp_bg_run *dshh__mcp_bg_add(struct dshh_mcp_background *bg, const char *description)
@@ -78,7 +78,8 @@ void dshh__mcp_bg_ended(struct dshh_mcp_bg_run *r, const char *result_json, size
         r->result[len] = '\0';
         r->result_len = len;
     } else {
-        static const char oom[] = "{\"ok\":false,\"error\":{\"kind\":\"protocol\",\"message\":\"dsh: out of memory\"},\"output\":[]}";
+        static const char oom[] = "{\"ok\":false,\"error\":{\"kind\":\"protocol\",\"message\":"
+                                  "\"dsh: out of memory\"},\"output\":[]}";
         r->result = strdup(oom);
         r->result_len = r->result ? sizeof oom - 1 : 0;
     }
@@ -116,7 +117,8 @@ json_object *dshh__mcp_bg_answer(struct dshh_mcp_background *bg, struct dshh_mcp
     bool ended = r->result != NULL;
     json_object *answer;
     if (ended && !r->returned) { /* nothing was returned: the whole result, as run_code's */
-        answer = dshh__mcp_tool_result(r->result, r->result_len, bg->max_output_bytes, bg->show_value);
+        answer =
+            dshh__mcp_tool_result(r->result, r->result_len, bg->max_output_bytes, bg->show_value);
         collect(bg, r);
         return answer;
     }
@@ -144,9 +146,10 @@ json_object *dshh__mcp_bg_answer(struct dshh_mcp_background *bg, struct dshh_mcp
     size_t more = avail - n;
     char note[256];
     if (more)
-        snprintf(note, sizeof note,
-                 "[%zu more bytes of output are pending: call wait_run with runId \"%s\" for them%s]",
-                 more, r->id, ended ? " and the result" : "");
+        snprintf(
+            note, sizeof note,
+            "[%zu more bytes of output are pending: call wait_run with runId \"%s\" for them%s]",
+            more, r->id, ended ? " and the result" : "");
     else
         snprintf(note, sizeof note,
                  "[%s is still running: call wait_run with runId \"%s\" for its new output and "
@@ -185,8 +188,8 @@ json_object *dshh__mcp_bg_list(struct dshh_mcp_background *bg)
         json_object_array_add(runs, o);
         char *line = NULL;
         int len = asprintf(&line, "%s %s %" PRId64 " s: %s\n", r->id,
-                           r->result ? "ended (wait_run returns its result)" : "running", age / 1000,
-                           r->description);
+                           r->result ? "ended (wait_run returns its result)" : "running",
+                           age / 1000, r->description);
         if (len > 0)
             dsh_text_buffer_write(&text, (unsigned char *)line, (size_t)len);
         free(line);

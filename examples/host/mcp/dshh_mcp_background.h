@@ -20,7 +20,7 @@ struct dshh_mcp_bg_run {
     struct dshh_mcp_bg_run *next;
     char id[32]; /* runId: "run-N" */
     char *description;
-    int64_t started_ms, ended_ms; /* CLOCK_MONOTONIC; ended_ms 0 while running */
+    int64_t started_ms, ended_ms;   /* CLOCK_MONOTONIC; ended_ms 0 while running */
     struct dsh_text_buffer pending; /* output text streamed; data[taken..len) not returned yet */
     size_t taken;
     size_t seen;   /* output entries streamed */
