@@ -44,7 +44,7 @@
 #define TOOL_NAME "run_code"
 #define TOOL_TITLE  "Run a TypeScript program"
 /* yieldAfterMs of run_code and wait_run: at most this, wait_run's default that. */
-#define MAX_YIELD_MS 600000
+#define MAX_YIELD_MS    600000
 #define WAIT_DEFAULT_MS 10000
 
 struct mcall {
@@ -303,13 +303,16 @@ static void on_wait_due(void *arg)
 
 /* A waiter for r answering id (after ms, or only at the end when ms < 0); false when out of
  * memory or the loop refused the timer. */
-static bool add_waiter(struct mcp *m, json_object *id, struct dshh_mcp_bg_run *r, struct mcall *c, int64_t ms)
+static bool add_waiter(struct mcp *m, json_object *id, struct dshh_mcp_bg_run *r, struct mcall *c,
+                       int64_t ms)
 {
     struct waiter *w = calloc(1, sizeof(*w));
     if (!w)
         return false;
-    *w = (struct waiter){.next = m->waiters, .m = m, .id = json_object_get(id), .run = r, .call = c};
-    if (ms >= 0 && (w->timer = dshh__loop_add_timer(m->host->loop, (uint32_t)ms, on_wait_due, w)) < 0) {
+    *w =
+        (struct waiter){.next = m->waiters, .m = m, .id = json_object_get(id), .run = r, .call = c};
+    if (ms >= 0 &&
+        (w->timer = dshh__loop_add_timer(m->host->loop, (uint32_t)ms, on_wait_due, w)) < 0) {
         json_object_put(w->id);
         free(w);
         return false;
@@ -347,7 +350,8 @@ static void on_deadline(void *arg)
     struct mcall *c = arg;
     char why[128];
     c->deadline_timer = 0;
-    snprintf(why, sizeof why, "the background run's deadline of %lld ms passed", (long long)c->deadline_ms);
+    snprintf(why, sizeof why, "the background run's deadline of %lld ms passed",
+             (long long)c->deadline_ms);
     c->m->host->provider->cancel(c->m->host->instance, c->run, why);
 }
 
@@ -378,7 +382,8 @@ static bool start_call(struct mcall *c)
         return false;
     }
     if (c->bg && c->deadline_ms > m->max_timeout_ms)
-        c->deadline_timer = dshh__loop_add_timer(m->host->loop, (uint32_t)c->deadline_ms, on_deadline, c);
+        c->deadline_timer =
+            dshh__loop_add_timer(m->host->loop, (uint32_t)c->deadline_ms, on_deadline, c);
     if (c->bg && !add_waiter(m, c->id, c->bg, c, c->yield_ms)) {
         c->cancelled = true; /* no answer can come: the request is lost, so is its run */
         respond_error(c->id, -32603, "dsh: out of memory");
@@ -424,7 +429,8 @@ static json_object *run_request(struct mcp *m, json_object *program, int64_t tim
 }
 
 /* args holds only the names in allowed (NULL-terminated); else id is answered and it is false. */
-static bool only_arguments(json_object *id, const char *tool, json_object *args, const char *const *allowed)
+static bool only_arguments(json_object *id, const char *tool, json_object *args,
+                           const char *const *allowed)
 {
     json_object_object_foreach(args, key, val)
     {
@@ -455,18 +461,23 @@ static bool yield_argument(json_object *id, json_object *args, int64_t def, int6
 
 static void run_code(struct mcp *m, json_object *id, json_object *args, json_object *token)
 {
-    static const char *const allowed[] = {"program", "description", "timeoutMs", "yieldAfterMs", NULL};
-    json_object *program = dsh_json_member(args, "program"), *timeout = dsh_json_member(args, "timeoutMs");
+    static const char *const allowed[] = {"program", "description", "timeoutMs", "yieldAfterMs",
+                                          NULL};
+    json_object *program = dsh_json_member(args, "program"),
+                *timeout = dsh_json_member(args, "timeoutMs");
     const char *description;
     int64_t ms = 0, yield_ms = -1;
-    if (!dsh_json_get_string(args, "program", NULL) || !(description = dsh_json_get_text(args, "description"))) {
-        respond(id, tool_error(TOOL_NAME " needs the string arguments \"program\" and \"description\""));
+    if (!dsh_json_get_string(args, "program", NULL) ||
+        !(description = dsh_json_get_text(args, "description"))) {
+        respond(id, tool_error(TOOL_NAME
+                               " needs the string arguments \"program\" and \"description\""));
         return;
     }
     if (!only_arguments(id, TOOL_NAME, args, allowed) || !yield_argument(id, args, -1, &yield_ms))
         return;
     bool background = yield_ms >= 0;
-    int64_t max = background && m->max_background_ms > m->max_timeout_ms ? m->max_background_ms : m->max_timeout_ms;
+    int64_t max = background && m->max_background_ms > m->max_timeout_ms ? m->max_background_ms
+                                                                         : m->max_timeout_ms;
     if (dsh_json_has(args, "timeoutMs") && !dsh_json_as_int64(timeout, 1, max, &ms)) {
         respond(id, tool_error("timeoutMs must be an integer from 1 to %lld%s", (long long)max,
                                background ? " (maxBackgroundMs) with yieldAfterMs" : ""));
@@ -506,15 +517,18 @@ static void run_code(struct mcp *m, json_object *id, json_object *args, json_obj
 }
 
 /* wait_run and terminate_run: the background run named by args' runId, or NULL (id answered). */
-static struct dshh_mcp_bg_run *named_run(struct mcp *m, json_object *id, const char *tool, json_object *args)
+static struct dshh_mcp_bg_run *named_run(struct mcp *m, json_object *id, const char *tool,
+                                         json_object *args)
 {
     const char *run_id = dsh_json_get_text(args, "runId");
     struct dshh_mcp_bg_run *r = run_id ? dshh__mcp_bg_find(&m->bg, run_id) : NULL;
     if (!run_id)
         respond(id, tool_error("%s needs the string argument \"runId\"", tool));
     else if (!r)
-        respond(id, tool_error("no background run \"%.64s\" in this session (its result was collected, "
-                               "expired, or it never started)", run_id));
+        respond(id,
+                tool_error("no background run \"%.64s\" in this session (its result was collected, "
+                           "expired, or it never started)",
+                           run_id));
     else if (waiter_of(m, r) && waiter_of(m, r)->call == NULL && strcmp(tool, "terminate_run") != 0)
         respond(id, tool_error("another wait_run or terminate_run is waiting for %s", r->id));
     else
@@ -527,7 +541,8 @@ static void wait_run(struct mcp *m, json_object *id, json_object *args)
     static const char *const allowed[] = {"runId", "yieldAfterMs", NULL};
     int64_t ms;
     struct dshh_mcp_bg_run *r;
-    if (!only_arguments(id, "wait_run", args, allowed) || !yield_argument(id, args, WAIT_DEFAULT_MS, &ms) ||
+    if (!only_arguments(id, "wait_run", args, allowed) ||
+        !yield_argument(id, args, WAIT_DEFAULT_MS, &ms) ||
         !(r = named_run(m, id, "wait_run", args)))
         return;
     struct waiter *w = waiter_of(m, r);
@@ -543,7 +558,8 @@ static void terminate_run(struct mcp *m, json_object *id, json_object *args)
 {
     static const char *const allowed[] = {"runId", NULL};
     struct dshh_mcp_bg_run *r;
-    if (!only_arguments(id, "terminate_run", args, allowed) || !(r = named_run(m, id, "terminate_run", args)))
+    if (!only_arguments(id, "terminate_run", args, allowed) ||
+        !(r = named_run(m, id, "terminate_run", args)))
         return;
     struct waiter *w = waiter_of(m, r);
     if (w) /* whoever waited gets what there is; this call gets the end */
@@ -580,7 +596,9 @@ static void tools_call(struct mcp *m, json_object *id, json_object *params)
         if (only_arguments(id, "list_runs", args, none))
             respond(id, dshh__mcp_bg_list(&m->bg));
     } else {
-        respond_error(id, -32602, "unknown tool: dsh offers " TOOL_NAME ", wait_run, terminate_run and list_runs");
+        respond_error(id, -32602,
+                      "unknown tool: dsh offers " TOOL_NAME
+                      ", wait_run, terminate_run and list_runs");
     }
     json_object_put(args);
 }
@@ -653,8 +671,8 @@ static json_object *yield_schema(const char *what)
 
 /* wait_run, terminate_run, list_runs: name, title, description, input properties (transfer full)
  * whose first is required when with_run, and their hints. */
-static json_object *run_tool(const char *name, const char *title, const char *what, json_object *props,
-                             bool with_run, bool read_only, bool idempotent)
+static json_object *run_tool(const char *name, const char *title, const char *what,
+                             json_object *props, bool with_run, bool read_only, bool idempotent)
 {
     json_object *tool = json_object_new_object(), *schema = json_object_new_object(),
                 *annotations = json_object_new_object();
@@ -663,7 +681,8 @@ static json_object *run_tool(const char *name, const char *title, const char *wh
     if (with_run) {
         json_object *required = json_object_new_array(), *run = json_object_new_object();
         json_object_object_add(run, "type", json_object_new_string("string"));
-        json_object_object_add(run, "description", json_object_new_string("The runId run_code returned"));
+        json_object_object_add(run, "description",
+                               json_object_new_string("The runId run_code returned"));
         json_object_object_add(props, "runId", run);
         json_object_array_add(required, json_object_new_string("runId"));
         json_object_object_add(schema, "required", required);
@@ -697,15 +716,18 @@ static void run_tools(json_object *tools)
              "yieldAfterMs, and once it ended its result, as run_code shows one (kept %d minutes "
              "after the end)",
              DSHH_MCP_WAIT_MAX_BYTES, DSHH_MCP_KEEP_MS / 60000);
-    json_object_array_add(tools, run_tool("wait_run", "Wait for a background run", what, props, true, true, false));
-    json_object_array_add(tools, run_tool("terminate_run", "Stop a background run",
-                                          "Stop a background run of run_code (its result: error (abort)) and "
-                                          "return its last output and result",
-                                          json_object_new_object(), true, false, true));
-    json_object_array_add(tools, run_tool("list_runs", "List the background runs",
-                                          "The background runs of this session: runId, description, running "
-                                          "or ended (result not collected yet), age",
-                                          json_object_new_object(), false, true, false));
+    json_object_array_add(
+        tools, run_tool("wait_run", "Wait for a background run", what, props, true, true, false));
+    json_object_array_add(
+        tools, run_tool("terminate_run", "Stop a background run",
+                        "Stop a background run of run_code (its result: error (abort)) and "
+                        "return its last output and result",
+                        json_object_new_object(), true, false, true));
+    json_object_array_add(
+        tools, run_tool("list_runs", "List the background runs",
+                        "The background runs of this session: runId, description, running "
+                        "or ended (result not collected yet), age",
+                        json_object_new_object(), false, true, false));
 }
 
 static json_object *tool_definition(struct mcp *m)
@@ -720,7 +742,8 @@ static json_object *tool_definition(struct mcp *m)
     json_object_object_add(description, "description",
                            json_object_new_string("One sentence for the person watching: what the program does"));
     char text[256];
-    int64_t max = m->max_background_ms > m->max_timeout_ms ? m->max_background_ms : m->max_timeout_ms;
+    int64_t max =
+        m->max_background_ms > m->max_timeout_ms ? m->max_background_ms : m->max_timeout_ms;
     snprintf(text, sizeof text,
              "Elapsed deadline in milliseconds, including tool waits (default %lld, at most %lld; "
              "with yieldAfterMs at most %lld)",
@@ -733,11 +756,12 @@ static json_object *tool_definition(struct mcp *m)
     json_object_object_add(props, "description", description);
     json_object_object_add(props, "timeoutMs", timeout);
     char yield[512];
-    snprintf(yield, sizeof yield,
-             "Run in the background: when the run has not ended after this many milliseconds, return "
-             "its output so far and {running: true, runId} (at most %lld background runs at once in "
-             "this session; its end stops them)",
-             (long long)m->max_background_runs);
+    snprintf(
+        yield, sizeof yield,
+        "Run in the background: when the run has not ended after this many milliseconds, return "
+        "its output so far and {running: true, runId} (at most %lld background runs at once in "
+        "this session; its end stops them)",
+        (long long)m->max_background_runs);
     json_object_object_add(props, "yieldAfterMs", yield_schema(yield));
     json_object_array_add(required, json_object_new_string("program"));
     json_object_array_add(required, json_object_new_string("description"));
