@@ -133,9 +133,11 @@ static void help_config(const char *sub)
 static void help_mcp(void)
 {
     printf("usage: dsh mcp [OPTIONS]\n"
-           "  An MCP server on stdin/stdout (JSON-RPC 2.0, protocol revision 2025-11-25) with one\n"
-           "  tool, run_code {program, description, timeoutMs?}: output streams as progress, the\n"
-           "  result is text and image content, cancellation aborts the run. A retaining profile\n"
+           "  An MCP server on stdin/stdout (JSON-RPC 2.0, protocol revision 2025-11-25) with the\n"
+           "  tool run_code {program, description, timeoutMs?, yieldAfterMs?}: output streams as\n"
+           "  progress, the result is text and image content, cancellation aborts the run. With\n"
+           "  yieldAfterMs a run not ended by then goes on in the background: wait_run {runId,\n"
+           "  yieldAfterMs?}, terminate_run {runId}, list_runs. A retaining profile\n"
            "  keeps one stateOwner per session, released at its end. A dsh-mcp-bindings row mounts\n"
            "  downstream MCP servers as namespaces. Exits 0 at the end of input.\n"
            "\n");

@@ -34,6 +34,19 @@ Test(services, demo_tools_mcp_and_declaration_budget)
                  "exceeds the maximum 16777216");
 }
 
+/* dsh mcp's background runs: the deadline ceiling and the per-session cap. */
+Test(services, mcp_background_runs)
+{
+    expect_valid("dsh-mcp-bindings", "maxBackgroundMs: 1\nmaxBackgroundRuns: 1\n");
+    expect_valid("dsh-mcp-bindings", "maxBackgroundMs: 2147483647\nmaxBackgroundRuns: 1024\n");
+    expect_error("dsh-mcp-bindings", "maxBackgroundMs: 0\n", "maxBackgroundMs", 1, 18,
+                 "below the minimum 1");
+    expect_error("dsh-mcp-bindings", "maxBackgroundRuns: 0\n", "maxBackgroundRuns", 1, 20,
+                 "below the minimum 1");
+    expect_error("dsh-mcp-bindings", "maxBackgroundRuns: 1025\n", "maxBackgroundRuns", 1, 20,
+                 "exceeds the maximum 1024");
+}
+
 Test(services, extra_writable_roots_list)
 {
     expect_valid(LINUX, "extraWritableRoots: []\n");

@@ -358,6 +358,41 @@ test("native rows are offered: declared (or described on request) and called", a
   assert.equal(text(result), declaration + "\n" + '[5,-3,["math.hypot","math.pow","math.lround"]]\n');
 });
 
+test("background runs: the sentence runs (yieldAfterMs, wait_run, terminate_run); a retaining profile rejects while one goes on", async () => {
+  const gatePath = join(readOnly.ws, "gate-background");
+  const program = `const fs = await import("node:fs"); inspect("first");
+    while (!fs.existsSync(${JSON.stringify(gatePath)})) await new Promise((r) => setTimeout(r, 20));
+    inspect("second"); return { n: 2 }`;
+  for (const s of [ro, rw, full])
+    claimed(s, "Long runs: with yieldAfterMs, a run not ended by then returns its output so far and `{running: true, runId}` and goes on; wait_run returns its new output and, once ended, its result; terminate_run stops it (`error (abort)`).");
+  const first = await call(ro, program, { yieldAfterMs: 0 });
+  const runId = first.structuredContent.runId;
+  assert.equal(first.structuredContent.running, true);
+  const wait = (args) => ro.client.callTool({ name: "wait_run", arguments: { runId, ...args } });
+  let seen = first.content[0].text === "(no new output)" ? "" : first.content[0].text;
+  while (!seen.includes("first")) {
+    const r = await wait({ yieldAfterMs: 50 });
+    if (r.content[0].text !== "(no new output)") seen += r.content[0].text;
+  }
+  writeFileSync(gatePath, "");
+  let last;
+  do last = await wait({});
+  while (last.structuredContent?.runId !== undefined);
+  assert.equal(seen + text(last), 'first\nsecond\n{"n":2}\n');
+  assert.deepEqual(last.structuredContent, { n: 2 });
+  // terminate_run: error (abort).
+  const forever = await call(ro, "setInterval(() => {}, 1000); await new Promise(() => {})", { yieldAfterMs: 0 });
+  const stopped = await ro.client.callTool({ name: "terminate_run", arguments: { runId: forever.structuredContent.runId } });
+  assert.match(text(stopped), /error \(abort\): /);
+  // A retaining profile: another run_code is rejected while the background run goes on.
+  const s = persistentSession;
+  claimed(s, "While a background run is going, another run_code call is rejected (owner-busy: the environment runs one program at a time): wait for it or terminate it first.");
+  const held = await call(s, "setInterval(() => {}, 1000); await new Promise(() => {})", { yieldAfterMs: 0 });
+  assert.match(text(await call(s, "inspect(1)")), /^the run was rejected \(owner-busy\): /);
+  await s.client.callTool({ name: "terminate_run", arguments: { runId: held.structuredContent.runId } });
+  assert.equal(text(await call(s, "inspect(1)")), "1\n"); // control
+});
+
 test("every sentence of each description above has its test", () => {
   {
     const s = persistentSession;

@@ -82,11 +82,11 @@ after(async () => {
   await session.client.close();
 });
 
-test("the SDK negotiates the current protocol revision and lists run_code", async () => {
+test("the SDK negotiates the current protocol revision and lists run_code (then the background tools)", async () => {
   const { client } = session;
   assert.equal(client.getServerVersion().name, "dsh");
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((t) => t.name), ["run_code"]);
+  assert.deepEqual(tools.map((t) => t.name), ["run_code", "wait_run", "terminate_run", "list_runs"]);
   const [tool] = tools;
   assert.deepEqual(tool.inputSchema.required, ["program", "description"]);
   const describe = JSON.parse(execFileSync(dsh, ["headless"], { cwd, stdio: ["ignore", "pipe", "ignore"] }));

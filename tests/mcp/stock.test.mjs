@@ -75,7 +75,7 @@ const text = (result) => result.content.filter((c) => c.type === "text").map((c)
 
 test("the Inspector CLI lists run_code: with the three stock servers its description is at most 4 KB, each tool listed", async () => {
   const { tools } = await inspect(["--method", "tools/list"]);
-  assert.deepEqual(tools.map((t) => t.name), ["run_code"]);
+  assert.deepEqual(tools.map((t) => t.name), ["run_code", "wait_run", "terminate_run", "list_runs"]);
   const [tool] = tools;
   const bytes = Buffer.byteLength(tool.description);
   console.log(`run_code description with the three stock servers, tools discovered on demand: ${bytes} bytes`);

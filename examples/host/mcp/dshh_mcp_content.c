@@ -242,13 +242,15 @@ struct content_parts {
     struct dsh_text_buffer text;
     json_object *images;
     uint64_t budget;
+    size_t first; /* entries before it were shown already */
 };
 
 /* One output entry: a small tree of its own (its text is one string), never the whole output. */
 static bool add_entry(void *arg, size_t index, struct dsh_json_slice element)
 {
-    (void)index;
     struct content_parts *parts = arg;
+    if (index < parts->first)
+        return true;
     json_object *entry = dsh_json_parse_strict_value(element.text, element.len);
     size_t n;
     const char *t = dsh_json_get_string(entry, "text", &n);
@@ -298,6 +300,13 @@ static void append_line(struct dsh_text_buffer *text, const char *line, size_t n
 json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t max_bytes,
                                    bool show_value)
 {
+    return dshh__mcp_tool_result_rest(result_json, len, max_bytes, show_value, 0, NULL, 0);
+}
+
+json_object *dshh__mcp_tool_result_rest(const char *result_json, size_t len, uint64_t max_bytes,
+                                        bool show_value, size_t first_entry, const char *lead,
+                                        size_t lead_len)
+{
     /* The value is copied as text and the output is read entry by entry: neither becomes a tree
      * of the whole (common/README.md, "untrusted JSON is parsed with budgets"). */
     static const char *const raw_names[] = {"value", "output", NULL};
@@ -307,7 +316,10 @@ json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t
     json_object *error = dsh_json_get_object(result, "error"),
                 *sandbox = dsh_json_get_object(result, "sandbox");
     json_object *content = json_object_new_array(), *structured = NULL;
-    struct content_parts parts = {.images = json_object_new_array(), .budget = max_bytes};
+    struct content_parts parts = {.images = json_object_new_array(), .budget = max_bytes,
+                                  .first = first_entry};
+    if (lead_len)
+        dsh_text_buffer_write(&parts.text, (unsigned char *)lead, lead_len);
     if (result && raw[1].text)
         dsh_json_elements(raw[1].text, raw[1].len, add_entry, &parts);
     struct dsh_text_buffer text = parts.text;

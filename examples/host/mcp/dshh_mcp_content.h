@@ -23,6 +23,12 @@
  * base64-encoded while the total stays within max_bytes (transfer full). */
 json_object *dshh__mcp_tool_result(const char *result_json, size_t len, uint64_t max_bytes,
                                    bool show_value);
+/* The same for a background run whose first first_entry output entries were shown already as
+ * text: lead (what of that text was not returned yet) comes first, then the entries from
+ * first_entry on. */
+json_object *dshh__mcp_tool_result_rest(const char *result_json, size_t len, uint64_t max_bytes,
+                                        bool show_value, size_t first_entry, const char *lead,
+                                        size_t lead_len);
 /* The one-line text of an output entry for a progress notification (transfer full). */
 char *dshh__mcp_progress_message(const char *entry_json, size_t len);
 

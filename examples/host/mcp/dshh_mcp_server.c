@@ -1,13 +1,16 @@
-/* `dsh mcp`: an MCP server on stdin/stdout (newline-delimited JSON-RPC 2.0) with one tool,
+/* `dsh mcp`: an MCP server on stdin/stdout (newline-delimited JSON-RPC 2.0) with the tool
  * run_code, that runs a program through the loaded provider. Its description is generated from
  * describe() and the session's real policy; output streams as progress notifications, the result
  * is text and image content (and the completion value unless the runtime row discards it),
  * cancellation aborts the run; a retaining profile keeps one stateOwner for the session and
- * releases it at the end (stdin EOF). examples/host/README.md, "dsh mcp". */
+ * releases it at the end (stdin EOF). With yieldAfterMs a run goes on in the background
+ * (dshh_mcp_background.c keeps its output and result): wait_run, terminate_run and list_runs
+ * answer from there. examples/host/README.md, "dsh mcp" and "Background runs". */
 #include "dshh_mcp_server.h"
 
 #include "dshh_demo_tools.h"
 #include "dshh_lines.h"
+#include "dshh_mcp_background.h"
 #include "dshh_mcp_content.h"
 #include "dshh_mcp_downstream.h"
 #include "dshh_mcp_tools.h"
@@ -40,6 +43,9 @@
 #define DROPPED_WHY "the MCP client stopped reading dsh's output"
 #define TOOL_NAME "run_code"
 #define TOOL_TITLE  "Run a TypeScript program"
+/* yieldAfterMs of run_code and wait_run: at most this, wait_run's default that. */
+#define MAX_YIELD_MS    600000
+#define WAIT_DEFAULT_MS 10000
 
 struct mcall {
     struct mcall *next;
@@ -51,6 +57,22 @@ struct mcall {
     dsh_run_id run;
     bool started, cancelled;
     struct dshh_demo_pending *pending;
+    /* With yieldAfterMs: its background entry, the yield, the host's deadline (a timeoutMs beyond
+     * the provider's maximum, up to maxBackgroundMs) and whether the call returned running. */
+    struct dshh_mcp_bg_run *bg;
+    int64_t yield_ms, deadline_ms, deadline_timer;
+    bool yielded;
+};
+
+/* A tool call waiting for a background run: run_code's until its yield, wait_run's, or
+ * terminate_run's (no timer: until the run ends). */
+struct waiter {
+    struct waiter *next;
+    struct mcp *m;
+    json_object *id;
+    struct dshh_mcp_bg_run *run;
+    struct mcall *call; /* the run_code call it answers, or NULL */
+    int64_t timer;
 };
 
 struct mcp {
@@ -59,6 +81,9 @@ struct mcp {
     struct mcall *calls; /* in arrival order: started ones, then queued ones (retaining profiles) */
     struct dshh_mcp_downstream ds;
     struct dshh_mcp_tools tools; /* what programs can call */
+    struct dshh_mcp_background bg; /* background runs (yieldAfterMs) */
+    struct waiter *waiters;
+    int64_t max_background_ms, max_background_runs;
     char *description; /* of run_code */
     int64_t default_timeout_ms, max_timeout_ms;
     int64_t max_output_bytes;
@@ -183,6 +208,10 @@ static void unlink_call(struct mcp *m, struct mcall *c)
             *link = c->next;
             break;
         }
+    if (c->bg && !c->started) { /* a queued background run that never started: nothing to keep */
+        dshh__mcp_bg_ended(c->bg, "{}", 2);
+        json_object_put(dshh__mcp_bg_answer(&m->bg, c->bg));
+    }
     json_object_put(c->id);
     json_object_put(c->token);
     free(c->request);
@@ -211,6 +240,10 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
 static void on_output(void *userdata, dsh_run_id run, const char *entry_json, size_t entry_len)
 {
     struct mcall *c = userdata;
+    if (c->bg)
+        dshh__mcp_bg_output(c->bg, entry_json, entry_len);
+    if (!c->token || c->yielded || c->cancelled)
+        return;
     char *message = dshh__mcp_progress_message(entry_json, entry_len);
     json_object *msg = json_object_new_object(), *params = json_object_new_object();
     json_object_object_add(msg, "method", json_object_new_string("notifications/progress"));
@@ -224,19 +257,102 @@ static void on_output(void *userdata, dsh_run_id run, const char *entry_json, si
     dshh__output_gate_check(&c->m->gate, run);
 }
 
+static struct waiter *waiter_of(struct mcp *m, const struct dshh_mcp_bg_run *r)
+{
+    for (struct waiter *w = m->waiters; w; w = w->next)
+        if (w->run == r)
+            return w;
+    return NULL;
+}
+
+static void drop_waiter(struct mcp *m, struct waiter *w)
+{
+    for (struct waiter **link = &m->waiters; *link; link = &(*link)->next)
+        if (*link == w) {
+            *link = w->next;
+            break;
+        }
+    if (w->timer > 0)
+        dshh__loop_cancel_timer(m->host->loop, w->timer);
+    json_object_put(w->id);
+    free(w);
+}
+
+static void start_next(struct mcp *m);
+
+/* Answers w with what its run has not returned yet (the run goes on in the background unless it
+ * ended); the run_code call it answered is then a background run. */
+static void answer_waiter(struct mcp *m, struct waiter *w)
+{
+    struct mcall *c = w->call;
+    bool ended = w->run->result != NULL;
+    respond(w->id, dshh__mcp_bg_answer(&m->bg, w->run)); /* may collect w->run */
+    drop_waiter(m, w);
+    if (c && !ended) {
+        c->yielded = true;
+        start_next(m); /* a retaining profile's queued calls: the owner is busy (rejected) */
+    }
+}
+
+static void on_wait_due(void *arg)
+{
+    struct waiter *w = arg;
+    w->timer = 0;
+    answer_waiter(w->m, w);
+}
+
+/* A waiter for r answering id (after ms, or only at the end when ms < 0); false when out of
+ * memory or the loop refused the timer. */
+static bool add_waiter(struct mcp *m, json_object *id, struct dshh_mcp_bg_run *r, struct mcall *c,
+                       int64_t ms)
+{
+    struct waiter *w = calloc(1, sizeof(*w));
+    if (!w)
+        return false;
+    *w =
+        (struct waiter){.next = m->waiters, .m = m, .id = json_object_get(id), .run = r, .call = c};
+    if (ms >= 0 &&
+        (w->timer = dshh__loop_add_timer(m->host->loop, (uint32_t)ms, on_wait_due, w)) < 0) {
+        json_object_put(w->id);
+        free(w);
+        return false;
+    }
+    m->waiters = w;
+    return true;
+}
+
 static void on_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
 {
     struct mcall *c = userdata;
     struct mcp *m = c->m;
     dshh__demo_cancel(m->host, &c->pending);
     dshh__mcp_downstream_run_ended(&m->ds, run);
-    /* A cancelled request gets no response (MCP cancellation). */
-    if (!c->cancelled)
+    if (c->deadline_timer > 0)
+        dshh__loop_cancel_timer(m->host->loop, c->deadline_timer);
+    if (c->bg) {
+        dshh__mcp_bg_ended(c->bg, result_json, result_len);
+        struct waiter *w = waiter_of(m, c->bg);
+        if (w)
+            answer_waiter(m, w);
+        else if (m->eof || (c->cancelled && !c->yielded)) /* nobody can collect it */
+            json_object_put(dshh__mcp_bg_answer(&m->bg, c->bg));
+    } else if (!c->cancelled) /* a cancelled request gets no response (MCP cancellation) */
         respond(c->id, dshh__mcp_tool_result(result_json, result_len, (uint64_t)m->max_output_bytes,
                                              !m->discard));
     unlink_call(m, c);
     start_next(m);
     maybe_finish(m);
+}
+
+/* A background run's deadline beyond the provider's maximum (up to maxBackgroundMs), kept by dsh. */
+static void on_deadline(void *arg)
+{
+    struct mcall *c = arg;
+    char why[128];
+    c->deadline_timer = 0;
+    snprintf(why, sizeof why, "the background run's deadline of %lld ms passed",
+             (long long)c->deadline_ms);
+    c->m->host->provider->cancel(c->m->host->instance, c->run, why);
 }
 
 /* Starts c's run; false when it was rejected (c is answered and gone). */
@@ -250,14 +366,28 @@ static bool start_call(struct mcall *c)
                                    .on_output = c->token ? on_output : NULL};
     struct dsh_error err;
     c->started = true;
+    if (c->bg)
+        cb.on_output = on_output;
     int rc = dshh__start_run(m->host, c->request, strlen(c->request), &cb, &c->run, &err);
     free(c->request);
     c->request = NULL;
     if (rc < 0) {
         respond(c->id, tool_error("the run was rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
                                   *err.message ? err.message : dsh_strerror(rc)));
+        if (c->bg) {
+            dshh__mcp_bg_ended(c->bg, "{}", 2);
+            json_object_put(dshh__mcp_bg_answer(&m->bg, c->bg));
+        }
         unlink_call(m, c);
         return false;
+    }
+    if (c->bg && c->deadline_ms > m->max_timeout_ms)
+        c->deadline_timer =
+            dshh__loop_add_timer(m->host->loop, (uint32_t)c->deadline_ms, on_deadline, c);
+    if (c->bg && !add_waiter(m, c->id, c->bg, c, c->yield_ms)) {
+        c->cancelled = true; /* no answer can come: the request is lost, so is its run */
+        respond_error(c->id, -32603, "dsh: out of memory");
+        m->host->provider->cancel(m->host->instance, c->run, "dsh: out of memory");
     }
     return true;
 }
@@ -270,7 +400,7 @@ static void start_next(struct mcp *m)
         bool running = false;
         struct mcall *c = m->calls;
         for (; c && c->started; c = c->next)
-            running = true;
+            running |= !c->yielded; /* a background run's owner is busy: the next is rejected */
         if (!c || (running && m->retains))
             return;
         if (start_call(c) && m->retains)
@@ -278,13 +408,17 @@ static void start_next(struct mcp *m)
     }
 }
 
-static json_object *run_request(struct mcp *m, json_object *program, json_object *timeout)
+/* timeout_ms > 0: the run's deadline; beyond the provider's maximum (a background run's) dsh
+ * keeps it and the provider's timer is off. */
+static json_object *run_request(struct mcp *m, json_object *program, int64_t timeout_ms)
 {
     json_object *req = json_object_new_object(), *bindings = json_object_new_array();
     json_object_object_add(req, "program", json_object_get(program));
     json_object_object_add(req, "discardCompletion", json_object_new_boolean(m->discard));
-    if (timeout)
-        json_object_object_add(req, "timeoutMs", json_object_get(timeout));
+    if (timeout_ms > m->max_timeout_ms)
+        json_object_object_add(req, "timeoutMs", NULL);
+    else if (timeout_ms > 0)
+        json_object_object_add(req, "timeoutMs", json_object_new_int64(timeout_ms));
     if (m->retains) {
         json_object_object_add(req, "stateOwner", json_object_new_string(m->owner));
         m->owner_used = true;
@@ -294,37 +428,77 @@ static json_object *run_request(struct mcp *m, json_object *program, json_object
     return req;
 }
 
-static void tools_call(struct mcp *m, json_object *id, json_object *params)
+/* args holds only the names in allowed (NULL-terminated); else id is answered and it is false. */
+static bool only_arguments(json_object *id, const char *tool, json_object *args,
+                           const char *const *allowed)
 {
-    const char *name = dsh_json_get_text(params, "name");
-    json_object *args = dsh_json_get_object(params, "arguments"), *program = dsh_json_member(args, "program");
-    json_object *timeout = dsh_json_member(args, "timeoutMs");
-    json_object *token = dsh_json_member(dsh_json_get_object(params, "_meta"), "progressToken");
-    int64_t ms;
-    if (!name || strcmp(name, TOOL_NAME) != 0) {
-        respond_error(id, -32602, "unknown tool: dsh offers only " TOOL_NAME);
-        return;
-    }
-    if (!dsh_json_get_string(args, "program", NULL) || !dsh_json_get_string(args, "description", NULL)) {
-        respond(id, tool_error(TOOL_NAME " needs the string arguments \"program\" and \"description\""));
-        return;
-    }
     json_object_object_foreach(args, key, val)
     {
         (void)val;
-        if (strcmp(key, "program") && strcmp(key, "description") && strcmp(key, "timeoutMs")) {
-            respond(id, tool_error(TOOL_NAME " has no argument \"%s\"", key));
+        size_t i = 0;
+        while (allowed[i] && strcmp(key, allowed[i]))
+            i++;
+        if (!allowed[i]) {
+            respond(id, tool_error("%s has no argument \"%s\"", tool, key));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* args' optional yieldAfterMs in [0, MAX_YIELD_MS] (def without it); false when it is another
+ * value (id is answered). */
+static bool yield_argument(json_object *id, json_object *args, int64_t def, int64_t *ms)
+{
+    *ms = def;
+    if (dsh_json_has(args, "yieldAfterMs") &&
+        !dsh_json_as_int64(dsh_json_member(args, "yieldAfterMs"), 0, MAX_YIELD_MS, ms)) {
+        respond(id, tool_error("yieldAfterMs must be an integer from 0 to %d", MAX_YIELD_MS));
+        return false;
+    }
+    return true;
+}
+
+static void run_code(struct mcp *m, json_object *id, json_object *args, json_object *token)
+{
+    static const char *const allowed[] = {"program", "description", "timeoutMs", "yieldAfterMs",
+                                          NULL};
+    json_object *program = dsh_json_member(args, "program"),
+                *timeout = dsh_json_member(args, "timeoutMs");
+    const char *description;
+    int64_t ms = 0, yield_ms = -1;
+    if (!dsh_json_get_string(args, "program", NULL) ||
+        !(description = dsh_json_get_text(args, "description"))) {
+        respond(id, tool_error(TOOL_NAME
+                               " needs the string arguments \"program\" and \"description\""));
+        return;
+    }
+    if (!only_arguments(id, TOOL_NAME, args, allowed) || !yield_argument(id, args, -1, &yield_ms))
+        return;
+    bool background = yield_ms >= 0;
+    int64_t max = background && m->max_background_ms > m->max_timeout_ms ? m->max_background_ms
+                                                                         : m->max_timeout_ms;
+    if (dsh_json_has(args, "timeoutMs") && !dsh_json_as_int64(timeout, 1, max, &ms)) {
+        respond(id, tool_error("timeoutMs must be an integer from 1 to %lld%s", (long long)max,
+                               background ? " (maxBackgroundMs) with yieldAfterMs" : ""));
+        return;
+    }
+    if (background) {
+        /* Queued ones (a retaining profile's) have their entry already. */
+        if ((int64_t)dshh__mcp_bg_running(&m->bg) >= m->max_background_runs) {
+            respond(id, tool_error("at most %lld background runs may run at once in this session: "
+                                   "collect one with wait_run or stop one with terminate_run first",
+                                   (long long)m->max_background_runs));
             return;
         }
     }
-    if (dsh_json_has(args, "timeoutMs") && !dsh_json_as_int64(timeout, 1, m->max_timeout_ms, &ms)) {
-        respond(id, tool_error("timeoutMs must be an integer from 1 to %lld", (long long)m->max_timeout_ms));
-        return;
-    }
     struct mcall *c = calloc(1, sizeof(*c));
-    json_object *req = c ? run_request(m, program, timeout) : NULL;
-    if (!c || !req || !(c->request = strdup(dshh__jstr(req)))) {
+    json_object *req = c ? run_request(m, program, ms) : NULL;
+    if (!c || !req || !(c->request = strdup(dshh__jstr(req))) ||
+        (background && !(c->bg = dshh__mcp_bg_add(&m->bg, description)))) {
         json_object_put(req);
+        if (c)
+            free(c->request);
         free(c);
         respond_error(id, -32603, "dsh: out of memory");
         return;
@@ -333,11 +507,100 @@ static void tools_call(struct mcp *m, json_object *id, json_object *params)
     c->m = m;
     c->id = json_object_get(id);
     c->token = token ? json_object_get(token) : NULL;
+    c->yield_ms = yield_ms;
+    c->deadline_ms = ms ? ms : m->default_timeout_ms;
     struct mcall **tail = &m->calls;
     while (*tail)
         tail = &(*tail)->next;
     *tail = c;
     start_next(m);
+}
+
+/* wait_run and terminate_run: the background run named by args' runId, or NULL (id answered). */
+static struct dshh_mcp_bg_run *named_run(struct mcp *m, json_object *id, const char *tool,
+                                         json_object *args)
+{
+    const char *run_id = dsh_json_get_text(args, "runId");
+    struct dshh_mcp_bg_run *r = run_id ? dshh__mcp_bg_find(&m->bg, run_id) : NULL;
+    if (!run_id)
+        respond(id, tool_error("%s needs the string argument \"runId\"", tool));
+    else if (!r)
+        respond(id,
+                tool_error("no background run \"%.64s\" in this session (its result was collected, "
+                           "expired, or it never started)",
+                           run_id));
+    else if (waiter_of(m, r) && waiter_of(m, r)->call == NULL && strcmp(tool, "terminate_run") != 0)
+        respond(id, tool_error("another wait_run or terminate_run is waiting for %s", r->id));
+    else
+        return r;
+    return NULL;
+}
+
+static void wait_run(struct mcp *m, json_object *id, json_object *args)
+{
+    static const char *const allowed[] = {"runId", "yieldAfterMs", NULL};
+    int64_t ms;
+    struct dshh_mcp_bg_run *r;
+    if (!only_arguments(id, "wait_run", args, allowed) ||
+        !yield_argument(id, args, WAIT_DEFAULT_MS, &ms) ||
+        !(r = named_run(m, id, "wait_run", args)))
+        return;
+    struct waiter *w = waiter_of(m, r);
+    if (w) /* run_code's call, still before its yield: it returns now */
+        answer_waiter(m, w);
+    if (r->result || ms == 0)
+        respond(id, dshh__mcp_bg_answer(&m->bg, r));
+    else if (!add_waiter(m, id, r, NULL, ms))
+        respond_error(id, -32603, "dsh: out of memory");
+}
+
+static void terminate_run(struct mcp *m, json_object *id, json_object *args)
+{
+    static const char *const allowed[] = {"runId", NULL};
+    struct dshh_mcp_bg_run *r;
+    if (!only_arguments(id, "terminate_run", args, allowed) ||
+        !(r = named_run(m, id, "terminate_run", args)))
+        return;
+    struct waiter *w = waiter_of(m, r);
+    if (w) /* whoever waited gets what there is; this call gets the end */
+        answer_waiter(m, w);
+    for (struct mcall *c = m->calls; c && !r->result; c = c->next)
+        if (c->bg == r && c->started) {
+            m->host->provider->cancel(m->host->instance, c->run, "terminate_run stopped the run");
+            break;
+        }
+    if (r->result)
+        respond(id, dshh__mcp_bg_answer(&m->bg, r));
+    else if (!add_waiter(m, id, r, NULL, -1))
+        respond_error(id, -32603, "dsh: out of memory");
+}
+
+static void tools_call(struct mcp *m, json_object *id, json_object *params)
+{
+    const char *name = dsh_json_get_text(params, "name");
+    json_object *args = dsh_json_get_object(params, "arguments");
+    json_object *token = dsh_json_member(dsh_json_get_object(params, "_meta"), "progressToken");
+    if (!args) /* absent or not an object: no arguments */
+        args = json_object_new_object();
+    else
+        json_object_get(args);
+    dshh__mcp_bg_expire(&m->bg);
+    if (name && !strcmp(name, TOOL_NAME)) {
+        run_code(m, id, args, token);
+    } else if (name && !strcmp(name, "wait_run")) {
+        wait_run(m, id, args);
+    } else if (name && !strcmp(name, "terminate_run")) {
+        terminate_run(m, id, args);
+    } else if (name && !strcmp(name, "list_runs")) {
+        static const char *const none[] = {NULL};
+        if (only_arguments(id, "list_runs", args, none))
+            respond(id, dshh__mcp_bg_list(&m->bg));
+    } else {
+        respond_error(id, -32602,
+                      "unknown tool: dsh offers " TOOL_NAME
+                      ", wait_run, terminate_run and list_runs");
+    }
+    json_object_put(args);
 }
 
 static void cancelled(struct mcp *m, json_object *params)
@@ -346,10 +609,18 @@ static void cancelled(struct mcp *m, json_object *params)
     if (!dsh_json_has(params, "requestId"))
         return;
     const char *text = dshh__jstr(id);
+    for (struct waiter *w = m->waiters; w; w = w->next)
+        if (!w->call && !strcmp(dshh__jstr(w->id), text)) { /* wait_run, terminate_run: no answer */
+            drop_waiter(m, w);
+            return;
+        }
     for (struct mcall *c = m->calls; c; c = c->next) {
-        if (strcmp(dshh__jstr(c->id), text) != 0 || c->cancelled)
+        if (strcmp(dshh__jstr(c->id), text) != 0 || c->cancelled || c->yielded)
             continue;
         c->cancelled = true;
+        struct waiter *w = c->bg ? waiter_of(m, c->bg) : NULL;
+        if (w)
+            drop_waiter(m, w);
         if (!c->started) {
             unlink_call(m, c);
             return;
@@ -388,6 +659,77 @@ static void initialize(json_object *id, json_object *params)
     respond(id, result);
 }
 
+static json_object *yield_schema(const char *what)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "type", json_object_new_string("integer"));
+    json_object_object_add(o, "minimum", json_object_new_int(0));
+    json_object_object_add(o, "maximum", json_object_new_int(MAX_YIELD_MS));
+    json_object_object_add(o, "description", json_object_new_string(what));
+    return o;
+}
+
+/* wait_run, terminate_run, list_runs: name, title, description, input properties (transfer full)
+ * whose first is required when with_run, and their hints. */
+static json_object *run_tool(const char *name, const char *title, const char *what,
+                             json_object *props, bool with_run, bool read_only, bool idempotent)
+{
+    json_object *tool = json_object_new_object(), *schema = json_object_new_object(),
+                *annotations = json_object_new_object();
+    json_object_object_add(schema, "type", json_object_new_string("object"));
+    json_object_object_add(schema, "properties", props);
+    if (with_run) {
+        json_object *required = json_object_new_array(), *run = json_object_new_object();
+        json_object_object_add(run, "type", json_object_new_string("string"));
+        json_object_object_add(run, "description",
+                               json_object_new_string("The runId run_code returned"));
+        json_object_object_add(props, "runId", run);
+        json_object_array_add(required, json_object_new_string("runId"));
+        json_object_object_add(schema, "required", required);
+    }
+    json_object_object_add(schema, "additionalProperties", json_object_new_boolean(0));
+    json_object_object_add(annotations, "title", json_object_new_string(title));
+    json_object_object_add(annotations, "readOnlyHint", json_object_new_boolean(read_only));
+    if (!read_only)
+        json_object_object_add(annotations, "destructiveHint", json_object_new_boolean(1));
+    json_object_object_add(annotations, "idempotentHint", json_object_new_boolean(idempotent));
+    json_object_object_add(annotations, "openWorldHint", json_object_new_boolean(0));
+    json_object_object_add(tool, "name", json_object_new_string(name));
+    json_object_object_add(tool, "title", json_object_new_string(title));
+    json_object_object_add(tool, "description", json_object_new_string(what));
+    json_object_object_add(tool, "inputSchema", schema);
+    json_object_object_add(tool, "annotations", annotations);
+    return tool;
+}
+
+static void run_tools(json_object *tools)
+{
+    char what[512];
+    json_object *props = json_object_new_object();
+    snprintf(what, sizeof what,
+             "How long to wait for the run to end before returning its new output (default %d)",
+             WAIT_DEFAULT_MS);
+    json_object_object_add(props, "yieldAfterMs", yield_schema(what));
+    snprintf(what, sizeof what,
+             "Wait for a background run of run_code: returns the output since the last return "
+             "(at most %d bytes; a note says how many more are pending) when the run ends or after "
+             "yieldAfterMs, and once it ended its result, as run_code shows one (kept %d minutes "
+             "after the end)",
+             DSHH_MCP_WAIT_MAX_BYTES, DSHH_MCP_KEEP_MS / 60000);
+    json_object_array_add(
+        tools, run_tool("wait_run", "Wait for a background run", what, props, true, true, false));
+    json_object_array_add(
+        tools, run_tool("terminate_run", "Stop a background run",
+                        "Stop a background run of run_code (its result: error (abort)) and "
+                        "return its last output and result",
+                        json_object_new_object(), true, false, true));
+    json_object_array_add(
+        tools, run_tool("list_runs", "List the background runs",
+                        "The background runs of this session: runId, description, running "
+                        "or ended (result not collected yet), age",
+                        json_object_new_object(), false, true, false));
+}
+
 static json_object *tool_definition(struct mcp *m)
 {
     json_object *tool = json_object_new_object(), *schema = json_object_new_object();
@@ -400,15 +742,27 @@ static json_object *tool_definition(struct mcp *m)
     json_object_object_add(description, "description",
                            json_object_new_string("One sentence for the person watching: what the program does"));
     char text[256];
-    snprintf(text, sizeof text, "Elapsed deadline in milliseconds, including tool waits (default %lld, at most %lld)",
-             (long long)m->default_timeout_ms, (long long)m->max_timeout_ms);
+    int64_t max =
+        m->max_background_ms > m->max_timeout_ms ? m->max_background_ms : m->max_timeout_ms;
+    snprintf(text, sizeof text,
+             "Elapsed deadline in milliseconds, including tool waits (default %lld, at most %lld; "
+             "with yieldAfterMs at most %lld)",
+             (long long)m->default_timeout_ms, (long long)m->max_timeout_ms, (long long)max);
     json_object_object_add(timeout, "type", json_object_new_string("integer"));
     json_object_object_add(timeout, "minimum", json_object_new_int(1));
-    json_object_object_add(timeout, "maximum", json_object_new_int64(m->max_timeout_ms));
+    json_object_object_add(timeout, "maximum", json_object_new_int64(max));
     json_object_object_add(timeout, "description", json_object_new_string(text));
     json_object_object_add(props, "program", program);
     json_object_object_add(props, "description", description);
     json_object_object_add(props, "timeoutMs", timeout);
+    char yield[512];
+    snprintf(
+        yield, sizeof yield,
+        "Run in the background: when the run has not ended after this many milliseconds, return "
+        "its output so far and {running: true, runId} (at most %lld background runs at once in "
+        "this session; its end stops them)",
+        (long long)m->max_background_runs);
+    json_object_object_add(props, "yieldAfterMs", yield_schema(yield));
     json_object_array_add(required, json_object_new_string("program"));
     json_object_array_add(required, json_object_new_string("description"));
     json_object_object_add(schema, "type", json_object_new_string("object"));
@@ -467,6 +821,7 @@ static void handle_message(struct mcp *m, json_object *msg)
     } else if (!strcmp(name, "tools/list")) {
         json_object *result = json_object_new_object(), *tools = json_object_new_array();
         json_object_array_add(tools, tool_definition(m));
+        run_tools(tools);
         json_object_object_add(result, "tools", tools);
         respond(id, result);
     } else if (!strcmp(name, "tools/call")) {
@@ -552,11 +907,11 @@ static const struct dshh_row *enabled_row(const struct dshh_profile *profile, co
 
 /* What dsh mcp reads of the rows (each value its catalog default when absent): the runtime row's
  * maxOutputBytes and discardCompletion, the demo-tools row's mcp, the bindings row's
- * declarationBudget. */
+ * declarationBudget, maxBackgroundMs and maxBackgroundRuns. */
 struct row_values {
     int64_t max_output_bytes;
     bool discard, demo;
-    int64_t budget;
+    int64_t budget, max_background_ms, max_background_runs;
 };
 
 static void row_values(const struct dshh_profile *profile, struct row_values *v)
@@ -573,6 +928,10 @@ static void row_values(const struct dshh_profile *profile, struct row_values *v)
         {PTC_PYTHON_PROVIDER_NAME, "discardCompletion", offsetof(struct row_values, discard), true},
         {DSHH_NAME_DEMO, "mcp", offsetof(struct row_values, demo), true},
         {DSHH_NAME_MCP_BINDINGS, "declarationBudget", offsetof(struct row_values, budget), false},
+        {DSHH_NAME_MCP_BINDINGS, "maxBackgroundMs", offsetof(struct row_values, max_background_ms),
+         false},
+        {DSHH_NAME_MCP_BINDINGS, "maxBackgroundRuns",
+         offsetof(struct row_values, max_background_runs), false},
     };
     struct dsh_catalog *cat;
     *v = (struct row_values){0};
@@ -647,6 +1006,9 @@ static int setup(struct mcp *m, const struct dshh_profile *profile)
     row_values(profile, &rows);
     m->max_output_bytes = rows.max_output_bytes;
     m->discard = rows.discard;
+    m->max_background_ms = rows.max_background_ms;
+    m->max_background_runs = rows.max_background_runs;
+    dshh__mcp_bg_init(&m->bg, (uint64_t)m->max_output_bytes, !m->discard);
     /* Server namespaces take no name programs already see: tools, the native namespaces. */
     size_t nnative = m->host->native ? m->host->native->n : 0;
     const char **taken = calloc(nnative + 2, sizeof(*taken));
@@ -706,6 +1068,16 @@ static int setup(struct mcp *m, const struct dshh_profile *profile)
           "output-limit). When the sandbox refused an operation, the last line is `the sandbox "
           "refused: ...`.\n",
           out);
+    /* The details are in the tools' own descriptions and schemas (tools/list): the description
+     * stays within its budget. */
+    fputs("Long runs: with yieldAfterMs, a run not ended by then returns its output so far and "
+          "`{running: true, runId}` and goes on; wait_run returns its new output and, once ended, "
+          "its result; terminate_run stops it (`error (abort)`).\n",
+          out);
+    if (m->retains)
+        fputs("While a background run is going, another run_code call is rejected (owner-busy: the "
+              "environment runs one program at a time): wait for it or terminate it first.\n",
+              out);
     dshh__mcp_tools_describe(&m->tools, (size_t)rows.budget, out);
     return fclose(out) == 0 ? 0 : -1;
 }
@@ -746,6 +1118,9 @@ out:
         dshh__out_queue_flush(&m.out); /* the last answers, now that the loop has ended */
     dshh__output_gate_close(&m.gate);
     dshh__out_queue_close(&m.out);
+    while (m.waiters)
+        drop_waiter(&m, m.waiters);
+    dshh__mcp_bg_free(&m.bg);
     dshh__mcp_tools_close(&m.tools);
     dshh__mcp_downstream_stop(&m.ds);
     dshh__lines_free(&m.lines);
