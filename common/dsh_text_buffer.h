@@ -16,4 +16,8 @@ struct dsh_text_buffer {
 /* Appends bytes[0..size): 1 on success, 0 when out of memory (the buffer keeps what it had). */
 int dsh_text_buffer_write(void *buffer, unsigned char *bytes, size_t size);
 
+/* The length of text[0..len) cut to at most max bytes without ending inside a UTF-8 sequence, so
+ * a shortened message quoting UTF-8 text is UTF-8 too (a JSON peer refuses it otherwise). */
+size_t dsh_utf8_cut(const char *text, size_t len, size_t max);
+
 #endif

@@ -22,3 +22,15 @@ int dsh_text_buffer_write(void *buffer, unsigned char *bytes, size_t size)
     b->data[b->len] = '\0';
     return 1;
 }
+
+size_t dsh_utf8_cut(const char *text, size_t len, size_t max)
+{
+    size_t n = len < max ? len : max, start = n;
+    while (start > 0 && ((unsigned char)text[start - 1] & 0xC0) == 0x80)
+        start--;
+    if (start == 0)
+        return n; /* no lead byte: not UTF-8 to begin with */
+    unsigned char lead = (unsigned char)text[start - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    return n - (start - 1) < need ? start - 1 : n;
+}

@@ -43,3 +43,15 @@ Test(text_buffer, an_empty_write_still_terminates)
     cr_expect_str_eq(b.data, "");
     free(b.data);
 }
+
+Test(utf8_cut, never_ends_inside_a_sequence)
+{
+    const char *text = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"; /* a, e-acute, euro, emoji */
+    size_t len = strlen(text);
+    size_t want[] = {0, 1, 1, 3, 3, 3, 6, 6, 6, 6, 10, 10};
+    for (size_t max = 0; max < sizeof want / sizeof want[0]; max++)
+        cr_expect_eq(dsh_utf8_cut(text, len, max), want[max], "max %zu", max);
+    cr_expect_eq(dsh_utf8_cut("abc", 3, 2), 2);
+    cr_expect_eq(dsh_utf8_cut("abc", 3, 99), 3);
+    cr_expect_eq(dsh_utf8_cut("\xc3", 1, 99), 0, "an incomplete last sequence goes");
+}

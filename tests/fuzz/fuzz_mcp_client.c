@@ -57,20 +57,27 @@ static bool listed(json_object *array, json_object *id)
     return false;
 }
 
-/* Crosses out the answered id; true once every awaited id is answered or cancelled. */
+/* Whether every awaited id is answered or cancelled. */
+static bool all_answered(const struct awaited *a)
+{
+    for (size_t i = 0; i < json_object_array_length(a->ids); i++)
+        if (!listed(a->cancelled, json_object_array_get_idx(a->ids, i)))
+            return false;
+    return true;
+}
+
+/* Crosses out the answered id; true once all are. */
 static bool on_line(void *arg, const char *line, size_t len)
 {
     struct awaited *a = arg;
+    mcp_jsonrpc_check(NULL, line, len); /* at once: a line it cannot read would leave it waiting */
     json_object *msg = dsh_json_parse_strict(line, len), *id;
     if (json_object_object_get_ex(msg, "id", &id) && !json_object_object_get_ex(msg, "method", NULL))
         for (size_t i = json_object_array_length(a->ids); i-- > 0;)
             if (json_object_equal(json_object_array_get_idx(a->ids, i), id))
                 json_object_array_del_idx(a->ids, i, 1);
     json_object_put(msg);
-    for (size_t i = 0; i < json_object_array_length(a->ids); i++)
-        if (!listed(a->cancelled, json_object_array_get_idx(a->ids, i)))
-            return false;
-    return true;
+    return all_answered(a);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -86,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_host_lines((const char *)data, (size_t)(last - (const char *)data) + 1, note_request, &a);
     struct fuzz_client client = {.input = data, .size = size, .on_line = on_line, .arg = &a};
     /* Nothing to wait for: stdin ends after the input. */
-    if (on_line(&a, "", 0))
+    if (all_answered(&a))
         client.on_line = NULL;
     char *out;
     size_t len;

@@ -303,8 +303,10 @@ static int list_tools(struct dshh_mcp_server *s)
         if (next)
             cursor = strdup(next);
         json_object_put(listed);
-        if (rc < 0 || !cursor)
+        if (rc < 0 || !cursor) {
+            free(cursor); /* a refused page may still name a next one */
             return rc;
+        }
     }
     free(cursor);
     return 0;

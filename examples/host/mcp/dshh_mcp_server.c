@@ -26,6 +26,7 @@
 #include "dsh_config.h"
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
+#include "dsh_text_buffer.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -162,6 +163,7 @@ static json_object *tool_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    text[dsh_utf8_cut(text, strlen(text), sizeof text)] = '\0'; /* a cut quote stays UTF-8 */
     json_object *result = json_object_new_object(), *content = json_object_new_array(), *item = json_object_new_object();
     json_object_object_add(item, "type", json_object_new_string("text"));
     json_object_object_add(item, "text", json_object_new_string(text));
@@ -526,9 +528,9 @@ static struct dshh_mcp_bg_run *named_run(struct mcp *m, json_object *id, const c
         respond(id, tool_error("%s needs the string argument \"runId\"", tool));
     else if (!r)
         respond(id,
-                tool_error("no background run \"%.64s\" in this session (its result was collected, "
+                tool_error("no background run \"%.*s\" in this session (its result was collected, "
                            "expired, or it never started)",
-                           run_id));
+                           (int)dsh_utf8_cut(run_id, strlen(run_id), 64), run_id));
     else if (waiter_of(m, r) && waiter_of(m, r)->call == NULL && strcmp(tool, "terminate_run") != 0)
         respond(id, tool_error("another wait_run or terminate_run is waiting for %s", r->id));
     else

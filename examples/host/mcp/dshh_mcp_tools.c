@@ -12,6 +12,7 @@
 
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
+#include "dsh_text_buffer.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -309,9 +310,9 @@ static void describe_tool(const struct dshh_mcp_tools *t, dsh_run_id run, uint64
     char message[512];
     snprintf(message, sizeof message,
              "tools." DSHH_MCP_DESCRIBE_TOOL
-             ": there is no function \"%.200s\"; tools." DSHH_MCP_SEARCH_TOOLS
+             ": there is no function \"%.*s\"; tools." DSHH_MCP_SEARCH_TOOLS
              "(\"\") lists them all",
-             name);
+             (int)dsh_utf8_cut(name, strlen(name), 200), name);
     reject(t, run, call, message);
 }
 
