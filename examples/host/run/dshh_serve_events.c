@@ -3,6 +3,7 @@
 
 #include "dsh_abi.h"
 #include "dsh_json_strict.h"
+#include "dsh_text_buffer.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -158,6 +159,7 @@ void dshh__emit_error(const char *id_text, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    msg[dsh_utf8_cut(msg, strlen(msg), sizeof msg)] = '\0'; /* a cut quote stays UTF-8 */
     json_object *ev = dshh__event("error", id_text);
     json_object_object_add(ev, "message", json_object_new_string(msg));
     dshh__emit_event(ev, NULL, NULL, 0);
