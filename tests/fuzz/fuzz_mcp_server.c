@@ -15,6 +15,7 @@
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 #include "dshh_mcp_server.h"
+#include "dshh_text_file.h"
 #include "dshh_usage.h"
 #include "fuzz_host.h"
 #include "fuzz_target.h"
@@ -105,19 +106,11 @@ static void write_file(const char *path, const void *data, size_t size)
 
 static void check_received(void)
 {
-    FILE *f = fopen(received, "rb");
-    if (!f)
+    size_t len;
+    char *text = dshh__read_text_file(received, &len);
+    if (!text)
         return; /* the server never read a line */
-    char *text = NULL;
-    size_t cap = 0;
-    FILE *out = open_memstream(&text, &cap);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        fwrite(chunk, 1, n, out);
-    fclose(f);
-    fclose(out);
-    fuzz_host_lines(text, cap, mcp_jsonrpc_check, NULL);
+    fuzz_host_lines(text, len, mcp_jsonrpc_check, NULL);
     free(text);
 }
 

@@ -16,6 +16,7 @@
 
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
+#include "dshh_text_file.h"
 
 static void write_all(const char *text, size_t len)
 {
@@ -30,23 +31,6 @@ static void write_all(const char *text, size_t len)
     }
 }
 
-static char *slurp(const char *path, size_t *ret_len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        exit(1);
-    char *text = NULL;
-    size_t cap = 0;
-    FILE *out = open_memstream(&text, &cap);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        fwrite(chunk, 1, n, out);
-    fclose(f);
-    fclose(out);
-    *ret_len = cap;
-    return text;
-}
 
 static int next_life(const char *state)
 {
@@ -151,7 +135,9 @@ int main(int argc, char **argv)
     const char *state = argv[2];
     bool scripted = next_life(state) == 1;
     size_t script_len = 0, nsegments = 0, next = 0;
-    char *script = scripted ? slurp(argv[1], &script_len) : NULL;
+    char *script = scripted ? dshh__read_text_file(argv[1], &script_len) : NULL;
+    if (scripted && !script)
+        return 1;
     struct segment *segments = scripted ? split(script, script_len, &nsegments) : NULL;
     if (scripted)
         write_segment(&segments[next++]);
