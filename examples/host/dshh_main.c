@@ -4,6 +4,7 @@
 #include "dshh_doctor.h"
 #include "dshh_dump.h"
 #include "dshh_host.h"
+#include "dshh_mcp_http.h"
 #include "dshh_mcp_server.h"
 #include "dshh_paths.h"
 #include "dshh_program_cmd.h"
@@ -17,6 +18,7 @@
 #include <limits.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +42,7 @@ struct options {
     const char *sandbox;   /* --sandbox MODE: the policy row's mode */
     const char *workspace; /* --workspace DIR: the policy row's workspaceRoot */
     struct dshh_program_options program; /* --program / -e and its run options */
+    struct dshh_mcp_listen_options listen; /* dsh mcp --listen and its options */
 };
 
 static void help_global(void)
@@ -140,7 +143,22 @@ static void help_mcp(void)
            "  yieldAfterMs?}, terminate_run {runId}, list_runs. A retaining profile\n"
            "  keeps one stateOwner per session, released at its end. A dsh-mcp-bindings row mounts\n"
            "  downstream MCP servers as namespaces. Exits 0 at the end of input.\n"
-           "\n");
+           "\n"
+           "  --listen ADDR          serve MCP over Streamable HTTP at ADDR/mcp instead of stdio:\n"
+           "                         127.0.0.1:PORT, [::1]:PORT or unix:PATH (one session per\n"
+           "                         client, /healthz and /readyz; SIGTERM drains and exits 0)\n"
+           "  --allow-remote         allow an ADDR that is not loopback\n"
+           "  --token-file FILE      the bearer token clients must send (needed unless unix:)\n"
+           "  --allow-origin ORIGIN  a browser Origin that may connect (repeatable; others: 403)\n"
+           "  --session-idle-ms N    end a session after N ms without requests or runs (%d)\n"
+           "  --drain-ms N           after SIGTERM, how long running calls may finish (%d)\n"
+           "  --log-format F         the per-run log lines on stderr: text or json (text)\n"
+           "  --max-sessions N       sessions open at once (%d)\n"
+           "  --max-connections N    HTTP connections at once (%d)\n"
+           "  --max-body-bytes N     the largest POST body (%lld)\n"
+           "\n",
+           DSHH_MCP_HTTP_SESSION_IDLE_MS, DSHH_MCP_HTTP_DRAIN_MS, DSHH_MCP_HTTP_MAX_SESSIONS,
+           DSHH_MCP_HTTP_MAX_CONNECTIONS, (long long)DSHH_MCP_HTTP_MAX_BODY_BYTES);
     printf(composition_help, dshh__path(DSHH_PATH_PROFILE));
     printf("%s", policy_help);
     printf("  --initializer FILE    environment initializer (persistent-in-memory; repeatable)\n");
@@ -177,7 +195,23 @@ enum {
     OPT_FORMAT,
     OPT_SANDBOX,
     OPT_WORKSPACE,
+    OPT_LISTEN,
+    OPT_ALLOW_REMOTE,
+    OPT_TOKEN_FILE,
+    OPT_ALLOW_ORIGIN,
+    OPT_SESSION_IDLE_MS,
+    OPT_DRAIN_MS,
+    OPT_LOG_FORMAT,
+    OPT_MAX_SESSIONS,
+    OPT_MAX_CONNECTIONS,
+    OPT_MAX_BODY_BYTES,
 };
+
+/* Options of `dsh mcp --listen` only. */
+static bool listen_only(int opt)
+{
+    return opt >= OPT_ALLOW_REMOTE && opt <= OPT_MAX_BODY_BYTES;
+}
 
 /* Options that only `dsh headless` takes (their presence elsewhere is a usage error; `dsh mcp`
  * checks its own: it takes --initializer). */
@@ -197,8 +231,18 @@ struct parsed {
     bool version;
     const char *headless_option; /* the first headless-only option given ("--cwd", "-e") */
     const char *policy_option;   /* --sandbox or --workspace (headless, mcp, --dump-config) */
+    const char *listen_option;   /* the first option of dsh mcp --listen only given */
     bool format_given;
 };
+
+/* The entry of longopts whose value is opt. */
+static size_t index_of(const struct option *longopts, int opt)
+{
+    size_t i = 0;
+    while (longopts[i].val != opt)
+        i++;
+    return i;
+}
 
 static int parse_options(int argc, char **argv, const char *command, struct options *o,
                          struct parsed *ret, int *ret_first)
@@ -224,9 +268,20 @@ static int parse_options(int argc, char **argv, const char *command, struct opti
         {"format", required_argument, NULL, OPT_FORMAT},
         {"sandbox", required_argument, NULL, OPT_SANDBOX},
         {"workspace", required_argument, NULL, OPT_WORKSPACE},
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
+        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+        {"allow-origin", required_argument, NULL, OPT_ALLOW_ORIGIN},
+        {"session-idle-ms", required_argument, NULL, OPT_SESSION_IDLE_MS},
+        {"drain-ms", required_argument, NULL, OPT_DRAIN_MS},
+        {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+        {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
+        {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
+        {"max-body-bytes", required_argument, NULL, OPT_MAX_BODY_BYTES},
         {NULL, 0, NULL, 0},
     };
     int c, index = -1;
+    static char listen_name[32];
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":e:vh", longopts, &index)) != -1) {
         static char option_name[32];
@@ -237,8 +292,55 @@ static int parse_options(int argc, char **argv, const char *command, struct opti
                 snprintf(option_name, sizeof option_name, "-%c", c);
             ret->headless_option = option_name;
         }
+        if (listen_only(c) && !ret->listen_option) {
+            snprintf(listen_name, sizeof listen_name, "--%s", longopts[index].name);
+            ret->listen_option = listen_name;
+        }
         index = -1;
         switch (c) {
+        case OPT_LISTEN:
+            o->listen.listen = optarg;
+            break;
+        case OPT_ALLOW_REMOTE:
+            o->listen.allow_remote = true;
+            break;
+        case OPT_TOKEN_FILE:
+            o->listen.token_file = optarg;
+            break;
+        case OPT_ALLOW_ORIGIN:
+            o->listen.origins[o->listen.norigins++] = optarg;
+            break;
+        case OPT_LOG_FORMAT:
+            if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0)
+                return dshh__usage_error(command, "--log-format takes text or json");
+            o->listen.log_json = !strcmp(optarg, "json");
+            break;
+        case OPT_SESSION_IDLE_MS: case OPT_DRAIN_MS: case OPT_MAX_SESSIONS: case OPT_MAX_CONNECTIONS:
+        case OPT_MAX_BODY_BYTES: {
+            static const struct {
+                int opt;
+                size_t offset;
+                long long max;
+            } limits[] = {
+                {OPT_SESSION_IDLE_MS, offsetof(struct dshh_mcp_listen_options, session_idle_ms), 86400000},
+                {OPT_DRAIN_MS, offsetof(struct dshh_mcp_listen_options, drain_ms), 3600000},
+                {OPT_MAX_SESSIONS, offsetof(struct dshh_mcp_listen_options, max_sessions), 4096},
+                {OPT_MAX_CONNECTIONS, offsetof(struct dshh_mcp_listen_options, max_connections), 4096},
+                {OPT_MAX_BODY_BYTES, offsetof(struct dshh_mcp_listen_options, max_body_bytes), 1LL << 30},
+            };
+            size_t i = 0;
+            while (limits[i].opt != c)
+                i++;
+            char *end;
+            errno = 0;
+            long long v = strtoll(optarg, &end, 10);
+            if (errno || end == optarg || *end || v < (c == OPT_DRAIN_MS ? 0 : 1) || v > limits[i].max)
+                return dshh__usage_error(command, "--%s takes an integer from %d to %lld",
+                                         longopts[index_of(longopts, c)].name, c == OPT_DRAIN_MS ? 0 : 1,
+                                         limits[i].max);
+            *(int64_t *)((char *)&o->listen + limits[i].offset) = v;
+            break;
+        }
         case OPT_PROFILE:
             o->profile = optarg;
             break;
@@ -409,7 +511,9 @@ static int headless(const struct options *opts)
         goto out;
     struct dshh_host host;
     if (dshh__host_open(&host, &profile, opts->verbose, opts->initializers, opts->ninitializers) == 0) {
-        if (opts->mcp)
+        if (opts->mcp && opts->listen.listen)
+            status = dshh__cmd_mcp_listen(&host, &profile, &opts->listen);
+        else if (opts->mcp)
             status = dshh__cmd_mcp(&host, &profile);
         else if (opts->serve)
             status = dshh__cmd_serve(&host);
@@ -523,9 +627,13 @@ static int run_command(struct options *opts, const struct parsed *p, int nwords,
             return dshh__usage_error(word, "takes no program options (run_code calls carry them)");
         if (opts->dump_config)
             return dshh__usage_error(word, "unknown option --dump-config");
+        if (p->listen_option && !opts->listen.listen)
+            return dshh__usage_error(word, "%s needs --listen ADDR", p->listen_option);
         opts->mcp = true;
         return headless(opts);
     }
+    if (p->listen_option || opts->listen.listen)
+        return dshh__usage_error(word, "unknown option %s", p->listen_option ? p->listen_option : "--listen");
     if (command == CMD_DOCTOR) {
         if (p->headless_option || p->policy_option)
             return dshh__usage_error(word, "unknown option %s",
@@ -543,14 +651,20 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "workflow")) /* own options: workflow_cmd.c */
         return dshh__cmd_workflow(argc - 1, argv + 1);
-    struct options opts = {.profile = dshh__path(DSHH_PATH_PROFILE)};
+    struct options opts = {.profile = dshh__path(DSHH_PATH_PROFILE),
+                           .listen = {.session_idle_ms = DSHH_MCP_HTTP_SESSION_IDLE_MS,
+                                      .drain_ms = DSHH_MCP_HTTP_DRAIN_MS,
+                                      .max_sessions = DSHH_MCP_HTTP_MAX_SESSIONS,
+                                      .max_connections = DSHH_MCP_HTTP_MAX_CONNECTIONS,
+                                      .max_body_bytes = DSHH_MCP_HTTP_MAX_BODY_BYTES}};
     opts.patches = calloc((size_t)argc, sizeof(*opts.patches));
     opts.initializers = calloc((size_t)argc, sizeof(*opts.initializers));
     opts.images = calloc((size_t)argc, sizeof(*opts.images));
+    opts.listen.origins = calloc((size_t)argc, sizeof(*opts.listen.origins));
     opts.program.images = opts.images;
     struct parsed parsed = {0};
     int first = argc, status;
-    if (!opts.patches || !opts.initializers || !opts.images) {
+    if (!opts.patches || !opts.initializers || !opts.images || !opts.listen.origins) {
         fprintf(stderr, "dsh: out of memory\n");
         status = DSHH_EXIT_USAGE;
     } else if (parse_options(argc, argv, command_word(argc, argv), &opts, &parsed, &first)) {
@@ -561,5 +675,6 @@ int main(int argc, char **argv)
     free(opts.patches);
     free(opts.initializers);
     free(opts.images);
+    free(opts.listen.origins);
     return status;
 }

@@ -875,6 +875,20 @@ void dshh__mcp_session_end(struct dshh_mcp_session *m, const char *why)
     end_session(m, why);
 }
 
+void dshh__mcp_session_cancel_runs(struct dshh_mcp_session *m, const char *why)
+{
+    for (struct mcall *c = m->calls, *next; c; c = next) {
+        next = c->next;
+        if (c->started) {
+            m->host->provider->cancel(m->host->instance, c->run, why);
+            continue;
+        }
+        if (!c->cancelled)
+            respond(m, c->id, tool_error("the run did not start: %s", why));
+        unlink_call(m, c);
+    }
+}
+
 bool dshh__mcp_session_busy(const struct dshh_mcp_session *m)
 {
     return m->calls != NULL;

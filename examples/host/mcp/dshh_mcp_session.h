@@ -65,6 +65,9 @@ void dshh__mcp_session_error(struct dshh_mcp_session *m, int code, const char *m
 /* Nobody can receive answers any more: queued calls go, running ones are cancelled with why;
  * finished() follows once they ended and the owner is released. */
 void dshh__mcp_session_end(struct dshh_mcp_session *m, const char *why);
+/* Cancels its runs with why, each answered with its result (error abort); queued calls are
+ * answered that they did not start. The session goes on. */
+void dshh__mcp_session_cancel_runs(struct dshh_mcp_session *m, const char *why);
 /* Whether a call of it is queued or running (background runs included). */
 bool dshh__mcp_session_busy(const struct dshh_mcp_session *m);
 void dshh__mcp_session_free(struct dshh_mcp_session *m);
