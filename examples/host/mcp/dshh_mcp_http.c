@@ -386,8 +386,11 @@ static void on_idle_due(void *arg)
     hs->idle_timer = 0;
     if (dshh__mcp_session_busy(hs->session) || has_waiting_stream(hs))
         touch(hs); /* a run is going: not idle */
-    else
+    else {
+        fprintf(stderr, "dsh: session %.8s expired: no request or run for %lld ms\n", hs->id,
+                (long long)hs->srv->opts->session_idle_ms);
         end_session(hs, "the MCP session expired");
+    }
 }
 
 static struct hsession *session_new(struct http_mcp *srv)
