@@ -222,6 +222,37 @@ test("an oversize body gets 413; an allowed Origin is admitted", async () => {
   assert.deepEqual(await s.exited, { code: 0, signal: null });
 });
 
+test("limits: sessions and connections at once get 503 with what the limit is", async () => {
+  const s = await serve(["--token-file", tokenFile, "--max-sessions", "1", "--max-connections", "2"]);
+  let r = await post(s.url, initialize);
+  assert.equal(r.status, 200);
+  const sid = r.headers.get("mcp-session-id");
+  r = await post(s.url, initialize);
+  assert.equal(r.status, 503);
+  assert.equal((await r.json()).error.message, "Service Unavailable: dsh serves at most 1 sessions at once");
+  // Two GET streams of... one session may have one GET stream; the second connection holds a POST
+  // whose run waits at a gate; a third connection is refused.
+  const get = await fetch(s.url, { headers: { ...auth, Accept: "text/event-stream", "Mcp-Session-Id": sid } });
+  assert.equal(get.status, 200);
+  r = await fetch(s.url, { headers: { ...auth, Accept: "text/event-stream", "Mcp-Session-Id": sid } });
+  assert.equal(r.status, 409);
+  assert.equal((await r.json()).error.message, "Conflict: this session's GET stream is open already");
+  const g = gate();
+  const held = post(s.url, { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "run_code", arguments: { program: g.wait, description: "holds a connection" } } }, { "Mcp-Session-Id": sid });
+  await until(async () => {
+    const third = await fetch(new URL("/healthz", s.url), { headers: { Connection: "close" } });
+    if (third.status === 200) return false; // the held POST has not connected yet
+    assert.equal(third.status, 503);
+    assert.equal((await third.json()).error.message, "Service Unavailable: dsh serves at most 2 connections at once");
+    return true;
+  });
+  g.open();
+  assert.equal((await held).status, 200);
+  await get.body.cancel();
+  s.child.kill("SIGTERM");
+  assert.deepEqual(await s.exited, { code: 0, signal: null });
+});
+
 test("startup refusals: a remote address without --allow-remote, TCP without a token, a short token", async () => {
   const run = (args) => promisify(execFile)(dsh, ["mcp", ...args], { cwd }).then(() => assert.fail("dsh started"), (e) => e);
   let e = await run(["--listen", "0.0.0.0:0", "--token-file", tokenFile]);

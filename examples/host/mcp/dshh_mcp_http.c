@@ -685,7 +685,7 @@ static enum MHD_Result post(struct http_mcp *srv, struct MHD_Connection *conn, s
                     "Service Unavailable: dsh is shutting down");
     } else if (initialize && srv->nsessions >= (size_t)srv->opts->max_sessions) {
         rc = refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
-                    "Service Unavailable: %lld sessions are open, the most dsh serves at once",
+                    "Service Unavailable: dsh serves at most %lld sessions at once",
                     (long long)srv->opts->max_sessions);
     } else if (initialize && !(hs = session_new(srv))) {
         rc = refuse(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "dsh: out of memory");
@@ -839,7 +839,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *con_cls = req;
         if (srv->connections > (unsigned)srv->opts->max_connections)
             return refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
-                          "Service Unavailable: %lld connections are open, the most dsh serves",
+                          "Service Unavailable: dsh serves at most %lld connections at once",
                           (long long)srv->opts->max_connections);
         if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz")) {
             if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
