@@ -53,6 +53,7 @@ struct ptc_config {
     int64_t grace_ms;
     int64_t prewarm_processes; /* 0: no pool (the Python runtime has none) */
     int64_t prewarm_idle_ms;
+    int64_t prewarm_total_processes; /* 0: prewarm_processes */
     int64_t idle_release_ms;     /* 0: retained environments never expire (the Python row has none) */
     int64_t max_retained_owners; /* 0: no bound */
     /* Limits of the whole process range (0 where the row has no such field). */

@@ -88,6 +88,7 @@ static int fill(struct dsh_row *row, struct ptc_config *cfg)
         {"graceMs", offsetof(struct ptc_config, grace_ms)},
         {"prewarmProcesses", offsetof(struct ptc_config, prewarm_processes)},
         {"prewarmIdleMs", offsetof(struct ptc_config, prewarm_idle_ms)},
+        {"prewarmTotalProcesses", offsetof(struct ptc_config, prewarm_total_processes)},
         {"idleReleaseMs", offsetof(struct ptc_config, idle_release_ms)},
         {"maxRetainedOwners", offsetof(struct ptc_config, max_retained_owners)},
         {"maxMemoryMb", offsetof(struct ptc_config, max_memory_mb)},

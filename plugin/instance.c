@@ -56,7 +56,7 @@ int ptc__instance_load(const struct ptc_language *language, const char *config_y
                    (config->execution_mode == PTC_EXECUTION_VM_SCRIPT && config->script_persistence);
     ptc__envs_init(&inst->envs, &inst->host);
     ptc__pool_init(&inst->pool, &inst->envs, format, (unsigned)config->prewarm_processes,
-                   (uint64_t)config->prewarm_idle_ms);
+                   (unsigned)config->prewarm_total_processes, (uint64_t)config->prewarm_idle_ms);
     ptc__strippers_init(&inst->strippers, &inst->host);
     ptc__runs_init(&inst->runs, &inst->host, &inst->envs, &inst->pool, &inst->strippers, format, retains,
                    (struct ptc_runs_source){initializer_source, inst});

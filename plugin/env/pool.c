@@ -19,9 +19,13 @@ struct ptc_pool_slot {
 };
 
 void ptc__pool_init(struct ptc_pool *pool, struct ptc_envs *envs, const char *format, unsigned capacity,
-                    uint64_t idle_ms)
+                    unsigned total, uint64_t idle_ms)
 {
-    *pool = (struct ptc_pool){.envs = envs, .format = format, .capacity = capacity, .idle_ms = idle_ms};
+    *pool = (struct ptc_pool){.envs = envs,
+                              .format = format,
+                              .capacity = capacity,
+                              .total = total > capacity ? total : capacity,
+                              .idle_ms = idle_ms};
 }
 
 unsigned ptc__pool_size(const struct ptc_pool *pool)
@@ -162,7 +166,7 @@ void ptc__pool_refill(struct ptc_pool *pool, json_object *policy)
             same++;
     }
     while (same < pool->capacity) {
-        if (total >= pool->capacity) {
+        if (total >= pool->total) {
             struct ptc_pool_slot *victim = oldest_other(pool, text);
             if (!victim)
                 return;

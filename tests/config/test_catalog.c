@@ -38,7 +38,7 @@ Test(catalog, providers_and_fields)
     static const char *const ptc_fields[] = {
         "executionMode", "scriptPersistence", "replScoped", "timeoutMs", "maxTimeoutMs",
         "maxOutputBytes", "discardCompletion", "maxOldGenerationSizeMb", "maxMessageBytes", "maxPendingCalls",
-        "stopGraceMs", "prewarmProcesses", "prewarmIdleMs", "idleReleaseMs", "maxRetainedOwners", "graceMs",
+        "stopGraceMs", "prewarmProcesses", "prewarmTotalProcesses", "prewarmIdleMs", "idleReleaseMs", "maxRetainedOwners", "graceMs",
         "maxMemoryMb", "maxProcesses", "maxCpuPercent", "maxTempBytes", "requireResourceLimits", "launch", "launch.kind",
         "launch.executable", "launch.bootstrapPath", "launch.stripperPath",
     };
@@ -52,7 +52,7 @@ Test(catalog, providers_and_fields)
     cr_assert_null(dsh_catalog_find(cat, NULL));
 
     const struct dsh_catalog_provider *p = dsh_catalog_find(cat, PTC);
-    cr_assert_eq(p->n_fields, 22);
+    cr_assert_eq(p->n_fields, 23);
     for (size_t i = 0; i < sizeof(ptc_fields) / sizeof(ptc_fields[0]); i++)
         cr_assert_not_null(dsh_catalog_field_find(p, ptc_fields[i]), "%s", ptc_fields[i]);
     cr_assert_null(dsh_catalog_field_find(p, "launch.nope"));

@@ -30,6 +30,7 @@ Test(ptc_config, defaults)
     cr_assert_eq(cfg.grace_ms, 3000);
     cr_assert_eq(cfg.prewarm_processes, 0);
     cr_assert_eq(cfg.prewarm_idle_ms, 60000);
+    cr_assert_eq(cfg.prewarm_total_processes, 0);
     cr_assert_eq(cfg.idle_release_ms, 0); /* the seeds' default: idle environments never expire */
     cr_assert_eq(cfg.max_retained_owners, 0);
     cr_assert(!cfg.launch.is_explicit);
@@ -72,6 +73,7 @@ Test(ptc_config, defaults_come_from_the_catalog)
         {"graceMs", cfg.grace_ms},
         {"prewarmProcesses", cfg.prewarm_processes},
         {"prewarmIdleMs", cfg.prewarm_idle_ms},
+        {"prewarmTotalProcesses", cfg.prewarm_total_processes},
         {"idleReleaseMs", cfg.idle_release_ms},
         {"maxRetainedOwners", cfg.max_retained_owners},
         {"maxMemoryMb", cfg.max_memory_mb},
@@ -105,7 +107,8 @@ Test(ptc_config, values)
                        "stopGraceMs: 10\n"
                        "graceMs: 20\n"
                        "prewarmProcesses: 16\n"
-                       "prewarmIdleMs: 1\n",
+                       "prewarmIdleMs: 1\n"
+                       "prewarmTotalProcesses: 1024\n",
                        &cfg, NULL),
                  0);
     cr_assert_eq(cfg.execution_mode, PTC_EXECUTION_VM_SCRIPT);
@@ -121,6 +124,7 @@ Test(ptc_config, values)
     cr_assert_eq(cfg.grace_ms, 20);
     cr_assert_eq(cfg.prewarm_processes, 16);
     cr_assert_eq(cfg.prewarm_idle_ms, 1);
+    cr_assert_eq(cfg.prewarm_total_processes, 1024);
     ptc_config_destroy(&cfg);
 }
 
@@ -129,7 +133,7 @@ Test(ptc_config, prewarm_fields_are_validated)
 {
     static const char *const bad[] = {
         "prewarmProcesses: -1\n", "prewarmProcesses: 17\n", "prewarmProcesses: one\n", "prewarmProcesses: 1.5\n",
-        "prewarmIdleMs: 0\n",     "prewarmIdleMs: true\n",
+        "prewarmIdleMs: 0\n",     "prewarmIdleMs: true\n", "prewarmTotalProcesses: -1\n", "prewarmTotalProcesses: 1025\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct ptc_config cfg;

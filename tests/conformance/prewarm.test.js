@@ -165,3 +165,19 @@ test('a prewarmed process nobody takes is ended after prewarmIdleMs', async () =
   assert.equal(next.startedBefore, false, 'the reaped process did not serve');
   await s.close();
 });
+
+// prewarmTotalProcesses: with room for both, two sessions' standing policies each keep their
+// prewarmed process; control: with the default (prewarmProcesses in all), the second session's
+// refill ends the first one's, whose next run starts cold.
+for (const total of [2, 0]) {
+  test(`two sessions with prewarmProcesses 1 and prewarmTotalProcesses ${total}: the first session's next run is ${total ? 'warm' : 'cold'}`, async () => {
+    const s = prewarmed({ runtime: { prewarmProcesses: 1, prewarmTotalProcesses: total } });
+    await timedRun(s, 'a-cold', 'return [started]', { sessionId: 'session-a' });
+    await s.ready(1);
+    await timedRun(s, 'b-cold', 'return [started]', { sessionId: 'session-b' });
+    await s.ready(2);
+    const a = await timedRun(s, 'a-next', 'return [started]', { sessionId: 'session-a' });
+    assert.equal(a.startedBefore, total > 0);
+    await s.close();
+  });
+}
