@@ -8,7 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 packages="gcc libc6-dev pkg-config meson ninja-build libyaml-dev libjson-c-dev libseccomp-dev \
-libcriterion-dev libffi-dev curl ca-certificates git python3 groff-base musl-tools"
+libcriterion-dev libffi-dev libmicrohttpd-dev curl ca-certificates git python3 groff-base musl-tools"
 missing=""
 for p in $packages; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
