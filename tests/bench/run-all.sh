@@ -30,6 +30,7 @@ run output-throughput.mjs
 run concurrent-per-call.mjs
 run repl-imports.mjs
 run python-per-call.mjs
+run mcp-http.mjs
 echo "==> summaries"
 grep '^SUMMARY' "$log"
 exit "$failed"
