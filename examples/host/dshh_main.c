@@ -498,7 +498,8 @@ static int headless(const struct options *opts)
     struct dshh_profile profile;
     int status = DSHH_EXIT_USAGE;
     if (dshh__profile_compose(&profile, opts->profile, opts->patches, opts->npatches, stderr) ||
-        apply_policy_options(&profile, opts))
+        apply_policy_options(&profile, opts) ||
+        (opts->mcp && opts->listen.listen && dshh__mcp_listen_profile(&profile, &opts->listen) < 0))
         goto out;
     if (opts->dump_config) {
         status = dshh__dump_profile(&profile, stdout) ? DSHH_EXIT_USAGE : DSHH_EXIT_OK;

@@ -387,3 +387,26 @@ test("a Unix socket: mode 0600, no token needed, removed at the end", async () =
   assert.deepEqual(await s.exited, { code: 0, signal: null });
   assert.equal(existsSync(path), false);
 });
+
+test("retained environments: --listen's defaults are said at startup; an idle one is released (idleReleaseMs from the profile) and the next run says so", async () => {
+  const s1 = await serve(["--token-file", tokenFile], { patches: [join(src, "examples/profiles/persistent.yaml")] });
+  await until(() => s1.stderr().includes("dsh mcp: retained environments:"));
+  assert.match(s1.stderr(), /dsh mcp: retained environments: idleReleaseMs 600000 \(dsh mcp --listen's default\), maxRetainedOwners 64 \(dsh mcp --listen's default\)\n/);
+  s1.child.kill("SIGTERM");
+  assert.deepEqual(await s1.exited, { code: 0, signal: null });
+
+  const idle = join(cwd, "idle.yaml");
+  writeFileSync(idle, "- id: ptc-runtime\n  config: {executionMode: persistent-in-memory, replScoped: true, idleReleaseMs: 300}\n");
+  const s = await serve(["--token-file", tokenFile], { patches: [idle] });
+  await until(() => s.stderr().includes("dsh mcp: retained environments:"));
+  assert.match(s.stderr(), /idleReleaseMs 300 \(the profile's\), maxRetainedOwners 64 \(dsh mcp --listen's default\)\n/);
+  const { client } = await connect(s.url);
+  const marker = `dsh-http-idle-${process.pid}`;
+  assert.equal(text(await runCode(client, `process.title = ${JSON.stringify(marker)}; var kept = 1; kept`)), "1\n");
+  await until(() => processesWith(marker).length === 0); // released: its process is gone
+  const after = text(await runCode(client, "typeof kept"));
+  assert.match(after, /^note: earlier state is gone: .*\n"undefined"\n$/);
+  await client.close();
+  s.child.kill("SIGTERM");
+  assert.deepEqual(await s.exited, { code: 0, signal: null });
+});

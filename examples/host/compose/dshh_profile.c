@@ -319,14 +319,21 @@ static int copy_config(const struct dshh_row *row, yaml_document_t *doc)
 int dshh__profile_set_policy(struct dshh_profile *profile, const char *option, const char *key,
                              const char *value, FILE *err)
 {
+    int rc = dshh__profile_set_field(profile, option, DSHH_NAME_POLICY, key, value, true, err);
+    if (rc == 1)
+        fprintf(err, "dsh: %s needs an enabled %s row in the composition\n", option, DSHH_NAME_POLICY);
+    return rc == 0 ? 0 : -1;
+}
+
+int dshh__profile_set_field(struct dshh_profile *profile, const char *option, const char *row_name,
+                            const char *key, const char *value, bool string, FILE *err)
+{
     struct dshh_row *row = NULL;
     for (size_t i = 0; i < profile->nrows && !row; i++)
-        if (!profile->rows[i].disabled && !strcmp(profile->rows[i].name, DSHH_NAME_POLICY))
+        if (!profile->rows[i].disabled && !strcmp(profile->rows[i].name, row_name))
             row = &profile->rows[i];
-    if (!row) {
-        fprintf(err, "dsh: %s needs an enabled %s row in the composition\n", option, DSHH_NAME_POLICY);
-        return -1;
-    }
+    if (!row)
+        return 1;
     struct dshh_layer **layers = realloc(profile->layers, (profile->nlayers + 1) * sizeof(*layers));
     if (!layers)
         return -1;
@@ -351,8 +358,9 @@ int dshh__profile_set_policy(struct dshh_profile *profile, const char *option, c
     int root_id = 1; /* the loader adds the root node first */
     if (!root || root->type != YAML_MAPPING_NODE) /* a config is a mapping (validated before) */
         return -1;
-    int value_id = yaml_document_add_scalar(doc, NULL, (yaml_char_t *)value, (int)strlen(value),
-                                            YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+    int value_id = yaml_document_add_scalar(
+        doc, NULL, (yaml_char_t *)value, (int)strlen(value),
+        string ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE);
     if (value_id == 0) {
         fprintf(err, "dsh: %s: out of memory\n", option);
         return -1;

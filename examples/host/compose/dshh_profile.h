@@ -48,5 +48,9 @@ const struct dshh_row *dshh__profile_find(const struct dshh_profile *profile, co
  * judges the value). 0, or -1 with a message on err. */
 int dshh__profile_set_policy(struct dshh_profile *profile, const char *option, const char *key,
                              const char *value, FILE *err);
+/* The same for any enabled row named row_name, value a string (quoted) or a plain scalar (a
+ * number, a boolean). 0; 1 when there is no such row (nothing said); -1 with a message on err. */
+int dshh__profile_set_field(struct dshh_profile *profile, const char *option, const char *row_name,
+                            const char *key, const char *value, bool string, FILE *err);
 
 #endif

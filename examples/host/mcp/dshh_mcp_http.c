@@ -18,6 +18,9 @@
 #include "dshh_text_file.h"
 #include "dshh_usage.h"
 
+#include "dshh_profile.h"
+
+#include "dsh_config.h"
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 
@@ -49,6 +52,12 @@
 /* After the drain: how long answers may take to reach their clients. */
 #define FLUSH_MS 5000
 #define MIN_TOKEN_BYTES 16
+/* A retained environment of a listening dsh is released after this long without a run (the
+ * runtime row's idleReleaseMs, unless the profile sets it). */
+#define LISTEN_IDLE_RELEASE_MS "600000"
+
+/* What dshh__mcp_listen_profile chose, said at startup in a retaining profile. */
+static char retained_note[256];
 
 struct http_mcp;
 struct hsession;
@@ -1126,6 +1135,39 @@ static int start_daemon(struct http_mcp *srv)
     return 0;
 }
 
+int dshh__mcp_listen_profile(struct dshh_profile *profile, const struct dshh_mcp_listen_options *opts)
+{
+    char sessions[24];
+    snprintf(sessions, sizeof sessions, "%lld", (long long)opts->max_sessions);
+    const struct {
+        const char *key, *value;
+    } defaults[] = {{"idleReleaseMs", LISTEN_IDLE_RELEASE_MS}, {"maxRetainedOwners", sessions}};
+    char said[2][96];
+    for (size_t i = 0; i < 2; i++) {
+        const struct dshh_row *row = NULL;
+        for (size_t r = 0; r < profile->nrows && !row; r++)
+            if (!profile->rows[r].disabled && !strcmp(profile->rows[r].name, PTC_PROVIDER_NAME))
+                row = &profile->rows[r];
+        if (!row)
+            return 0; /* another runtime (Python keeps no environments) */
+        yaml_document_t *doc = (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc;
+        yaml_node_t *set = row->config ? dsh_mapping_get_cstr(doc, row->config, defaults[i].key) : NULL;
+        if (set && set->type == YAML_SCALAR_NODE) {
+            snprintf(said[i], sizeof said[i], "%s %.*s (the profile's)", defaults[i].key,
+                     (int)set->data.scalar.length, (const char *)set->data.scalar.value);
+            continue;
+        }
+        if (dshh__profile_set_field(profile, "mcp --listen", PTC_PROVIDER_NAME, defaults[i].key,
+                                    defaults[i].value, false, stderr) < 0)
+            return -1;
+        snprintf(said[i], sizeof said[i], "%s %s (dsh mcp --listen's default)", defaults[i].key,
+                 defaults[i].value);
+    }
+    snprintf(retained_note, sizeof retained_note, "dsh mcp: retained environments: %s, %s\n",
+             said[0], said[1]);
+    return 0;
+}
+
 int dshh__cmd_mcp_listen(struct dshh_host *host, const struct dshh_profile *profile,
                          const struct dshh_mcp_listen_options *opts)
 {
@@ -1144,6 +1186,8 @@ int dshh__cmd_mcp_listen(struct dshh_host *host, const struct dshh_profile *prof
         fprintf(stderr, "dsh: cannot watch SIGTERM/SIGINT: %s\n", strerror(-rc));
         goto out;
     }
+    if (srv.shared.retains)
+        fputs(retained_note, stderr);
     probe(&srv);
     srv.keepalive_timer = dshh__loop_add_timer(host->loop, KEEPALIVE_MS, on_keepalive, &srv);
     run_daemon(&srv);

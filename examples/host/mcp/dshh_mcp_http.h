@@ -27,6 +27,10 @@ struct dshh_mcp_listen_options {
     int64_t max_sessions, max_connections, max_body_bytes;
 };
 
+/* A listening dsh keeps environments for many sessions: unless the profile sets them, the Node
+ * runtime row gets idleReleaseMs 600000 and maxRetainedOwners = max_sessions (a layer named
+ * "dsh mcp --listen"). 0, or -1 with a message on stderr. */
+int dshh__mcp_listen_profile(struct dshh_profile *profile, const struct dshh_mcp_listen_options *opts);
 /* Serves until SIGTERM/SIGINT and the drain; returns the exit status. */
 int dshh__cmd_mcp_listen(struct dshh_host *host, const struct dshh_profile *profile,
                          const struct dshh_mcp_listen_options *opts);
