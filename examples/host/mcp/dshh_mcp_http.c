@@ -266,6 +266,16 @@ static struct stream *route(struct http_mcp *srv, const struct hsession *hs, con
     return NULL;
 }
 
+/* The stream's request i has its answer (or never gets one): the stream ends after its last. */
+static void answered(struct stream *st, size_t i)
+{
+    free(st->ids[i].id);
+    free(st->ids[i].token);
+    st->ids[i] = st->ids[--st->nids];
+    if (st->nids == 0 && st->sse)
+        stream_finish(st);
+}
+
 /* ---- sessions ------------------------------------------------------------------------------------- */
 
 static void on_send(void *arg, json_object *msg, dsh_run_id progress_of)
@@ -292,11 +302,7 @@ static void on_send(void *arg, json_object *msg, dsh_run_id progress_of)
         stream_event(st, msg);
     if (!answer)
         return;
-    free(st->ids[i].id);
-    free(st->ids[i].token);
-    st->ids[i] = st->ids[--st->nids];
-    if (st->nids == 0 && st->sse)
-        stream_finish(st);
+    answered(st, i);
 }
 
 static void reap_session(void *arg)
@@ -635,11 +641,7 @@ static void forget_cancelled(struct http_mcp *srv, struct hsession *hs, json_obj
     struct stream *st = route(srv, hs, dshh__jstr(dsh_json_member(params, "requestId")), NULL, &i);
     if (!st)
         return;
-    free(st->ids[i].id);
-    free(st->ids[i].token);
-    st->ids[i] = st->ids[--st->nids];
-    if (st->nids == 0 && st->sse)
-        stream_finish(st);
+    answered(st, i);
 }
 
 static bool is_request(json_object *msg)
