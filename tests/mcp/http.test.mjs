@@ -211,13 +211,37 @@ test("refusals: no token, a wrong token, a bad Origin, no or an unknown or a del
   assert.equal(r.status, 406);
 });
 
-test("an oversize body gets 413; an allowed Origin is admitted", async () => {
+test("an oversize body gets 413 (also chunked), headers over 64 KiB 431; an allowed Origin is admitted; a batch gets an array", async () => {
   const s = await serve(["--token-file", tokenFile, "--max-body-bytes", "1000", "--allow-origin", "http://ui.example"]);
   let r = await post(s.url, { ...initialize, params: { ...initialize.params, pad: "x".repeat(2000) } });
   assert.equal(r.status, 413);
   assert.equal((await r.json()).error.message, "Content Too Large: a body may have at most 1000 bytes");
   r = await post(s.url, initialize, { Origin: "http://ui.example" });
   assert.equal(r.status, 200);
+  const sid = r.headers.get("mcp-session-id");
+  // A chunked body (no Content-Length) over the limit: 413 too.
+  const chunked = await new Promise((resolveAnswer, reject) => {
+    const u = new URL(s.url);
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: "POST", headers: { ...auth, "Content-Type": "application/json", Accept: "application/json, text/event-stream", "Mcp-Session-Id": sid, "Transfer-Encoding": "chunked" } }, (res) => {
+      let data = "";
+      res.on("data", (d) => (data += d));
+      res.on("end", () => resolveAnswer({ status: res.statusCode, data }));
+    });
+    req.on("error", reject);
+    for (let i = 0; i < 4; i++) req.write("x".repeat(400));
+    req.end();
+  });
+  assert.equal(chunked.status, 413);
+  assert.equal(JSON.parse(chunked.data).error.message, "Content Too Large: a body may have at most 1000 bytes");
+  // Headers over 64 KiB: 431 (libmicrohttpd's own answer).
+  r = await fetch(new URL("/healthz", s.url), { headers: { "X-Big": "a".repeat(70000) } });
+  assert.equal(r.status, 431);
+  // A batch (revision 2025-03-26): one JSON array with both answers.
+  r = await post(s.url, [{ jsonrpc: "2.0", id: 7, method: "ping" }, { jsonrpc: "2.0", id: 8, method: "tools/list" }], { "Mcp-Session-Id": sid });
+  assert.equal(r.status, 200);
+  const batch = await r.json();
+  assert.deepEqual(batch.map((m) => m.id), [7, 8]);
+  assert.deepEqual(batch[0].result, {});
   s.child.kill("SIGTERM");
   assert.deepEqual(await s.exited, { code: 0, signal: null });
 });
