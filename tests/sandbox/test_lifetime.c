@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -312,6 +313,54 @@ Test(lifetime, spawn_failures_are_reported)
     req.cwd = "relative";
     cr_assert_eq(sp->spawn(sp->ctx, &req, &p, &err), DSH_E_REQUEST_INVALID);
     cr_assert_null(p);
+}
+
+/* The host does not wait for the exec (examples/providers/README.md, "Starting a range"): a
+ * program only the exec can refuse (here: no executable format) ends its range as 127 with the
+ * reason on the range's stderr. Control: the same file as a shell script runs. */
+Test(lifetime, an_exec_failure_ends_the_range_with_its_reason)
+{
+    const struct dsh_subprocess_service *sp = dsh_linux_subprocess(f.svc);
+    char path[PATH_MAX];
+    for (int script = 0; script < 2; script++) {
+        snprintf(path, sizeof path, "%s/exec-%d", f.ws, script);
+        fx_write(path, script ? "#!/bin/sh\nexit 7\n" : "\177ELF but no program\n");
+        cr_assert_eq(chmod(path, 0755), 0);
+        const char *argv[] = {path, NULL};
+        struct dsh_spawn_request req = {.struct_size = sizeof(req), .argv = argv, .cwd = f.ws};
+        struct dsh_process *p = NULL;
+        struct dsh_error err = {0};
+        cr_assert_eq(sp->spawn(sp->ctx, &req, &p, &err), 0, "%s", err.message);
+        char errbuf[512] = "";
+        size_t nerr = 0;
+        struct dsh_exit_status st;
+        int q;
+        while ((q = sp->poll_quiescent(sp->ctx, p, &st)) == 0) {
+            struct pollfd pf[2] = {{.fd = p->quiescence_fd, .events = POLLIN}, {.fd = p->stderr_fd, .events = POLLIN}};
+            cr_assert_geq(poll(pf, 2, -1), 0);
+            ssize_t n;
+            while (nerr < sizeof errbuf - 1 && (n = read(p->stderr_fd, errbuf + nerr, sizeof errbuf - 1 - nerr)) > 0)
+                nerr += (size_t)n;
+        }
+        cr_assert_eq(q, 1);
+        ssize_t n;
+        while (nerr < sizeof errbuf - 1 && (n = read(p->stderr_fd, errbuf + nerr, sizeof errbuf - 1 - nerr)) > 0)
+            nerr += (size_t)n;
+        errbuf[nerr] = '\0';
+        cr_assert_eq(st.exited, 1);
+        if (script) {
+            cr_assert_eq(st.code, 7, "the control runs");
+        } else {
+            char want[PATH_MAX + 128];
+            snprintf(want, sizeof want, "dsh-range-supervisor: cannot start %s: Exec format error\n", path);
+            cr_assert_eq(st.code, 127);
+            cr_assert_str_eq(errbuf, want);
+        }
+        close(p->control_fd);
+        close(p->stdout_fd);
+        close(p->stderr_fd);
+        sp->release(sp->ctx, p);
+    }
 }
 
 Test(lifetime, release_kills_a_running_range)

@@ -1,5 +1,6 @@
 /* Starting a managed process range: clone3 a child (into a new PID namespace when the kernel
  * allows) that places its fds and execs dsh-range-supervisor, which then runs the program.
+ * The host does not wait for the supervisor: the range starts while the host's loop goes on.
  * Between clone and exec the child touches only syscalls and memory prepared beforehand, so a
  * multithreaded host cannot deadlock it. The child has no exit signal (exit_signal 0): a host's
  * waitpid(-1) without __WALL cannot steal its status from our pidfd. */
@@ -14,7 +15,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/sched.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,8 +32,6 @@
 #ifndef __NR_close_range
 #define __NR_close_range 436
 #endif
-
-#define START_TIMEOUT_MS 15000
 
 struct plan {
     int src[5];  /* become fds 0..4 of the supervisor */
@@ -108,30 +106,6 @@ static void reap(int pidfd)
 {
     siginfo_t si;
     while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | __WALL) < 0 && errno == EINTR) {
-    }
-}
-
-/* Waits for the supervisor's first word: the program started, or why it did not. */
-static int await_start(int cmd_fd, int pidfd, const char *program, struct dsh_error *ret_error)
-{
-    for (;;) {
-        struct pollfd p[2] = {{.fd = cmd_fd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
-        int r = poll(p, 2, START_TIMEOUT_MS);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "supervisor did not start in time");
-        struct dshx__sup_msg m;
-        ssize_t n = recv(cmd_fd, &m, sizeof(m), MSG_DONTWAIT);
-        if (n == (ssize_t)sizeof(m) && m.type == DSHX_SUP_STARTED)
-            return 0;
-        if (n == (ssize_t)sizeof(m) && m.type == DSHX_SUP_EXEC_FAILED)
-            return dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "cannot start %s: %s", program,
-                              strerror(m.a));
-        /* EOF, an error, or the supervisor exited without a word. */
-        if (n == 0 || (n < 0 && errno != EAGAIN) || (p[1].revents & POLLIN))
-            return dshx__fail(ret_error, DSH_E_SPAWN_FAILED,
-                              "the range supervisor could not be started");
     }
 }
 
@@ -338,6 +312,10 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dshx__range_c
                           "spawn needs an absolute argv[0] and an absolute cwd");
     if (!cfg->supervisor_path)
         return dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "no range supervisor is configured");
+    /* What the host can see at once fails the spawn; what only the exec can see ends the range. */
+    if (access(request->argv[0], X_OK) < 0)
+        return dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "cannot start %s: %s", request->argv[0],
+                          strerror(errno));
     bool pid_ns = cfg->kernel.pid_ns;
     char **env = NULL, **argv = NULL;
     int fd[NFDS];
@@ -393,12 +371,8 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dshx__range_c
             goto out;
         }
     }
-    rc = await_start(fd[CMD_HOST], pidfd, request->argv[0], ret_error);
-    if (rc < 0) {
-        (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-        reap(pidfd);
-        goto out;
-    }
+    /* No wait for the exec: the supervisor reports it on cmd_fd, read with the exit status
+     * (a program it cannot exec ends the range as 127, the reason on its stderr). */
     if (set_nonblock(fd[CTL_HOST]) < 0 || set_nonblock(fd[OUT_R]) < 0 ||
         set_nonblock(fd[ERR_R]) < 0 || set_nonblock(fd[CMD_HOST]) < 0) {
         rc = dshx__fail(ret_error, -errno, "fcntl: %s", strerror(errno));

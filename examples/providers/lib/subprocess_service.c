@@ -74,6 +74,12 @@ static void drain_reports(struct dshx__range *r)
             r->have_status = true;
             r->status = (struct dsh_exit_status){.exited = m.a, .code = m.b, .signal = m.c};
         }
+        /* The program was never exec'd (its reason is on the range's stderr): 127, as a shell
+         * says of a command it cannot run. */
+        if (n == (ssize_t)sizeof(m) && m.type == DSHX_SUP_EXEC_FAILED) {
+            r->have_status = true;
+            r->status = (struct dsh_exit_status){.exited = 1, .code = 127};
+        }
     }
 }
 

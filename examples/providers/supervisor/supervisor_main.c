@@ -58,6 +58,15 @@ static void send_msg(uint32_t type, int32_t a, int32_t b, int32_t c)
     (void)send(DSHX_SUP_FD_CMD, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* The program could not be started: the host learns it from the report (the range's exit status,
+ * 127) and why from the range's stderr, where a provider shows it (the host does not wait for
+ * the exec: examples/providers/README.md, "Starting a range"). */
+static void exec_failed(const char *program, int e)
+{
+    dprintf(2, "dsh-range-supervisor: cannot start %s: %s\n", program, strerror(e));
+    send_msg(DSHX_SUP_EXEC_FAILED, e, 0, 0);
+}
+
 /* Parent pid from /proc/<pid>/stat; the command name may hold spaces and parentheses. */
 static pid_t parent_of(const char *pid)
 {
@@ -317,7 +326,7 @@ int main(int argc, char **argv)
     if (!e && (s.main_pid = fork()) < 0)
         e = errno;
     if (e) {
-        send_msg(DSHX_SUP_EXEC_FAILED, e, 0, 0);
+        exec_failed(argv[i], e);
         return 1;
     }
     if (s.main_pid == 0)
@@ -332,7 +341,7 @@ int main(int argc, char **argv)
     if (n == (ssize_t)sizeof(exec_errno)) {
         while (waitpid(s.main_pid, NULL, __WALL) < 0 && errno == EINTR) {
         }
-        send_msg(DSHX_SUP_EXEC_FAILED, exec_errno, 0, 0);
+        exec_failed(argv[i], exec_errno);
         return 1;
     }
     send_msg(DSHX_SUP_STARTED, (int32_t)s.main_pid, 0, 0);
