@@ -4,6 +4,7 @@
 #include "dshh_doctor.h"
 #include "dshh_dump.h"
 #include "dshh_host.h"
+#include "dshh_listen.h"
 #include "dshh_mcp_server.h"
 #include "dshh_paths.h"
 #include "dshh_program_cmd.h"
@@ -31,6 +32,7 @@ struct options {
     size_t npatches;
     bool dump_config;
     bool serve;
+    const char *listen; /* --serve --listen unix:PATH */
     bool mcp; /* dsh mcp */
     bool verbose;
     const char **initializers; /* --initializer FILE, in order */
@@ -79,7 +81,7 @@ static const char policy_help[] =
 static void help_headless(void)
 {
     printf("usage: dsh headless [OPTIONS] (-e CODE | --program FILE.ts)\n"
-           "       dsh headless [OPTIONS] --serve\n"
+           "       dsh headless [OPTIONS] --serve [--listen unix:PATH]\n"
            "       dsh headless [OPTIONS]      load the provider, print describe(), unload\n"
            "\n");
     printf(composition_help, dshh__path(DSHH_PATH_PROFILE));
@@ -107,6 +109,9 @@ static void help_headless(void)
            "            abandoned {run, call}   released {id}   mode-set {session, mode, id?}\n"
            "            error {id?, message}\n"
            "  Runs are concurrent; at end of input dsh waits for them, then exits 0.\n"
+           "  --listen unix:PATH    serve each client of a Unix socket (mode 0600, at most 64 at\n"
+           "                        once) as its own session until SIGTERM/SIGINT; its runs' sessionId\n"
+           "                        is the connection's and its stateOwners are its own\n"
            "  The full contract and a captured session: examples/host/README.md.\n"
            "Exit status: 0 ok, 1 program failure, 2 usage or configuration error.\n");
 }
@@ -177,6 +182,7 @@ enum {
     OPT_FORMAT,
     OPT_SANDBOX,
     OPT_WORKSPACE,
+    OPT_LISTEN,
 };
 
 /* Options that only `dsh headless` takes (their presence elsewhere is a usage error; `dsh mcp`
@@ -185,7 +191,7 @@ static bool headless_only(int opt)
 {
     switch (opt) {
     case OPT_SERVE: case OPT_JSON: case OPT_PROGRAM: case 'e': case OPT_CWD: case OPT_TIMEOUT:
-    case OPT_OWNER: case OPT_SESSION: case OPT_DISCARD: case OPT_INITIALIZER: case OPT_IMAGE:
+    case OPT_OWNER: case OPT_SESSION: case OPT_DISCARD: case OPT_INITIALIZER: case OPT_IMAGE: case OPT_LISTEN:
         return true;
     default:
         return false;
@@ -224,6 +230,7 @@ static int parse_options(int argc, char **argv, const char *command, struct opti
         {"format", required_argument, NULL, OPT_FORMAT},
         {"sandbox", required_argument, NULL, OPT_SANDBOX},
         {"workspace", required_argument, NULL, OPT_WORKSPACE},
+        {"listen", required_argument, NULL, OPT_LISTEN},
         {NULL, 0, NULL, 0},
     };
     int c, index = -1;
@@ -270,6 +277,9 @@ static int parse_options(int argc, char **argv, const char *command, struct opti
             break;
         case OPT_SERVE:
             o->serve = true;
+            break;
+        case OPT_LISTEN:
+            o->listen = optarg;
             break;
         case OPT_JSON:
             o->program.json = true;
@@ -340,6 +350,14 @@ static int check_headless(const struct options *o)
                                              "--image and --discard-completion need --program or -e");
     if (p->cwd && p->cwd[0] != '/')
         return dshh__usage_error("headless", "--cwd must be an absolute path");
+    if (o->listen && !o->serve)
+        return dshh__usage_error("headless", "--listen needs --serve");
+    struct dshh_listen_addr addr;
+    char why[256];
+    if (o->listen && dshh__listen_parse(o->listen, &addr, why, sizeof why) < 0)
+        return dshh__usage_error("headless", "--listen: %s", why);
+    if (o->listen && !addr.unix_socket) /* TCP would reach other users and hosts */
+        return dshh__usage_error("headless", "--serve --listen accepts only unix:PATH, not \"%s\"", o->listen);
     return 0;
 }
 
@@ -412,7 +430,7 @@ static int headless(const struct options *opts)
         if (opts->mcp)
             status = dshh__cmd_mcp(&host, &profile);
         else if (opts->serve)
-            status = dshh__cmd_serve(&host);
+            status = opts->listen ? dshh__cmd_serve_listen(&host, opts->listen) : dshh__cmd_serve(&host);
         else if (opts->program.program_file || opts->program.program_code)
             status = dshh__cmd_program(&host, &opts->program);
         else
