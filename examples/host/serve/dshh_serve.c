@@ -113,6 +113,14 @@ struct client {
 
 /* ---- lifetime ------------------------------------------------------------------------------------ */
 
+/* What happens to socket clients, with -v. */
+static void log_client(const struct client *c, const char *what)
+{
+    char message[160];
+    snprintf(message, sizeof message, "client %s %s", c->session, what);
+    c->srv->host->logger.log(c->srv->host->logger.ctx, DSH_LOG_INFO, message);
+}
+
 static void free_client_now(void *arg);
 
 /* Frees a finished socket client from the loop, never inside a callback that may still use it. */
@@ -832,6 +840,8 @@ static void on_stop_signal(void *arg, int sig)
 static void client_gone(struct client *c, const char *why)
 {
     stop_reading(c);
+    if (c->socket && !c->gone)
+        log_client(c, c->runs ? "is gone: its runs are cancelled" : "is gone");
     c->gone = true;
     for (struct srun *r = c->runs; r; r = r->next)
         c->srv->host->provider->cancel(c->srv->host->instance, r->run, why);
@@ -932,6 +942,7 @@ static void client_free(struct client *c)
         free(c->owners[i]);
     free(c->owners);
     if (c->socket) {
+        log_client(c, "closed");
         dshh__loop_remove_fd(srv->host->loop, c->in_fd);
         close(c->out_fd);
         close(c->in_fd);
@@ -1004,6 +1015,7 @@ static void on_listen_ready(void *arg, uint32_t events)
     srv->nsockets++;
     c->next = srv->clients;
     srv->clients = c;
+    log_client(c, "connected");
     emit_hello(c, NULL);
     if (dshh__loop_add_fd(srv->host->loop, fd, EPOLLIN, on_input, c) < 0) {
         fprintf(stderr, "dsh: cannot watch a client: %s\n", strerror(errno));
@@ -1067,6 +1079,8 @@ static int serve(struct dshh_host *host, int listen_fd, const struct dshh_listen
         rc = dshh__loop_add_fd(host->loop, listen_fd, EPOLLIN, on_listen_ready, &srv);
         if (rc < 0)
             fprintf(stderr, "dsh: cannot watch %s: %s\n", addr->text, strerror(-rc));
+        else
+            fprintf(stderr, "dsh: listening on %s\n", addr->text); /* clients may connect now */
     }
     if (rc < 0) {
         dshh__stop_signals_unwatch(host->loop);
