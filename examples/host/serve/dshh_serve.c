@@ -1017,8 +1017,9 @@ static void on_listen_ready(void *arg, uint32_t events)
     srv->clients = c;
     log_client(c, "connected");
     emit_hello(c, NULL);
-    if (dshh__loop_add_fd(srv->host->loop, fd, EPOLLIN, on_input, c) < 0) {
-        fprintf(stderr, "dsh: cannot watch a client: %s\n", strerror(errno));
+    int rc = dshh__loop_add_fd(srv->host->loop, fd, EPOLLIN, on_input, c);
+    if (rc < 0) {
+        fprintf(stderr, "dsh: cannot watch a client: %s\n", strerror(-rc));
         client_free(c);
     }
 }
