@@ -5,7 +5,7 @@
 // SIGTERM cancels the runs, removes the socket file and exits 143. Usage errors, exactly.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -15,9 +15,7 @@ import { check, checkEvent, done } from "./harness.mjs";
 const [dshPath, srcRoot] = process.argv.slice(2).map((p) => resolve(p));
 const cwd = mkdtempSync(join(tmpdir(), "dsh-listen-"));
 const sock = join(cwd, "dsh.sock");
-// examples/profiles/persistent.yaml, with room for a result larger than a client's 64 MiB bound.
-const persistent = join(cwd, "persistent-big.yaml");
-writeFileSync(persistent, "- id: ptc-runtime\n  config: {executionMode: persistent-in-memory, maxOutputBytes: 134217728}\n");
+const persistent = join(srcRoot, "examples/profiles/persistent.yaml");
 
 // A --listen server: its stderr, read line by line, is how the test knows what happened to a
 // client (dsh -v logs "client ID connected/closed"); waits are barriers on those lines.
@@ -33,10 +31,16 @@ class Server {
     this.exited = new Promise((r) => this.child.on("exit", (code, signal) => r({ code, signal })));
   }
 
+  // Resolves with the first stderr line that re matches (now or later).
+  match(re) {
+    const found = this.lines.find((l) => re.test(l));
+    if (found !== undefined) return Promise.resolve(found);
+    return new Promise((resolve) => this.waiters.push((l) => (re.test(l) ? (resolve(l), true) : false)));
+  }
+
   // Resolves once stderr has a line equal to text (now or later).
   line(text) {
-    if (this.lines.includes(text)) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push((l) => (l === text ? (resolve(), true) : false)));
+    return this.match({ test: (l) => l === text });
   }
 
   stderr() {
@@ -235,19 +239,16 @@ await check("a client that disconnects mid-run: its run is cancelled, the other 
 await check("a client that leaves 64 MiB of events unread is dropped, and only that client", async () => {
   const F = new Client();
   F.socket.pause(); // reads nothing, not even its hello
-  // A result of 70 MiB waits whole in F's queue; the results of the small runs sent after it
-  // then find more than 64 MiB unread and nothing taken since.
-  F.send({ type: "run", id: "big", program: "'x'.repeat(70 << 20)" });
-  F.send({ type: "run", id: "waiting", timeoutMs: null, program: "await new Promise(() => {})" });
+  // Three call events in this order: the first, 70 MiB of arguments, fills F's queue past its
+  // bound; the second finds it full, the third finds nothing taken since: F is dropped.
+  F.send({
+    type: "run", id: "big", timeoutMs: null, bindings: [{ global: "host", functions: ["a", "b", "c"] }],
+    program: "const s = 'x'.repeat(70 << 20); await Promise.all([host.a({ s }), host.b({}), host.c({})])",
+  });
   const dropped = /^dsh: the client (serve-\d+-\d+) left 64 MiB of events unread; dsh dropped it$/;
-  let line;
-  // Paced (each is a process): the barrier is dsh's message.
-  for (let i = 0; !(line = server.lines.find((l) => dropped.test(l))); i++) {
-    F.send({ type: "run", id: `small-${i}`, program: "1" });
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const line = await server.match(dropped);
   const session = dropped.exec(line)[1];
-  // Its never-ending run was cancelled: the client is closed; B goes on.
+  // Its run, waiting for answers that cannot come, was cancelled: the client is closed; B goes on.
   await server.line(`dsh: [info] client ${session} closed`);
   B.send({ type: "run", id: "after-drop", program: "2" });
   assert.equal((await B.result("after-drop")).result.value, 2);
