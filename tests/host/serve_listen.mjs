@@ -94,8 +94,11 @@ class Client {
     });
   }
 
-  result(id) {
-    return this.next((e) => e.type === "result" && e.id === id);
+  // The run's result; a run refused with an error event fails the check at once.
+  async result(id) {
+    const ev = await this.next((e) => (e.type === "result" || e.type === "error") && e.id === id);
+    assert.equal(ev.type, "result", JSON.stringify(ev));
+    return ev;
   }
 
   error(id) {
