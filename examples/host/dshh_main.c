@@ -4,6 +4,7 @@
 #include "dshh_doctor.h"
 #include "dshh_dump.h"
 #include "dshh_host.h"
+#include "dshh_listen.h"
 #include "dshh_mcp_http.h"
 #include "dshh_mcp_server.h"
 #include "dshh_paths.h"
@@ -82,7 +83,7 @@ static const char policy_help[] =
 static void help_headless(void)
 {
     printf("usage: dsh headless [OPTIONS] (-e CODE | --program FILE.ts)\n"
-           "       dsh headless [OPTIONS] --serve\n"
+           "       dsh headless [OPTIONS] --serve [--listen unix:PATH]\n"
            "       dsh headless [OPTIONS]      load the provider, print describe(), unload\n"
            "\n");
     printf(composition_help, dshh__path(DSHH_PATH_PROFILE));
@@ -110,6 +111,9 @@ static void help_headless(void)
            "            abandoned {run, call}   released {id}   mode-set {session, mode, id?}\n"
            "            error {id?, message}\n"
            "  Runs are concurrent; at end of input dsh waits for them, then exits 0.\n"
+           "  --listen unix:PATH    serve each client of a Unix socket (mode 0600, at most 64 at\n"
+           "                        once) as its own session until SIGTERM/SIGINT; its runs' sessionId\n"
+           "                        is the connection's and its stateOwners are its own\n"
            "  The full contract and a captured session: examples/host/README.md.\n"
            "Exit status: 0 ok, 1 program failure, 2 usage or configuration error.\n");
 }
@@ -219,7 +223,7 @@ static bool headless_only(int opt)
 {
     switch (opt) {
     case OPT_SERVE: case OPT_JSON: case OPT_PROGRAM: case 'e': case OPT_CWD: case OPT_TIMEOUT:
-    case OPT_OWNER: case OPT_SESSION: case OPT_DISCARD: case OPT_INITIALIZER: case OPT_IMAGE:
+    case OPT_OWNER: case OPT_SESSION: case OPT_DISCARD: case OPT_INITIALIZER: case OPT_IMAGE: case OPT_LISTEN:
         return true;
     default:
         return false;
@@ -442,6 +446,14 @@ static int check_headless(const struct options *o)
                                              "--image and --discard-completion need --program or -e");
     if (p->cwd && p->cwd[0] != '/')
         return dshh__usage_error("headless", "--cwd must be an absolute path");
+    if (o->listen.listen && !o->serve)
+        return dshh__usage_error("headless", "--listen needs --serve");
+    struct dshh_listen_addr addr;
+    char why[256];
+    if (o->listen.listen && dshh__listen_parse(o->listen.listen, &addr, why, sizeof why) < 0)
+        return dshh__usage_error("headless", "--listen: %s", why);
+    if (o->listen.listen && !addr.unix_socket) /* TCP would reach other users and hosts */
+        return dshh__usage_error("headless", "--serve --listen accepts only unix:PATH, not \"%s\"", o->listen.listen);
     return 0;
 }
 
@@ -517,7 +529,7 @@ static int headless(const struct options *opts)
         else if (opts->mcp)
             status = dshh__cmd_mcp(&host, &profile);
         else if (opts->serve)
-            status = dshh__cmd_serve(&host);
+            status = opts->listen.listen ? dshh__cmd_serve_listen(&host, opts->listen.listen) : dshh__cmd_serve(&host);
         else if (opts->program.program_file || opts->program.program_code)
             status = dshh__cmd_program(&host, &opts->program);
         else
@@ -633,8 +645,8 @@ static int run_command(struct options *opts, const struct parsed *p, int nwords,
         opts->mcp = true;
         return headless(opts);
     }
-    if (p->listen_option || opts->listen.listen)
-        return dshh__usage_error(word, "unknown option %s", p->listen_option ? p->listen_option : "--listen");
+    if (p->listen_option)
+        return dshh__usage_error(word, "unknown option %s", p->listen_option);
     if (command == CMD_DOCTOR) {
         if (p->headless_option || p->policy_option)
             return dshh__usage_error(word, "unknown option %s",

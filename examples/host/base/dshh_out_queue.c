@@ -271,6 +271,11 @@ int dshh__out_queue_write(struct dshh_out_queue *q, const struct iovec *iov, int
     return dshh__out_queue_write_owned(q, iov, n, -1, NULL, NULL);
 }
 
+int dshh__out_queue_drain_now(struct dshh_out_queue *q)
+{
+    return q->error ? -q->error : drain(q);
+}
+
 int dshh__out_queue_flush(struct dshh_out_queue *q)
 {
     while (!q->error && q->head) {

@@ -43,6 +43,9 @@ int dshh__out_queue_write_owned(struct dshh_out_queue *q, const struct iovec *io
  * bytes waiting fall to low or below after they were above it. */
 void dshh__out_queue_notify_low(struct dshh_out_queue *q, size_t low, dshh_timer_fn fn, void *arg);
 size_t dshh__out_queue_waiting(const struct dshh_out_queue *q);
+/* Writes what the peer takes now, never blocking: 0 (dshh__out_queue_waiting tells what is left),
+ * or -errno once the peer is gone. */
+int dshh__out_queue_drain_now(struct dshh_out_queue *q);
 /* Blocks until everything waiting is written (after the loop ended: the last answers). */
 int dshh__out_queue_flush(struct dshh_out_queue *q);
 /* Stops watching, frees what waits, restores the fd's flags. */

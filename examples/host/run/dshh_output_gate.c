@@ -15,7 +15,7 @@
 static void resume_all(void *arg)
 {
     struct dshh_output_gate *gate = arg;
-    gate->resume_pending = false;
+    gate->resume_timer = 0;
     const struct dsh_provider *p = gate->host->provider;
     /* A run that ended meanwhile answers not-found: nothing to resume. */
     for (size_t i = 0; i < gate->n_paused; i++)
@@ -29,9 +29,10 @@ static void resume_all(void *arg)
 static void on_low(void *arg)
 {
     struct dshh_output_gate *gate = arg;
-    if (gate->n_paused && !gate->resume_pending &&
-        dshh__loop_add_timer(gate->host->loop, 0, resume_all, gate) >= 0)
-        gate->resume_pending = true;
+    if (gate->n_paused && !gate->resume_timer) {
+        int64_t id = dshh__loop_add_timer(gate->host->loop, 0, resume_all, gate);
+        gate->resume_timer = id > 0 ? id : 0;
+    }
 }
 
 void dshh__output_gate_init(struct dshh_output_gate *gate, struct dshh_host *host, struct dshh_out_queue *out)
@@ -68,6 +69,8 @@ void dshh__output_gate_check(struct dshh_output_gate *gate, dsh_run_id run)
 void dshh__output_gate_close(struct dshh_output_gate *gate)
 {
     dshh__out_queue_notify_low(gate->out, 0, NULL, NULL);
+    if (gate->resume_timer)
+        dshh__loop_cancel_timer(gate->host->loop, gate->resume_timer);
     free(gate->paused);
     *gate = (struct dshh_output_gate){0};
 }

@@ -1,4 +1,5 @@
-/* Events of `dsh headless --serve`: one JSON object per stdout line. */
+/* Events of `dsh headless --serve`: one JSON object per line, each client through its own writer
+ * (struct dshh_serve_events). */
 #include "dshh_serve_events.h"
 
 #include "dsh_abi.h"
@@ -14,43 +15,37 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* Where event lines go once dshh__events_queue was called (README "Peers that stop reading"). */
-static struct dshh_out_queue *events_out;
-static dshh_timer_fn events_on_full;
-static void *events_on_full_arg;
-static bool events_dropped;
-
-void dshh__events_queue(struct dshh_out_queue *q, dshh_timer_fn on_full, void *arg)
+void dshh__events_init(struct dshh_serve_events *w, struct dshh_out_queue *q, dshh_timer_fn on_full, void *arg,
+                       const char *who)
 {
-    events_out = q;
-    events_on_full = on_full;
-    events_on_full_arg = arg;
-    events_dropped = false;
+    *w = (struct dshh_serve_events){.out = q, .on_full = on_full, .on_full_arg = arg};
+    snprintf(w->who, sizeof w->who, "%s", who);
 }
 
-bool dshh__events_dropped(void)
+bool dshh__events_dropped(const struct dshh_serve_events *w)
 {
-    return events_dropped;
+    return w->dropped;
 }
 
 /* Writes parts as one line: through the queue (never blocking) when there is one, else retrying
  * on EINTR and partial writes (a vanished client is noticed at stdin EOF). iov[owned] (owned >= 0)
  * is handed over: release(arg, its base) once written or dropped. */
-static void write_parts(struct iovec *iov, int n, int owned, dshh_release_fn release, void *arg)
+static void write_parts(struct dshh_serve_events *w, struct iovec *iov, int n, int owned, dshh_release_fn release,
+                        void *arg)
 {
-    if (events_out) {
-        if (events_dropped) {
+    if (w->out) {
+        if (w->dropped) {
             if (owned >= 0)
                 release(arg, iov[owned].iov_base);
             return;
         }
-        if (dshh__out_queue_write_owned(events_out, iov, n, owned, release, arg) != -ENOBUFS)
+        if (dshh__out_queue_write_owned(w->out, iov, n, owned, release, arg) != -ENOBUFS)
             return;
         /* The client stopped reading: it is dropped, from the loop (not inside a callback). */
-        events_dropped = true;
-        fprintf(stderr, "dsh: the client left %zu MiB of events unread; dsh dropped it\n", events_out->max >> 20);
-        if (dshh__loop_add_timer(events_out->loop, 0, events_on_full, events_on_full_arg) < 0)
-            events_on_full(events_on_full_arg);
+        w->dropped = true;
+        fprintf(stderr, "dsh: %s left %zu MiB of events unread; dsh dropped it\n", w->who, w->out->max >> 20);
+        if (dshh__loop_add_timer(w->out->loop, 0, w->on_full, w->on_full_arg) < 0)
+            w->on_full(w->on_full_arg);
         return;
     }
     char *owned_base = owned >= 0 ? iov[owned].iov_base : NULL;
@@ -100,13 +95,13 @@ const char *dshh__one_line(const char *json, size_t len, char **ret_copy)
 
 /* Event built from a json-c object plus raw JSON fragments spliced in as-is (results and call
  * arguments keep the provider's exact number text). */
-void dshh__emit_event(json_object *ev, const char *raw_key, const char *raw, size_t raw_len)
+void dshh__emit_event(struct dshh_serve_events *w, json_object *ev, const char *raw_key, const char *raw, size_t raw_len)
 {
     const char *base = dshh__jstr(ev); /* "{...}" with at least the type field; never a raw newline */
     size_t blen = strlen(base);
     if (!raw_key) {
         struct iovec iov[] = {{(char *)base, blen}, {"\n", 1}};
-        write_parts(iov, 2, -1, NULL, NULL);
+        write_parts(w, iov, 2, -1, NULL, NULL);
         return;
     }
     char *blanked = NULL;
@@ -116,12 +111,12 @@ void dshh__emit_event(json_object *ev, const char *raw_key, const char *raw, siz
     int klen = snprintf(key, sizeof key, ",\"%s\":", raw_key);
     struct iovec iov[] = {{(char *)base, blen - 1}, {key, (size_t)klen}, {(char *)raw, raw_len}, {"}\n", 2}};
     if (blanked)
-        write_parts(iov, 4, 2, release_with_free, NULL);
+        write_parts(w, iov, 4, 2, release_with_free, NULL);
     else
-        write_parts(iov, 4, -1, NULL, NULL);
+        write_parts(w, iov, 4, -1, NULL, NULL);
 }
 
-void dshh__emit_event_owned(json_object *ev, const char *raw_key, char *raw, size_t raw_len,
+void dshh__emit_event_owned(struct dshh_serve_events *w, json_object *ev, const char *raw_key, char *raw, size_t raw_len,
                             dshh_release_fn release, void *release_arg)
 {
     const char *base = dshh__jstr(ev);
@@ -140,7 +135,7 @@ void dshh__emit_event_owned(json_object *ev, const char *raw_key, char *raw, siz
     char key[128];
     int klen = snprintf(key, sizeof key, ",\"%s\":", raw_key);
     struct iovec iov[] = {{(char *)base, blen - 1}, {key, (size_t)klen}, {raw, raw_len}, {"}\n", 2}};
-    write_parts(iov, 4, 2, release, release_arg);
+    write_parts(w, iov, 4, 2, release, release_arg);
 }
 
 json_object *dshh__event(const char *type, const char *id_text)
@@ -152,7 +147,7 @@ json_object *dshh__event(const char *type, const char *id_text)
     return ev;
 }
 
-void dshh__emit_error(const char *id_text, const char *fmt, ...)
+void dshh__emit_error(struct dshh_serve_events *w, const char *id_text, const char *fmt, ...)
 {
     char msg[DSH_ERROR_MESSAGE_MAX + 256];
     va_list ap;
@@ -162,7 +157,7 @@ void dshh__emit_error(const char *id_text, const char *fmt, ...)
     msg[dsh_utf8_cut(msg, strlen(msg), sizeof msg)] = '\0'; /* a cut quote stays UTF-8 */
     json_object *ev = dshh__event("error", id_text);
     json_object_object_add(ev, "message", json_object_new_string(msg));
-    dshh__emit_event(ev, NULL, NULL, 0);
+    dshh__emit_event(w, ev, NULL, NULL, 0);
     json_object_put(ev);
 }
 

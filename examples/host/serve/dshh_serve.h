@@ -6,5 +6,9 @@
 
 /* Serves JSON lines on stdin/stdout until EOF or a stop signal; returns the exit status. */
 int dshh__cmd_serve(struct dshh_host *host);
+/* Serves each client of the Unix socket at address ("unix:PATH", made 0600; removed at the end)
+ * as its own session, like stdin/stdout, until a stop signal; returns the exit status (2 when
+ * the socket cannot be made). */
+int dshh__cmd_serve_listen(struct dshh_host *host, const char *address);
 
 #endif
