@@ -23,6 +23,7 @@
 #include "dsh_config.h"
 #include "dsh_json_get.h"
 #include "dsh_json_strict.h"
+#include "dsh_text_buffer.h"
 
 #include <errno.h>
 #include <microhttpd.h>
@@ -501,6 +502,19 @@ static const char *header(struct MHD_Connection *conn, const char *name)
     return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
 }
 
+/* A client's header value as a message may quote it: at most max bytes, cut between UTF-8
+ * sequences; bytes that are no UTF-8 are not repeated (an answer's JSON text must be UTF-8). */
+static const char *quotable(const char *value, size_t max, char *buf, size_t size)
+{
+    size_t len = strlen(value);
+    if (!dshh__is_utf8(value, len))
+        return "(not UTF-8)";
+    len = dsh_utf8_cut(value, len, max < size - 1 ? max : size - 1);
+    memcpy(buf, value, len);
+    buf[len] = '\0';
+    return buf;
+}
+
 /* ---- health ------------------------------------------------------------------------------------ */
 
 static void on_probe_done(void *userdata, dsh_run_id run, const char *result_json, size_t result_len)
@@ -689,8 +703,10 @@ static enum MHD_Result post(struct http_mcp *srv, struct MHD_Connection *conn, s
                              "Mcp-Session-Id"
                            : "Invalid Request: initialize must be the only message of its POST");
     } else if (version && !known_version(version)) {
+        char quoted[40];
         rc = refuse(conn, MHD_HTTP_BAD_REQUEST, -32000,
-                    "Bad Request: unsupported MCP-Protocol-Version \"%.32s\"", version);
+                    "Bad Request: unsupported MCP-Protocol-Version \"%s\"",
+                    quotable(version, 32, quoted, sizeof quoted));
     } else if (initialize && srv->draining) {
         rc = refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
                     "Service Unavailable: dsh is shutting down");
@@ -818,10 +834,11 @@ static enum MHD_Result admitted(struct http_mcp *srv, struct MHD_Connection *con
         size_t i = 0;
         while (i < srv->opts->norigins && strcmp(srv->opts->origins[i], origin) != 0)
             i++;
+        char quoted[72];
         if (i == srv->opts->norigins)
             return refuse(conn, MHD_HTTP_FORBIDDEN, -32000,
-                          "Forbidden: Origin \"%.64s\" is not allowed (dsh mcp --allow-origin)",
-                          origin);
+                          "Forbidden: Origin \"%s\" is not allowed (dsh mcp --allow-origin)",
+                          quotable(origin, 64, quoted, sizeof quoted));
     }
     if (srv->token) {
         const char *auth = header(conn, "Authorization");
