@@ -147,6 +147,24 @@ static bool range_path(pid_t pid, const char *controller, const char *file, char
     return found;
 }
 
+/* spawn does not wait for the range's start (examples/providers/README.md, "Starting a range"):
+ * its supervisor joins the range's cgroups before it execs, so once pid runs the supervisor it is
+ * in all of them. */
+static void await_supervisor(pid_t pid)
+{
+    char path[64], exe[PATH_MAX];
+    snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+    for (;;) {
+        ssize_t n = readlink(path, exe, sizeof(exe) - 1);
+        cr_assert_gt(n, 0, "the supervisor %d is gone", (int)pid);
+        exe[n] = '\0';
+        const char *base = strrchr(exe, '/');
+        if (!strcmp(base ? base + 1 : exe, "dsh-range-supervisor"))
+            return;
+        usleep(1000);
+    }
+}
+
 /* A file of the range's cgroups while it runs, or NULL. */
 static char *range_file(pid_t pid, const char *controller, const char *file)
 {
@@ -286,6 +304,7 @@ Test(limits, v1_files_of_the_range_hold_its_limits)
     struct live l;
     cr_assert_eq(live_start_limited(&f, RO, "setTimeout(()=>{},60000)", &ODD, &l), 0);
     pid_t sup = l.proc->pid;
+    await_supervisor(sup);
     expect_file(sup, "memory", "memory.limit_in_bytes", "314572800\n");
     char *memsw = range_file(sup, "memory", "memory.memsw.limit_in_bytes");
     if (memsw) /* swap accounting: no swap beyond the limit */
@@ -308,6 +327,7 @@ Test(limits, cgroup2_files_of_the_range_hold_its_limits)
     struct live l;
     cr_assert_eq(live_start_limited(&f, RO, "setTimeout(()=>{},60000)", &ODD, &l), 0);
     pid_t sup = l.proc->pid;
+    await_supervisor(sup);
     expect_file(sup, NULL, "memory.max", "314572800\n");
     char *swap = range_file(sup, NULL, "memory.swap.max");
     if (swap)
