@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, test } from "node:test";
@@ -247,34 +248,47 @@ test("an oversize body gets 413 (also chunked), headers over 64 KiB 431; an allo
 });
 
 test("limits: sessions and connections at once get 503 with what the limit is", async () => {
-  const s = await serve(["--token-file", tokenFile, "--max-sessions", "1", "--max-connections", "2"]);
+  const s = await serve(["--token-file", tokenFile, "--max-sessions", "1"]);
   let r = await post(s.url, initialize);
   assert.equal(r.status, 200);
   const sid = r.headers.get("mcp-session-id");
   r = await post(s.url, initialize);
   assert.equal(r.status, 503);
   assert.equal((await r.json()).error.message, "Service Unavailable: dsh serves at most 1 sessions at once");
-  // Two GET streams of... one session may have one GET stream; the second connection holds a POST
-  // whose run waits at a gate; a third connection is refused.
+  // One GET stream per session.
   const get = await fetch(s.url, { headers: { ...auth, Accept: "text/event-stream", "Mcp-Session-Id": sid } });
   assert.equal(get.status, 200);
   r = await fetch(s.url, { headers: { ...auth, Accept: "text/event-stream", "Mcp-Session-Id": sid } });
   assert.equal(r.status, 409);
   assert.equal((await r.json()).error.message, "Conflict: this session's GET stream is open already");
-  const g = gate();
-  const held = post(s.url, { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "run_code", arguments: { program: g.wait, description: "holds a connection" } } }, { "Mcp-Session-Id": sid });
-  await until(async () => {
-    const third = await fetch(new URL("/healthz", s.url), { headers: { Connection: "close" } });
-    if (third.status === 200) return false; // the held POST has not connected yet
-    assert.equal(third.status, 503);
-    assert.equal((await third.json()).error.message, "Service Unavailable: dsh serves at most 2 connections at once");
-    return true;
-  });
-  g.open();
-  assert.equal((await held).status, 200);
   await get.body.cancel();
   s.child.kill("SIGTERM");
   assert.deepEqual(await s.exited, { code: 0, signal: null });
+
+  // Connections: two idle ones that dsh accepted fill --max-connections 2; a request on a third
+  // gets 503 (barrier: asked until dsh has accepted both); control: once they close, 200 again.
+  const c = await serve(["--token-file", tokenFile, "--max-connections", "2"]);
+  const u = new URL(c.url);
+  const idle = await Promise.all([0, 1].map(() => new Promise((res, rej) => {
+    const sock = tcpConnect(Number(u.port), u.hostname, () => res(sock));
+    sock.on("error", rej);
+  })));
+  const health = () => new Promise((res, rej) => {
+    const req = request({ host: u.hostname, port: u.port, path: "/healthz", agent: false }, (resp) => {
+      let data = "";
+      resp.on("data", (d) => (data += d));
+      resp.on("end", () => res({ status: resp.statusCode, data }));
+    });
+    req.on("error", rej);
+    req.end();
+  });
+  let refused;
+  await until(async () => (refused = await health()).status === 503);
+  assert.equal(JSON.parse(refused.data).error.message, "Service Unavailable: dsh serves at most 2 connections at once");
+  for (const sock of idle) sock.destroy();
+  await until(async () => (await health()).status === 200);
+  c.child.kill("SIGTERM");
+  assert.deepEqual(await c.exited, { code: 0, signal: null });
 });
 
 test("startup refusals: a remote address without --allow-remote, TCP without a token, a short token", async () => {
