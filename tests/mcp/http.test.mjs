@@ -390,6 +390,20 @@ test("SIGTERM drains: a call in flight finishes, its result reaches the client, 
   assert.match(s.stderr(), /dsh: SIGTERM: draining \(1 session\(s\), grace 30000 ms\)\n/);
 });
 
+test("SIGTERM drain: a background run that ends within the grace: its session ends after it, dsh exits 0, the run is logged", async () => {
+  const s = await serve(["--token-file", tokenFile]);
+  const { client } = await connect(s.url);
+  const g = gate();
+  const running = await runCode(client, `${g.wait} return "bg"`, { yieldAfterMs: 0 });
+  assert.equal(running.structuredContent.running, true);
+  s.child.kill("SIGTERM");
+  await until(() => s.stderr().includes("dsh: SIGTERM: draining (1 session(s), grace 30000 ms)\n"));
+  g.open();
+  assert.deepEqual(await s.exited, { code: 0, signal: null });
+  assert.doesNotMatch(s.stderr(), /were not taken/);
+  assert.match(s.stderr(), /dsh: run session=[0-9a-f]{8} duration_ms=\d+ outcome=ok denied=false background=true\n/);
+});
+
 test("SIGTERM drain: a call still running when the grace ends is aborted, its result still reaches the client", async () => {
   const s = await serve(["--token-file", tokenFile, "--drain-ms", "200", "--log-format", "json"]);
   const { client } = await connect(s.url);

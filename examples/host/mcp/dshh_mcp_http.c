@@ -351,7 +351,7 @@ static void on_run_ended(void *arg, const struct dshh_mcp_run_log *log)
                 hs->id, (long long)log->duration_ms, log->outcome, log->denied ? "true" : "false",
                 log->background ? "true" : "false");
     }
-    if (srv->draining) /* the session may be idle now: end it (from the loop) */
+    if (srv->draining) /* its session may be idle once the run is gone: checked from the loop */
         kick(srv);
 }
 
@@ -963,6 +963,8 @@ static void on_run_due(void *arg)
     struct http_mcp *srv = arg;
     srv->run_timer = 0;
     run_daemon(srv);
+    if (srv->draining) /* a run that ended may have left its session idle */
+        check_drained(srv);
 }
 
 /* Lets MHD work, then arms the timer it asks for. */
@@ -990,8 +992,6 @@ static void kick(struct http_mcp *srv)
     if (srv->run_timer > 0)
         dshh__loop_cancel_timer(srv->host->loop, srv->run_timer);
     srv->run_timer = dshh__loop_add_timer(srv->host->loop, 0, on_run_due, srv);
-    if (srv->draining)
-        check_drained(srv);
 }
 
 static void on_keepalive(void *arg)
