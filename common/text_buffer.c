@@ -1,6 +1,7 @@
 /* See dsh_text_buffer.h. */
 #include "dsh_text_buffer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,4 +34,10 @@ size_t dsh_utf8_cut(const char *text, size_t len, size_t max)
     unsigned char lead = (unsigned char)text[start - 1];
     size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
     return n - (start - 1) < need ? start - 1 : n;
+}
+
+void dsh_utf8_vformat(char *buf, size_t size, const char *fmt, va_list ap)
+{
+    vsnprintf(buf, size, fmt, ap);
+    buf[dsh_utf8_cut(buf, strlen(buf), size)] = '\0';
 }

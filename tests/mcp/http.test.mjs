@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createRequire } from "node:module";
 import { pngBytes } from "../conformance/image-fixtures.js";
+import { writeBindingsPatch } from "./bindings-patch.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const src = resolve(here, "../..");
@@ -31,20 +32,7 @@ const TOKEN = "test-token-0123456789abcdef";
 const tokenFile = join(cwd, "token");
 writeFileSync(tokenFile, TOKEN + "\n");
 
-const bindingsPatch = join(cwd, "bindings.yaml");
-writeFileSync(
-  bindingsPatch,
-  `- insert:
-  - id: mcp-bindings
-    name: dsh-mcp-bindings
-    config:
-      servers:
-        - name: issue-tracker
-          command: ${JSON.stringify(process.execPath)}
-          args: [${JSON.stringify(join(here, "downstream-server.mjs"))}]
-          env: ${JSON.stringify(["MARKER_DIR=" + mkdtempSync(join(tmpdir(), "dsh-mcp-http-markers-"))])}
-`,
-);
+const bindingsPatch = writeBindingsPatch(join(cwd, "bindings.yaml"), ["MARKER_DIR=" + mkdtempSync(join(tmpdir(), "dsh-mcp-http-markers-"))]);
 
 const servers = [];
 // Starts `dsh ... mcp --listen ADDR ...`; resolves once it printed where it listens.

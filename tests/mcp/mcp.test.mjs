@@ -10,6 +10,7 @@ import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { jpegBytes, pngBytes } from "../conformance/image-fixtures.js";
 import sdk from "./sdk.cjs";
+import { writeBindingsPatch } from "./bindings-patch.mjs";
 
 const { Client, StdioClientTransport } = sdk;
 const here = dirname(fileURLToPath(import.meta.url));
@@ -18,23 +19,6 @@ const dsh = resolve(process.env.DSH ?? join(src, "build/examples/host/dsh"));
 const cwd = mkdtempSync(join(tmpdir(), "dsh-mcp-"));
 const markers = mkdtempSync(join(tmpdir(), "dsh-mcp-markers-"));
 
-// A patch (written to path) mounting downstream-server.mjs with these environment entries.
-function writeBindingsPatch(path, env) {
-  writeFileSync(
-    path,
-    `- insert:
-  - id: mcp-bindings
-    name: dsh-mcp-bindings
-    config:
-      servers:
-        - name: issue-tracker
-          command: ${JSON.stringify(process.execPath)}
-          args: [${JSON.stringify(join(here, "downstream-server.mjs"))}]
-          env: ${JSON.stringify(env)}
-`,
-  );
-  return path;
-}
 const bindingsPatch = writeBindingsPatch(join(cwd, "mcp-bindings.yaml"), ["MARKER_DIR=" + markers]);
 
 async function connect(patches = [bindingsPatch], extraArgs = []) {

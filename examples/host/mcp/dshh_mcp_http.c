@@ -77,8 +77,8 @@ struct stream {
     struct pending *ids;
     size_t nids;
     json_object *collected; /* answers while the POST is being handled (transfer full) */
-    char *buf;              /* SSE bytes MHD has not taken */
-    size_t len, off, cap;
+    struct dsh_text_buffer out; /* SSE bytes; MHD has taken those before off */
+    size_t off;
     bool sse, get, suspended, done, dropped;
 };
 
@@ -119,8 +119,7 @@ struct http_mcp {
 
 /* Per-connection request state (MHD's con_cls). */
 struct request {
-    char *body;
-    size_t len, cap;
+    struct dsh_text_buffer body;
     bool too_large;
 };
 
@@ -155,31 +154,14 @@ static void stream_finish(struct stream *st)
 static bool stream_append(struct stream *st, const char *a, size_t alen, const char *b, size_t blen,
                           const char *c, size_t clen)
 {
-    size_t need = st->len + alen + blen + clen;
-    if (st->len - st->off > MAX_UNREAD) {
-        st->dropped = true; /* the client stopped reading this stream */
-        stream_wake(st);
-        return false;
-    }
-    if (need > st->cap) {
-        size_t cap = st->cap ? st->cap : 4096;
-        while (cap < need)
-            cap *= 2;
-        char *grown = realloc(st->buf, cap);
-        if (!grown) {
-            st->dropped = true;
-            stream_wake(st);
-            return false;
-        }
-        st->buf = grown;
-        st->cap = cap;
-    }
-    memcpy(st->buf + st->len, a, alen);
-    memcpy(st->buf + st->len + alen, b, blen);
-    memcpy(st->buf + st->len + alen + blen, c, clen);
-    st->len = need;
+    /* A client that stopped reading this stream (or no memory for it): the stream is dropped. */
+    bool kept = !st->dropped && st->out.len - st->off <= MAX_UNREAD &&
+                dsh_text_buffer_write(&st->out, (unsigned char *)a, alen) &&
+                dsh_text_buffer_write(&st->out, (unsigned char *)b, blen) &&
+                dsh_text_buffer_write(&st->out, (unsigned char *)c, clen);
+    st->dropped |= !kept;
     stream_wake(st);
-    return true;
+    return kept;
 }
 
 static void stream_event(struct stream *st, json_object *msg)
@@ -217,7 +199,7 @@ static void stream_free(struct stream *st)
     stream_unlink(st);
     pending_free(st);
     json_object_put(st->collected);
-    free(st->buf);
+    free(st->out.data);
     free(st);
     check_drained(srv);
 }
@@ -230,12 +212,12 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
     struct stream *st = cls;
     if (st->dropped)
         return MHD_CONTENT_READER_END_WITH_ERROR;
-    if (st->off < st->len) {
-        size_t n = st->len - st->off < max ? st->len - st->off : max;
-        memcpy(buf, st->buf + st->off, n);
+    if (st->off < st->out.len) {
+        size_t n = st->out.len - st->off < max ? st->out.len - st->off : max;
+        memcpy(buf, st->out.data + st->off, n);
         st->off += n;
-        if (st->off == st->len)
-            st->off = st->len = 0;
+        if (st->off == st->out.len)
+            st->off = st->out.len = 0;
         return (ssize_t)n;
     }
     if (st->done)
@@ -484,7 +466,7 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned status, int 
     char message[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    dsh_utf8_vformat(message, sizeof message, fmt, ap);
     va_end(ap);
     json_object *o = json_object_new_object(), *err = json_object_new_object();
     json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
@@ -674,7 +656,7 @@ static enum MHD_Result post(struct http_mcp *srv, struct MHD_Connection *conn, s
     if (!type || strncmp(type, "application/json", 16) != 0)
         return refuse(conn, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, -32000,
                       "Unsupported Media Type: the body must be application/json");
-    json_object *body = dsh_json_parse_strict(req->body ? req->body : "", req->len);
+    json_object *body = dsh_json_parse_strict(req->body.data ? req->body.data : "", req->body.len);
     if (!body)
         return refuse(conn, MHD_HTTP_BAD_REQUEST, -32700,
                       "Parse error: the body is not exactly one strict JSON value");
@@ -895,23 +877,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (*upload_size) { /* a piece of the body */
         size_t n = *upload_size;
         *upload_size = 0;
-        if (req->too_large || req->len + n > (size_t)srv->opts->max_body_bytes) {
+        if (req->too_large || req->body.len + n > (size_t)srv->opts->max_body_bytes) {
             req->too_large = true;
             return MHD_YES;
         }
-        if (req->len + n + 1 > req->cap) {
-            size_t cap = req->cap ? req->cap : 8192;
-            while (cap < req->len + n + 1)
-                cap *= 2;
-            char *grown = realloc(req->body, cap);
-            if (!grown)
-                return MHD_NO;
-            req->body = grown;
-            req->cap = cap;
-        }
-        memcpy(req->body + req->len, upload, n);
-        req->len += n;
-        return MHD_YES;
+        return dsh_text_buffer_write(&req->body, (unsigned char *)upload, n) ? MHD_YES : MHD_NO;
     }
     if (!is_post)
         return MHD_YES; /* answered at the headers */
@@ -928,7 +898,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)cls, (void)conn, (void)code;
     struct request *req = *con_cls;
     if (req) {
-        free(req->body);
+        free(req->body.data);
         free(req);
     }
     *con_cls = NULL;

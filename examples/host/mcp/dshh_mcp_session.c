@@ -115,9 +115,8 @@ static json_object *tool_error(const char *fmt, ...)
     char text[DSH_ERROR_MESSAGE_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    dsh_utf8_vformat(text, sizeof text, fmt, ap);
     va_end(ap);
-    text[dsh_utf8_cut(text, strlen(text), sizeof text)] = '\0'; /* a cut quote stays UTF-8 */
     json_object *result = json_object_new_object(), *content = json_object_new_array(), *item = json_object_new_object();
     json_object_object_add(item, "type", json_object_new_string("text"));
     json_object_object_add(item, "text", json_object_new_string(text));

@@ -152,9 +152,8 @@ void dshh__emit_error(struct dshh_serve_events *w, const char *id_text, const ch
     char msg[DSH_ERROR_MESSAGE_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    dsh_utf8_vformat(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    msg[dsh_utf8_cut(msg, strlen(msg), sizeof msg)] = '\0'; /* a cut quote stays UTF-8 */
     json_object *ev = dshh__event("error", id_text);
     json_object_object_add(ev, "message", json_object_new_string(msg));
     dshh__emit_event(w, ev, NULL, NULL, 0);
