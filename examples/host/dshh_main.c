@@ -529,7 +529,8 @@ static int headless(const struct options *opts)
         else if (opts->mcp)
             status = dshh__cmd_mcp(&host, &profile);
         else if (opts->serve)
-            status = opts->listen.listen ? dshh__cmd_serve_listen(&host, opts->listen.listen) : dshh__cmd_serve(&host);
+            status = opts->listen.listen ? dshh__cmd_serve_listen(&host, &profile, opts->listen.listen)
+                                          : dshh__cmd_serve(&host, &profile);
         else if (opts->program.program_file || opts->program.program_code)
             status = dshh__cmd_program(&host, &opts->program);
         else

@@ -22,7 +22,7 @@ static struct dshh_profile profile;
 static int serve(struct dshh_host *host, void *arg)
 {
     (void)arg;
-    return dshh__cmd_serve(host);
+    return dshh__cmd_serve(host, &profile);
 }
 
 static void check_event(void *arg, const char *line, size_t len)

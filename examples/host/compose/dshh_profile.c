@@ -402,3 +402,29 @@ void dshh__profile_free(struct dshh_profile *profile)
     free(profile->layers);
     memset(profile, 0, sizeof(*profile));
 }
+
+const struct dshh_row *dshh__profile_enabled_row(const struct dshh_profile *profile, const char *row_name)
+{
+    for (size_t i = 0; i < profile->nrows; i++)
+        if (!profile->rows[i].disabled && !strcmp(profile->rows[i].name, row_name))
+            return &profile->rows[i];
+    return NULL;
+}
+
+bool dshh__profile_value(const struct dshh_profile *profile, const char *row_name, const char *key,
+                         bool is_bool, void *slot)
+{
+    const struct dshh_row *row = dshh__profile_enabled_row(profile, row_name);
+    struct dsh_catalog *cat;
+    if (dsh_catalog_open(&cat, NULL, 0) < 0)
+        return false;
+    const struct dsh_catalog_provider *p = dsh_catalog_find(cat, row_name);
+    /* Without the row: the catalog's default, read from an empty config. */
+    yaml_document_t *doc =
+        row ? (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc : NULL;
+    int rc = !p ? -1
+             : is_bool ? dsh_config_get_bool(p, doc, row ? row->config : NULL, key, slot)
+                       : dsh_config_get_int(p, doc, row ? row->config : NULL, key, slot);
+    dsh_catalog_close(cat);
+    return rc >= 0;
+}

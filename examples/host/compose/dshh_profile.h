@@ -52,5 +52,12 @@ int dshh__profile_set_policy(struct dshh_profile *profile, const char *option, c
  * number, a boolean). 0; 1 when there is no such row (nothing said); -1 with a message on err. */
 int dshh__profile_set_field(struct dshh_profile *profile, const char *option, const char *row_name,
                             const char *key, const char *value, bool string, FILE *err);
+/* The enabled row named row_name, or NULL. */
+const struct dshh_row *dshh__profile_enabled_row(const struct dshh_profile *profile, const char *row_name);
+/* Field key of the enabled row named row_name into *slot (a bool when is_bool, else an
+ * int64_t); the catalog's default when the row or the field is absent. False (slot untouched)
+ * when the catalog has no such row or field. */
+bool dshh__profile_value(const struct dshh_profile *profile, const char *row_name, const char *key,
+                         bool is_bool, void *slot);
 
 #endif

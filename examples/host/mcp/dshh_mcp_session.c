@@ -18,8 +18,8 @@
 #include "dshh_request.h"
 #include "dshh_serve_events.h"
 
-#include "dsh_config.h"
 #include "dsh_json_get.h"
+#include "dsh_typed_config.h"
 #include "dsh_json_strict.h"
 #include "dsh_text_buffer.h"
 
@@ -930,15 +930,6 @@ static int64_t int_field(json_object *o, const char *key)
     return dsh_json_get_int64(o, key, INT64_MIN, INT64_MAX, &v) ? v : 0;
 }
 
-/* The enabled row named name, or NULL. */
-static const struct dshh_row *enabled_row(const struct dshh_profile *profile, const char *name)
-{
-    for (size_t i = 0; i < profile->nrows; i++)
-        if (!profile->rows[i].disabled && !strcmp(profile->rows[i].name, name))
-            return &profile->rows[i];
-    return NULL;
-}
-
 /* What dsh mcp reads of the rows (each value its catalog default when absent): the runtime row's
  * maxOutputBytes and discardCompletion, the demo-tools row's mcp, the bindings row's
  * declarationBudget, maxBackgroundMs and maxBackgroundRuns. */
@@ -967,26 +958,13 @@ static void row_values(const struct dshh_profile *profile, struct row_values *v)
         {DSHH_NAME_MCP_BINDINGS, "maxBackgroundRuns",
          offsetof(struct row_values, max_background_runs), false},
     };
-    struct dsh_catalog *cat;
     *v = (struct row_values){0};
-    if (dsh_catalog_open(&cat, NULL, 0) < 0)
-        return;
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        const struct dsh_catalog_provider *p = dsh_catalog_find(cat, fields[i].row);
-        const struct dshh_row *row = enabled_row(profile, fields[i].row);
-        void *slot = (char *)v + fields[i].offset;
-        /* Without the row: the catalog's default, read from an empty config. */
-        yaml_document_t *doc =
-            row ? (yaml_document_t *)&(row->config_layer ? row->config_layer : row->layer)->doc
-                : NULL;
-        if (!p || (!row && strcmp(fields[i].row, DSHH_NAME_MCP_BINDINGS) != 0))
-            continue;
-        if (fields[i].is_bool)
-            dsh_config_get_bool(p, doc, row ? row->config : NULL, fields[i].field, slot);
-        else
-            dsh_config_get_int(p, doc, row ? row->config : NULL, fields[i].field, slot);
-    }
-    dsh_catalog_close(cat);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        /* A runtime row counts only when enabled; the bindings row's defaults apply without it. */
+        if (dshh__profile_enabled_row(profile, fields[i].row) ||
+            !strcmp(fields[i].row, DSHH_NAME_MCP_BINDINGS))
+            dshh__profile_value(profile, fields[i].row, fields[i].field, fields[i].is_bool,
+                                (char *)v + fields[i].offset);
 }
 
 /* The session's standing policy: its mode and workspace (sandboxPolicy.resolve), the sentences

@@ -2,8 +2,10 @@
  * host-abi/schemas/serve.json), on stdin/stdout or, with --listen unix:PATH, for each client
  * connected to a Unix socket (each its own session).
  *
- * Requests: run, cancel, reply, release, set-mode, describe. Events: hello, result, call, output,
- * abandoned, released, mode-set, error. Runs are concurrent; a bad line gives an error event and
+ * Requests: run, cancel, reply, release, set-mode, describe, wait_run, terminate_run, list_runs.
+ * Events: hello, result, running, runs, call, output, abandoned, released, mode-set, error. A run
+ * with yieldAfterMs goes on in the background once that passed (dshh_serve_background.c keeps
+ * its output and result for wait_run). Runs are concurrent; a bad line gives an error event and
  * the server keeps going; at EOF it waits for the client's in-flight runs and releases, then
  * returns on stdio (the caller unloads and exits 0) or, for a socket client, releases the
  * client's owners and closes its connection. */
@@ -14,13 +16,17 @@
 #include "dshh_lines.h"
 #include "dshh_listen.h"
 #include "dshh_native_bindings.h"
+#include "dshh_names.h"
 #include "dshh_output_gate.h"
+#include "dshh_profile.h"
 #include "dshh_request.h"
 #include "dshh_result_print.h"
+#include "dshh_serve_background.h"
 #include "dshh_serve_events.h"
 #include "dshh_stop_signals.h"
 #include "dshh_usage.h"
 
+#include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 #include "dsh_linux_services.h"
 
@@ -54,6 +60,11 @@
 #define FINAL_FLUSH_MS 5000
 /* accept() out of fds: the listening socket rests this long rather than spinning. */
 #define ACCEPT_PAUSE_MS 100
+/* yieldAfterMs of run and wait_run: at most this, wait_run's default that (as dsh mcp's). */
+#define MAX_YIELD_MS 600000
+#define WAIT_DEFAULT_MS 10000
+#define TERMINATED "terminate_run stopped the run"
+#define SESSION_ENDED "the client's session ended: its background runs stop with it"
 
 struct client;
 
@@ -68,6 +79,21 @@ struct srun {
     struct dshh_demo_pending *pending;
     uint64_t *calls; /* calls forwarded to the client and not yet answered */
     size_t ncalls, capcalls;
+    /* With yieldAfterMs: its background entry, and the timer of a deadline beyond the provider's
+     * maximum (up to maxBackgroundMs) that dsh keeps. */
+    struct dshh_serve_bg_run *bg;
+    int64_t deadline_ms, deadline_timer;
+};
+
+/* A request waiting for a background run's answer: the run request until its yieldAfterMs, a
+ * wait_run until its own, a terminate_run until the run ended (no timer). */
+struct swaiter {
+    struct swaiter *next;
+    struct client *c;
+    char *id; /* JSON text of the request it answers */
+    struct dshh_serve_bg_run *run;
+    bool yield; /* the run request's own */
+    int64_t timer;
 };
 
 struct srelease {
@@ -86,6 +112,8 @@ struct server {
     const struct dshh_listen_addr *addr;
     int stop_signal;     /* SIGTERM or SIGINT received: the runs are cancelled, dsh exits 128 + it */
     unsigned small_evaluations_untrimmed; /* see release_idle_heap() */
+    /* The provider's timeoutMs maximum; the dsh-mcp-bindings row's bounds of background runs. */
+    int64_t max_timeout_ms, max_background_ms, max_background_runs;
 };
 
 /* One client, one session: stdin/stdout, or a connection to the --listen socket. */
@@ -100,6 +128,8 @@ struct client {
     struct dshh_serve_events events;
     struct dshh_output_gate gate; /* pauses streaming runs while the client's queue is high */
     struct srun *runs;
+    struct dshh_serve_background bg; /* background runs, until their results are collected */
+    struct swaiter *waiters;
     struct srelease *releases;
     char **owners;       /* stateOwners named by accepted runs and not released since */
     size_t nowners;
@@ -269,6 +299,10 @@ static void on_call(void *userdata, dsh_run_id run, uint64_t call, const char *g
 static void on_output(void *userdata, dsh_run_id run, const char *entry_json, size_t entry_len)
 {
     struct srun *r = userdata;
+    if (r->bg) { /* kept for wait_run; maxOutputBytes bounds it */
+        dshh__serve_bg_output(r->bg, entry_json, entry_len);
+        return;
+    }
     json_object *ev = json_object_new_object();
     json_object_object_add(ev, "type", json_object_new_string("output"));
     json_object_object_add(ev, "run", dsh_json_parse_strict(r->id, strlen(r->id)));
@@ -298,6 +332,89 @@ static void release_provider_text(void *arg, char *text)
     p->free_text(text);
 }
 
+/* ---- background runs ----------------------------------------------------------------------------- */
+
+static struct swaiter *waiter_of(struct client *c, const struct dshh_serve_bg_run *run)
+{
+    for (struct swaiter *w = c->waiters; w; w = w->next)
+        if (w->run == run)
+            return w;
+    return NULL;
+}
+
+static void drop_waiter(struct swaiter *w)
+{
+    DSH_LIST_REMOVE(&w->c->waiters, w);
+    if (w->timer > 0)
+        dshh__loop_cancel_timer(w->c->srv->host->loop, w->timer);
+    free(w->id);
+    free(w);
+}
+
+/* Answers w with what its run has not returned yet (the run goes on unless it ended). */
+static void answer_waiter(struct swaiter *w)
+{
+    struct client *c = w->c;
+    struct dshh_serve_bg_run *run = w->run;
+    char *id = w->id;
+    w->id = NULL;
+    drop_waiter(w);
+    dshh__serve_bg_answer(&c->bg, run, id, &c->events); /* may collect run */
+    free(id);
+}
+
+static void on_wait_due(void *arg)
+{
+    struct swaiter *w = arg;
+    w->timer = 0;
+    answer_waiter(w);
+}
+
+/* A waiter answering id for run after ms (ms < 0: once it ended); false when out of memory or
+ * the loop refused the timer. */
+static bool add_waiter(struct client *c, const char *id, struct dshh_serve_bg_run *run, bool yield, int64_t ms)
+{
+    struct swaiter *w = calloc(1, sizeof(*w));
+    if (!w || !(w->id = strdup(id))) {
+        free(w);
+        return false;
+    }
+    *w = (struct swaiter){.next = c->waiters, .c = c, .id = w->id, .run = run, .yield = yield};
+    if (ms >= 0 && (w->timer = dshh__loop_add_timer(c->srv->host->loop, (uint32_t)ms, on_wait_due, w)) < 0) {
+        free(w->id);
+        free(w);
+        return false;
+    }
+    c->waiters = w;
+    return true;
+}
+
+/* A background run ended: whoever waits gets its answer; a client that can ask no more (its
+ * input ended) gets everything now, as answers to the run request itself. */
+static void background_ended(struct srun *r, const char *result_json, size_t result_len)
+{
+    struct client *c = r->c;
+    if (r->deadline_timer > 0)
+        dshh__loop_cancel_timer(c->srv->host->loop, r->deadline_timer);
+    dshh__serve_bg_ended(r->bg, result_json, result_len);
+    struct swaiter *w = waiter_of(c, r->bg);
+    if (w)
+        answer_waiter(w);
+    else if (c->eof)
+        while (!dshh__serve_bg_answer(&c->bg, r->bg, r->bg->id, &c->events))
+            ;
+}
+
+/* A background run's deadline beyond the provider's maximum (up to maxBackgroundMs), kept by dsh. */
+static void on_background_deadline(void *arg)
+{
+    struct srun *r = arg;
+    char why[128];
+    r->deadline_timer = 0;
+    snprintf(why, sizeof why, "the background run's deadline of %lld ms passed", (long long)r->deadline_ms);
+    r->c->srv->host->provider->cancel(r->c->srv->host->instance, r->run, why);
+}
+
 /* owned: result_json was handed over (on_done_owned); it then waits in the client's queue as is. */
 static void finish_run(struct srun *r, const char *result_json, char *owned, size_t result_len)
 {
@@ -314,13 +431,19 @@ static void finish_run(struct srun *r, const char *result_json, char *owned, siz
         dshh__emit_event(&c->events, ab, NULL, NULL, 0);
         json_object_put(ab);
     }
-    json_object *ev = dshh__event("result", r->id);
-    if (owned)
-        dshh__emit_event_owned(&c->events, ev, "result", owned, result_len, release_provider_text,
-                               (void *)host->provider);
-    else
-        dshh__emit_event(&c->events, ev, "result", result_json, result_len);
-    json_object_put(ev);
+    if (r->bg) {
+        background_ended(r, result_json, result_len);
+        if (owned)
+            host->provider->free_text(owned);
+    } else {
+        json_object *ev = dshh__event("result", r->id);
+        if (owned)
+            dshh__emit_event_owned(&c->events, ev, "result", owned, result_len, release_provider_text,
+                                   (void *)host->provider);
+        else
+            dshh__emit_event(&c->events, ev, "result", result_json, result_len);
+        json_object_put(ev);
+    }
     bool small_evaluation = r->retained && result_len < TRIM_RESULT_BYTES;
     free(r->calls);
     free(r->id);
@@ -470,8 +593,9 @@ static bool check_bindings(struct client *c, json_object *bindings, const char *
 static void req_run(struct client *c, json_object *req, const char *id)
 {
     static const char *const allowed[] = {"type", "id", "program", "stateOwner", "timeoutMs", "cwd",
-                                          "discardCompletion", "sessionId", "mode", "bindings", "images", "stream", NULL};
-    json_object *program, *owner, *cwd, *discard, *session, *mode, *bindings, *timeout, *images, *stream;
+                                          "discardCompletion", "sessionId", "mode", "bindings", "images", "stream",
+                                          "yieldAfterMs", NULL};
+    json_object *program, *owner, *cwd, *discard, *session, *mode, *bindings, *timeout, *images, *stream, *yield;
     if (!check_keys(c, req, allowed, id) ||
         !field(c, req, "program", json_type_string, true, &program, id) ||
         !field(c, req, "stateOwner", json_type_string, false, &owner, id) ||
@@ -482,8 +606,14 @@ static void req_run(struct client *c, json_object *req, const char *id)
         !field(c, req, "bindings", json_type_array, false, &bindings, id) ||
         !field(c, req, "images", json_type_array, false, &images, id) ||
         !field(c, req, "stream", json_type_boolean, false, &stream, id) ||
+        !field(c, req, "yieldAfterMs", json_type_int, false, &yield, id) ||
         (bindings && !check_bindings(c, bindings, id)))
         return;
+    int64_t yield_ms = -1, timeout_ms = 0;
+    if (yield && !dsh_json_as_int64(yield, 0, MAX_YIELD_MS, &yield_ms)) {
+        dshh__emit_error(&c->events, id, "field \"yieldAfterMs\" must be an integer from 0 to %d", MAX_YIELD_MS);
+        return;
+    }
     /* timeoutMs: a number, or null for no deadline. */
     bool has_timeout = json_object_object_get_ex(req, "timeoutMs", &timeout);
     if (has_timeout && timeout && !json_object_is_type(timeout, json_type_int) &&
@@ -491,8 +621,28 @@ static void req_run(struct client *c, json_object *req, const char *id)
         dshh__emit_error(&c->events, id, "field \"timeoutMs\" must be a number or null");
         return;
     }
-    if (find_run(c, id)) {
-        dshh__emit_error(&c->events, id, "a run with this id is in flight");
+    if (yield) {
+        struct server *srv = c->srv;
+        int64_t max = srv->max_background_ms > srv->max_timeout_ms ? srv->max_background_ms : srv->max_timeout_ms;
+        if (stream && json_object_get_boolean(stream)) {
+            dshh__emit_error(&c->events, id, "\"stream\" and \"yieldAfterMs\" do not combine: a background run's "
+                             "output comes in the answers to its run and wait_run requests");
+            return;
+        }
+        if (has_timeout && !dsh_json_as_int64(timeout, 1, max, &timeout_ms)) {
+            dshh__emit_error(&c->events, id, "with \"yieldAfterMs\", field \"timeoutMs\" must be an integer from 1 "
+                             "to %lld (maxBackgroundMs)", (long long)max);
+            return;
+        }
+        if ((int64_t)dshh__serve_bg_running(&c->bg) >= srv->max_background_runs) {
+            dshh__emit_error(&c->events, id, "at most %lld background runs may run at once in this session: collect "
+                             "one with wait_run or stop one with terminate_run first",
+                             (long long)srv->max_background_runs);
+            return;
+        }
+    }
+    if (find_run(c, id) || dshh__serve_bg_find(&c->bg, id)) {
+        dshh__emit_error(&c->events, id, "a run with this id is in flight or its background result is not collected");
         return;
     }
     if (session && c->socket) { /* one client must not act in another's session */
@@ -520,7 +670,9 @@ static void req_run(struct client *c, json_object *req, const char *id)
         json_object_object_add(r, "sessionId", json_object_new_string(c->session));
     if (mode) /* an approved one-time escalation for this run only */
         json_object_object_add(r, "mode", json_object_get(mode));
-    if (has_timeout)
+    if (timeout_ms > c->srv->max_timeout_ms) /* beyond the provider's maximum: dsh keeps it */
+        json_object_object_add(r, "timeoutMs", NULL);
+    else if (has_timeout)
         json_object_object_add(r, "timeoutMs", json_object_get(timeout));
     if (images) /* [{attachmentId, path}]: the provider validates and reads them */
         json_object_object_add(r, "images", json_object_get(images));
@@ -547,17 +699,34 @@ static void req_run(struct client *c, json_object *req, const char *id)
                                    .on_call = on_call,
                                    .on_done = on_done,
                                    .userdata = run,
-                                   .on_output = run->stream ? on_output : NULL,
+                                   .on_output = run->stream || yield ? on_output : NULL,
                                    .on_done_owned = on_done_owned};
     struct dsh_error err;
-    int rc = dshh__start_run(c->srv->host, text, strlen(text), &cb, &run->run, &err);
+    int rc = -ENOMEM;
+    *err.message = '\0';
+    if (!yield || (run->bg = dshh__serve_bg_add(&c->bg, id)))
+        rc = dshh__start_run(c->srv->host, text, strlen(text), &cb, &run->run, &err);
     json_object_put(r);
     if (rc < 0) {
         dshh__emit_error(&c->events, id, "run rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
                    *err.message ? err.message : dsh_strerror(rc));
+        if (run->bg) /* nothing to keep */
+            dshh__serve_bg_drop(&c->bg, run->bg);
         free(run->id);
         free(run);
         return;
+    }
+    if (yield) {
+        run->deadline_ms = timeout_ms;
+        bool keeps_deadline = timeout_ms > c->srv->max_timeout_ms;
+        if (keeps_deadline)
+            run->deadline_timer =
+                dshh__loop_add_timer(c->srv->host->loop, (uint32_t)timeout_ms, on_background_deadline, run);
+        if (run->deadline_timer < 0 || !add_waiter(c, id, run->bg, true, yield_ms)) {
+            /* Without its deadline or its first answer the run stops rather than go on unseen. */
+            run->deadline_timer = 0;
+            c->srv->host->provider->cancel(c->srv->host->instance, run->run, "dsh: out of memory");
+        }
     }
     if (owner)
         remember_owner(c, json_object_get_string(owner));
@@ -641,6 +810,81 @@ static void req_release(struct client *c, json_object *req, const char *id)
     else if (rc < 0)
         dshh__emit_error(&c->events, id, "release rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
                          *err.message ? err.message : dsh_strerror(rc));
+}
+
+/* wait_run and terminate_run: the background run named by req's runId, or NULL after an error. */
+static struct dshh_serve_bg_run *named_run(struct client *c, json_object *req, const char *type, const char *id)
+{
+    json_object *run_id = dsh_json_member(req, "runId");
+    if (!run_id || !(json_object_is_type(run_id, json_type_string) || json_object_is_type(run_id, json_type_int))) {
+        dshh__emit_error(&c->events, id, "%s needs \"runId\" (the run request's id)", type);
+        return NULL;
+    }
+    const char *text = dshh__jstr(run_id);
+    struct dshh_serve_bg_run *run = dshh__serve_bg_find(&c->bg, text);
+    struct swaiter *w = run ? waiter_of(c, run) : NULL;
+    if (!run)
+        dshh__emit_error(&c->events, id, "%s: no background run %.*s in this session (its result was collected, "
+                         "expired, or it never started)", type, (int)dsh_utf8_cut(text, strlen(text), 64), text);
+    else if (w && !w->yield && strcmp(type, "terminate_run") != 0)
+        dshh__emit_error(&c->events, id, "wait_run: another wait_run or terminate_run is waiting for run %s", run->id);
+    else
+        return run;
+    return NULL;
+}
+
+static void req_wait_run(struct client *c, json_object *req, const char *id)
+{
+    static const char *const allowed[] = {"type", "id", "runId", "yieldAfterMs", NULL};
+    json_object *yield;
+    int64_t ms = WAIT_DEFAULT_MS;
+    struct dshh_serve_bg_run *run;
+    if (!check_keys(c, req, allowed, id) || !field(c, req, "yieldAfterMs", json_type_int, false, &yield, id))
+        return;
+    if (yield && !dsh_json_as_int64(yield, 0, MAX_YIELD_MS, &ms)) {
+        dshh__emit_error(&c->events, id, "field \"yieldAfterMs\" must be an integer from 0 to %d", MAX_YIELD_MS);
+        return;
+    }
+    if (!(run = named_run(c, req, "wait_run", id)))
+        return;
+    struct swaiter *w = waiter_of(c, run);
+    if (w) /* the run request's own wait, before its yield: it is answered now */
+        answer_waiter(w);
+    if (run->result || ms == 0)
+        dshh__serve_bg_answer(&c->bg, run, id, &c->events);
+    else if (!add_waiter(c, id, run, false, ms))
+        dshh__emit_error(&c->events, id, "out of memory");
+}
+
+static void req_terminate_run(struct client *c, json_object *req, const char *id)
+{
+    static const char *const allowed[] = {"type", "id", "runId", NULL};
+    struct dshh_serve_bg_run *run;
+    if (!check_keys(c, req, allowed, id) || !(run = named_run(c, req, "terminate_run", id)))
+        return;
+    struct swaiter *w = waiter_of(c, run);
+    if (w) /* whoever waited gets what there is; this request gets the end */
+        answer_waiter(w);
+    if (run->result) {
+        dshh__serve_bg_answer(&c->bg, run, id, &c->events);
+        return;
+    }
+    if (!add_waiter(c, id, run, false, -1)) {
+        dshh__emit_error(&c->events, id, "out of memory");
+        return;
+    }
+    for (struct srun *r = c->runs; r; r = r->next)
+        if (r->bg == run) {
+            c->srv->host->provider->cancel(c->srv->host->instance, r->run, TERMINATED);
+            break;
+        }
+}
+
+static void req_list_runs(struct client *c, json_object *req, const char *id)
+{
+    static const char *const allowed[] = {"type", "id", NULL};
+    if (check_keys(c, req, allowed, id))
+        dshh__serve_bg_list(&c->bg, id, &c->events);
 }
 
 /* hello (at start) and the answer to a describe request: versions and the provider's describe(). */
@@ -779,7 +1023,9 @@ static void handle_line(struct client *c, const char *line, size_t len)
     bool needs_id = t && strcmp(t, "reply") != 0 && strcmp(t, "set-mode") != 0 &&
                     strcmp(t, "describe") != 0;
     bool known = t && (!strcmp(t, "run") || !strcmp(t, "cancel") || !strcmp(t, "reply") ||
-                       !strcmp(t, "release") || !strcmp(t, "set-mode") || !strcmp(t, "describe"));
+                       !strcmp(t, "release") || !strcmp(t, "set-mode") || !strcmp(t, "describe") ||
+                       !strcmp(t, "wait_run") || !strcmp(t, "terminate_run") || !strcmp(t, "list_runs"));
+    dshh__serve_bg_expire(&c->bg);
     if (!t)
         dshh__emit_error(&c->events, id_copy, "a request needs a string \"type\"");
     else if (!known)
@@ -798,6 +1044,12 @@ static void handle_line(struct client *c, const char *line, size_t len)
         req_release(c, req, id_copy);
     else if (!strcmp(t, "describe"))
         req_describe(c, req, id_copy);
+    else if (!strcmp(t, "wait_run"))
+        req_wait_run(c, req, id_copy);
+    else if (!strcmp(t, "terminate_run"))
+        req_terminate_run(c, req, id_copy);
+    else if (!strcmp(t, "list_runs"))
+        req_list_runs(c, req, id_copy);
     else
         req_set_mode(c, req, id_copy);
     free(id_copy);
@@ -890,6 +1142,8 @@ static void on_input(void *arg, uint32_t events)
             c->srv->host->provider->reply(c->srv->host->instance, r->run, r->calls[i], false, no_client(c),
                                           strlen(no_client(c)));
         r->ncalls = 0;
+        if (r->bg) /* nobody can wait for it any more */
+            c->srv->host->provider->cancel(c->srv->host->instance, r->run, SESSION_ENDED);
     }
     /* A socket peer that closed the whole connection reads no results: its runs are cancelled.
      * One that only shut down its sending side gets them, like a client that closes stdin. */
@@ -935,6 +1189,9 @@ static void client_free(struct client *c)
     DSH_LIST_REMOVE(&srv->clients, c);
     if (c->free_timer)
         dshh__loop_cancel_timer(srv->host->loop, c->free_timer);
+    while (c->waiters)
+        drop_waiter(c->waiters);
+    dshh__serve_bg_free(&c->bg);
     dshh__output_gate_close(&c->gate);
     dshh__out_queue_close(&c->out);
     dshh__lines_free(&c->lines);
@@ -1048,13 +1305,31 @@ static void flush_sockets(struct server *srv)
 
 /* ---- the command --------------------------------------------------------------------------------- */
 
+/* The provider's timeoutMs maximum (its describe()) and the background runs' bounds. */
+static void background_limits(struct server *srv, const struct dshh_profile *profile)
+{
+    char *json = NULL;
+    size_t len = 0;
+    struct dsh_error err = {0};
+    if (srv->host->provider->describe(srv->host->instance, &json, &len, &err) == 0) {
+        json_object *describe = dsh_json_parse_strict(json, len);
+        dsh_json_get_int64(dsh_json_get_object(describe, "timeout"), "maxMs", 1, INT64_MAX, &srv->max_timeout_ms);
+        json_object_put(describe);
+        srv->host->provider->free_text(json);
+    }
+    dshh__profile_value(profile, DSHH_NAME_MCP_BINDINGS, "maxBackgroundMs", false, &srv->max_background_ms);
+    dshh__profile_value(profile, DSHH_NAME_MCP_BINDINGS, "maxBackgroundRuns", false, &srv->max_background_runs);
+}
+
 /* Serves stdin/stdout (listen_fd < 0) or the clients of listen_fd until EOF on stdin or a stop
  * signal. */
-static int serve(struct dshh_host *host, int listen_fd, const struct dshh_listen_addr *addr)
+static int serve(struct dshh_host *host, const struct dshh_profile *profile, int listen_fd,
+                 const struct dshh_listen_addr *addr)
 {
     /* A client that stops reading must not kill dsh before it cleans up its runs. */
     signal(SIGPIPE, SIG_IGN);
     struct server srv = {.host = host, .listen_fd = listen_fd, .addr = addr};
+    background_limits(&srv, profile);
     struct client *stdio = NULL;
     if (listen_fd < 0) {
         /* Results can be as large as maxOutputBytes: a 1 MiB pipe (where stdout is one) lets the
@@ -1113,12 +1388,12 @@ static int serve(struct dshh_host *host, int listen_fd, const struct dshh_listen
     return srv.stop_signal ? DSHH_EXIT_SIGNAL(srv.stop_signal) : dropped ? DSHH_EXIT_FAILURE : DSHH_EXIT_OK;
 }
 
-int dshh__cmd_serve(struct dshh_host *host)
+int dshh__cmd_serve(struct dshh_host *host, const struct dshh_profile *profile)
 {
-    return serve(host, -1, NULL);
+    return serve(host, profile, -1, NULL);
 }
 
-int dshh__cmd_serve_listen(struct dshh_host *host, const char *address)
+int dshh__cmd_serve_listen(struct dshh_host *host, const struct dshh_profile *profile, const char *address)
 {
     struct dshh_listen_addr addr;
     char why[256];
@@ -1133,7 +1408,7 @@ int dshh__cmd_serve_listen(struct dshh_host *host, const char *address)
         fprintf(stderr, "dsh: %s\n", why);
         return DSHH_EXIT_USAGE;
     }
-    int status = serve(host, fd, &addr);
+    int status = serve(host, profile, fd, &addr);
     dshh__listen_close(&addr, fd);
     return status;
 }
