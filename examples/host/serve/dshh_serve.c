@@ -563,7 +563,7 @@ static bool field(struct client *c, json_object *req, const char *key, json_type
               (t == json_type_double && json_object_is_type(v, json_type_int));
     if (!ok) {
         dshh__emit_error(&c->events, id, "field \"%s\" must be a%s %s", key, t == json_type_int ? "n" : "",
-                   t == json_type_double ? "number" : json_type_to_name(t));
+                         t == json_type_double ? "number" : t == json_type_int ? "integer" : json_type_to_name(t));
         return false;
     }
     *ret = v;
