@@ -102,6 +102,9 @@ await check("yield, three wait_runs with only new lines, then the result", async
     assert.equal(got.join(""), ["line 1\n", "line 2\n", "line 3\n"].slice(0, i + 1).join(""));
     g[i].open();
   }
+  // A run id is taken until its result is collected.
+  d.send({ type: "run", id: "bg", program: "return 0" });
+  assert.equal((await d.next((e) => e.type === "error" && e.id === "bg")).message, "a run with this id is in flight");
   const answers = await waitFor(d, "bg", "never printed");
   const last = answers.at(-1);
   assert.equal(last.type, "result", JSON.stringify(last));
@@ -170,6 +173,20 @@ await check("a wait_run during the run request's own wait answers it at once; a 
   const end = await answer(d, "wa");
   assert.equal(end.type, "result");
   assert.equal(end.result.value, 1);
+  // An ended run nobody collected keeps its id until wait_run collects it.
+  const h = gate();
+  d.send({ type: "run", id: "held", yieldAfterMs: 0, program: `${FS} ${h.wait} return 2` });
+  assert.equal((await answer(d, "held")).type, "running");
+  h.open();
+  for (let running = true; running; ) {
+    d.send({ type: "list_runs", id: `l${++waits}` });
+    running = (await d.next((e) => e.type === "runs")).runs[0].running;
+  }
+  d.send({ type: "run", id: "held", program: "return 0" });
+  assert.equal((await d.next((e) => e.type === "error" && e.id === "held")).message,
+    "the background run with this id has a result nobody collected: wait_run collects it");
+  d.send({ type: "wait_run", id: "wh", runId: "held", yieldAfterMs: 0 });
+  assert.equal((await answer(d, "wh")).result.value, 2);
 });
 
 await check("bad requests are error events, each naming what is wrong", async () => {

@@ -641,8 +641,13 @@ static void req_run(struct client *c, json_object *req, const char *id)
             return;
         }
     }
-    if (find_run(c, id) || dshh__serve_bg_find(&c->bg, id)) {
-        dshh__emit_error(&c->events, id, "a run with this id is in flight or its background result is not collected");
+    if (find_run(c, id)) {
+        dshh__emit_error(&c->events, id, "a run with this id is in flight");
+        return;
+    }
+    if (dshh__serve_bg_find(&c->bg, id)) {
+        dshh__emit_error(&c->events, id, "the background run with this id has a result nobody collected: "
+                         "wait_run collects it");
         return;
     }
     if (session && c->socket) { /* one client must not act in another's session */
