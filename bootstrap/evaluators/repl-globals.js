@@ -4,31 +4,20 @@
 
 import vm from 'node:vm';
 import { registerPlainRealm } from '../lossless-json.js';
+import { copyMainGlobal } from './main-globals.js';
 
 // Main-realm global names as the bootstrap loads, before any run puts binding namespaces, their
 // error classes or `inspect` there (those are installed per evaluation instead).
 const NODE_GLOBALS = Object.getOwnPropertyNames(globalThis).filter((name) => !['global', 'globalThis'].includes(name));
 
 // Copies the Node globals a fresh context lacks (process, Buffer, timers, fetch, ...), as Node's
-// REPL does; the context keeps its own JavaScript builtins. `console` is the main one, whose
-// writes are captured; the context's V8 console would print nowhere. Node's lazy accessors
-// expect the main global as `this`, so reads are forwarded there and assignment shadows them.
+// REPL does, each on first use (main-globals.js); the context keeps its own JavaScript builtins.
+// `console` is the main one, whose writes are captured; the context's V8 console would print
+// nowhere.
 export function copyNodeGlobals(context) {
   const own = new Set(Object.getOwnPropertyNames(vm.runInContext('globalThis', context)));
   for (const name of NODE_GLOBALS) {
-    if (own.has(name)) continue;
-    const descriptor = Object.getOwnPropertyDescriptor(globalThis, name);
-    if (descriptor === undefined) continue;
-    if (!('get' in descriptor)) {
-      Object.defineProperty(context, name, descriptor);
-      continue;
-    }
-    Object.defineProperty(context, name, {
-      configurable: true,
-      enumerable: descriptor.enumerable,
-      get: () => globalThis[name],
-      set: (value) => defineGlobal(context, name, value, true),
-    });
+    if (!own.has(name)) copyMainGlobal(context, name);
   }
   defineGlobal(context, 'console', console, false);
   defineGlobal(context, 'global', context, false);

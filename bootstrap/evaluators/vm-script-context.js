@@ -7,30 +7,12 @@
 
 import vm from 'node:vm';
 import { registerPlainRealm } from '../lossless-json.js';
+import { copyMainGlobal } from './main-globals.js';
 
 // Snapshot taken when the bootstrap loads, before any run puts binding namespaces, their error
 // classes or `inspect` on the main global: those are installed per evaluation instead.
 const NODE_GLOBALS = Object.getOwnPropertyNames(globalThis);
 const NOT_COPIED = new Set(['globalThis', 'global', 'inspect']);
-
-function copyGlobal(context, key) {
-  const descriptor = Object.getOwnPropertyDescriptor(globalThis, key);
-  if (descriptor === undefined) return;
-  if (descriptor.get === undefined && descriptor.set === undefined) {
-    Object.defineProperty(context, key, descriptor);
-    return;
-  }
-  // Node's lazy accessors (process, Buffer, crypto, ...) insist on the main global as `this`;
-  // forward reads there and let an assignment shadow the name, as on Node's own global.
-  Object.defineProperty(context, key, {
-    configurable: true,
-    enumerable: descriptor.enumerable,
-    get: () => globalThis[key],
-    set(value) {
-      Object.defineProperty(context, key, { value, writable: true, enumerable: true, configurable: true });
-    },
-  });
-}
 
 export function createScriptContext() {
   const context = vm.createContext(vm.constants.DONT_CONTEXTIFY, {
@@ -42,7 +24,7 @@ export function createScriptContext() {
     if (NOT_COPIED.has(key)) continue;
     // The context has its own JavaScript builtins; V8's inspector-only console is replaced.
     if (Object.hasOwn(context, key) && key !== 'console') continue;
-    copyGlobal(context, key);
+    copyMainGlobal(context, key);
   }
   Object.defineProperty(context, 'global', { value: context, writable: true, enumerable: true, configurable: true });
   const [objectPrototype, arrayPrototype] = vm.runInContext('[Object.prototype, Array.prototype]', context);

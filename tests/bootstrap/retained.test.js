@@ -169,3 +169,25 @@ test('a revoke for a queued run that never started answers revoked at once', () 
       [['revoked', 2], ['result', 1]],
     );
   }));
+
+// bootstrap/evaluators/main-globals.js: reading a lazy Node global's descriptor loads its module
+// (FormData: undici), so a context copies each global on first use only.
+for (const format of ['vm-script', 'scoped-repl']) {
+  test(`${format}: a lazy Node global loads its module when a program first uses it, then is the main global's property`, () =>
+    withRetainedChild({ format }, async (child) => {
+      const undiciLoaded = 'process.moduleLoadList.some((m) => m.endsWith("internal/deps/undici/undici"))';
+      assert.equal(await child.value(undiciLoaded), false, 'nothing used FormData yet');
+      assert.deepEqual(await child.value('var before = Object.getOwnPropertyDescriptor(globalThis, "FormData"); [typeof before.get, before.enumerable]'), ['function', false]);
+      assert.equal(await child.value('typeof FormData'), 'function');
+      assert.equal(await child.value(undiciLoaded), true, 'the first use loaded it');
+      assert.deepEqual(
+        await child.value('var after = Object.getOwnPropertyDescriptor(globalThis, "FormData"); [after.value === FormData, after.writable, after.enumerable, after.configurable]'),
+        [true, true, false, true],
+        'a data property, as on the main global',
+      );
+      // Node's accessors keep forwarding to the main global; an assignment shadows either kind.
+      assert.equal(await child.value('typeof process.pid'), 'number');
+      assert.deepEqual(await child.value('Blob = 5; process = 6; [Blob, process]'), [5, 6]);
+      assert.deepEqual(await child.value('Object.keys(globalThis).includes("setTimeout")'), true, 'enumerability is the main global\'s');
+    }));
+}
