@@ -21,6 +21,7 @@ run() {
 run per-call-latency.mjs
 run per-call-latency.mjs 40 --prewarm 1
 run retained-eval.mjs
+run owner-density.mjs
 run strip-cost.mjs
 run child-startup.mjs
 run launcher.mjs

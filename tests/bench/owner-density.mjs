@@ -1,0 +1,70 @@
+// Owner density: the proportional set size (PSS, /proc/PID/smaps_rollup) an idle retained owner
+// costs, with N owners alive at once in one `dsh headless --serve` (each ran `var x = 1; x` and
+// idles), for the scoped REPL and for vm-script (`scriptPersistence`), against N idle bare pinned
+// Node processes (`node -e` with a pending timer) measured in the same run. PSS divides shared pages
+// among the processes that map them, so the figure is what one more owner adds at that density.
+// Usage: node tests/bench/owner-density.mjs [owners]
+import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { Serve } from '../conformance/harness.js';
+import { NODE } from './lib.mjs';
+
+const owners = Number(process.argv[2] ?? 100);
+const MIB = 1024;
+
+function pssKiB(pid) {
+  try {
+    return Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))[1]);
+  } catch {
+    return 0; // gone meanwhile
+  }
+}
+
+// Every process below pid (the ranges' supervisors and the programs' Node processes).
+function descendants(pid) {
+  const children = new Map();
+  for (const p of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const parent = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+      if (!children.has(parent)) children.set(parent, []);
+      children.get(parent).push(p);
+    } catch {}
+  }
+  const found = [];
+  const stack = [String(pid)];
+  while (stack.length) for (const child of children.get(stack.pop()) ?? []) found.push(child), stack.push(child);
+  return found;
+}
+
+async function ownersPss(runtime) {
+  const serve = new Serve({ mode: 'workspace-write', runtime });
+  for (let i = 0; i < owners; i++) {
+    const r = await serve.run(`r${i}`, 'var x = 1; x', { stateOwner: `o${i}` });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+  }
+  const total = descendants(serve.child.pid).reduce((sum, pid) => sum + pssKiB(pid), 0);
+  await serve.close();
+  return total / owners / MIB;
+}
+
+async function bareNodesPss() {
+  const children = [];
+  for (let i = 0; i < owners; i++) {
+    const child = spawn(NODE, ['-e', 'setInterval(() => {}, 1 << 30); process.stdout.write("up")'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    children.push(child);
+  }
+  const total = children.reduce((sum, child) => sum + pssKiB(child.pid), 0);
+  for (const child of children) child.kill();
+  return total / owners / MIB;
+}
+
+const bare = await bareNodesPss();
+const scoped = await ownersPss({ executionMode: 'persistent-in-memory' });
+const vmScript = await ownersPss({ executionMode: 'vm-script', scriptPersistence: true });
+console.log(`owner-density: ${owners} idle owners in one dsh, workspace-write`);
+console.log(`  idle bare node: ${bare.toFixed(2)} MiB PSS each`);
+console.log(`  scoped REPL owner: ${scoped.toFixed(2)} MiB PSS (${(scoped / bare).toFixed(2)}x a bare node)`);
+console.log(`  vm-script owner: ${vmScript.toFixed(2)} MiB PSS (${(vmScript / bare).toFixed(2)}x a bare node)`);
+console.log(`SUMMARY owner-density: scoped REPL ${scoped.toFixed(2)} MiB, vm-script ${vmScript.toFixed(2)} MiB per idle owner (${owners} owners), bare node ${bare.toFixed(2)} MiB, ratio ${(scoped / bare).toFixed(3)}x`);
