@@ -173,8 +173,7 @@ static void unlink_call(struct dshh_mcp_session *m, struct mcall *c)
             break;
         }
     if (c->bg && !c->started) { /* a queued background run that never started: nothing to keep */
-        dshh__mcp_bg_ended(c->bg, "{}", 2);
-        json_object_put(dshh__mcp_bg_answer(&m->bg, c->bg));
+        dshh__bg_collect(&m->bg.list, &c->bg->base);
     }
     json_object_put(c->id);
     json_object_put(c->token);
@@ -248,7 +247,7 @@ static void start_next(struct dshh_mcp_session *m);
 static void answer_waiter(struct dshh_mcp_session *m, struct waiter *w)
 {
     struct mcall *c = w->call;
-    bool ended = w->run->result != NULL;
+    bool ended = w->run->base.result != NULL;
     respond(m, w->id, dshh__mcp_bg_answer(&m->bg, w->run)); /* may collect w->run */
     drop_waiter(m, w);
     if (c && !ended) {
@@ -316,7 +315,7 @@ static void on_done(void *userdata, dsh_run_id run, const char *result_json, siz
     if (c->deadline_timer > 0)
         dshh__loop_cancel_timer(m->host->loop, c->deadline_timer);
     if (c->bg) {
-        dshh__mcp_bg_ended(c->bg, result_json, result_len);
+        dshh__bg_ended(&c->bg->base, result_json, result_len);
         struct waiter *w = waiter_of(m, c->bg);
         if (w)
             answer_waiter(m, w);
@@ -364,10 +363,8 @@ static bool start_call(struct mcall *c)
             log_run(m, c, NULL, 0);
         respond(m, c->id, tool_error("the run was rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
                                   *err.message ? err.message : dsh_strerror(rc)));
-        if (c->bg) {
-            dshh__mcp_bg_ended(c->bg, "{}", 2);
-            json_object_put(dshh__mcp_bg_answer(&m->bg, c->bg));
-        }
+        if (c->bg) /* nothing to keep */
+            dshh__bg_collect(&m->bg.list, &c->bg->base);
         unlink_call(m, c);
         return false;
     }
@@ -477,7 +474,7 @@ static void run_code(struct dshh_mcp_session *m, json_object *id, json_object *a
     }
     if (background) {
         /* Queued ones (a retaining profile's) have their entry already. */
-        if ((int64_t)dshh__mcp_bg_running(&m->bg) >= m->sh->max_background_runs) {
+        if ((int64_t)dshh__bg_running(&m->bg.list) >= m->sh->max_background_runs) {
             respond(m, id, tool_error("at most %lld background runs may run at once in this session: "
                                    "collect one with wait_run or stop one with terminate_run first",
                                    (long long)m->sh->max_background_runs));
@@ -514,7 +511,7 @@ static struct dshh_mcp_bg_run *named_run(struct dshh_mcp_session *m, json_object
                                          json_object *args)
 {
     const char *run_id = dsh_json_get_text(args, "runId");
-    struct dshh_mcp_bg_run *r = run_id ? dshh__mcp_bg_find(&m->bg, run_id) : NULL;
+    struct dshh_mcp_bg_run *r = run_id ? (struct dshh_mcp_bg_run *)dshh__bg_find(&m->bg.list, run_id) : NULL;
     if (!run_id)
         respond(m, id, tool_error("%s needs the string argument \"runId\"", tool));
     else if (!r)
@@ -523,7 +520,7 @@ static struct dshh_mcp_bg_run *named_run(struct dshh_mcp_session *m, json_object
                            "expired, or it never started)",
                            (int)dsh_utf8_cut(run_id, strlen(run_id), 64), run_id));
     else if (waiter_of(m, r) && waiter_of(m, r)->call == NULL && strcmp(tool, "terminate_run") != 0)
-        respond(m, id, tool_error("another wait_run or terminate_run is waiting for %s", r->id));
+        respond(m, id, tool_error("another wait_run or terminate_run is waiting for %s", r->base.id));
     else
         return r;
     return NULL;
@@ -541,7 +538,7 @@ static void wait_run(struct dshh_mcp_session *m, json_object *id, json_object *a
     struct waiter *w = waiter_of(m, r);
     if (w) /* run_code's call, still before its yield: it returns now */
         answer_waiter(m, w);
-    if (r->result || ms == 0)
+    if (r->base.result || ms == 0)
         respond(m, id, dshh__mcp_bg_answer(&m->bg, r));
     else if (!add_waiter(m, id, r, NULL, ms))
         respond_error(m, id, -32603, "dsh: out of memory");
@@ -557,12 +554,12 @@ static void terminate_run(struct dshh_mcp_session *m, json_object *id, json_obje
     struct waiter *w = waiter_of(m, r);
     if (w) /* whoever waited gets what there is; this call gets the end */
         answer_waiter(m, w);
-    for (struct mcall *c = m->calls; c && !r->result; c = c->next)
+    for (struct mcall *c = m->calls; c && !r->base.result; c = c->next)
         if (c->bg == r && c->started) {
             m->host->provider->cancel(m->host->instance, c->run, "terminate_run stopped the run");
             break;
         }
-    if (r->result)
+    if (r->base.result)
         respond(m, id, dshh__mcp_bg_answer(&m->bg, r));
     else if (!add_waiter(m, id, r, NULL, -1))
         respond_error(m, id, -32603, "dsh: out of memory");
@@ -577,7 +574,7 @@ static void tools_call(struct dshh_mcp_session *m, json_object *id, json_object 
         args = json_object_new_object();
     else
         json_object_get(args);
-    dshh__mcp_bg_expire(&m->bg);
+    dshh__bg_expire(&m->bg.list, DSHH_MCP_KEEP_MS);
     if (name && !strcmp(name, TOOL_NAME)) {
         run_code(m, id, args, token);
     } else if (name && !strcmp(name, "wait_run")) {
@@ -917,7 +914,7 @@ void dshh__mcp_session_free(struct dshh_mcp_session *m)
         return;
     while (m->waiters)
         drop_waiter(m, m->waiters);
-    dshh__mcp_bg_free(&m->bg);
+    dshh__bg_free_all(&m->bg.list);
     free(m->policy_session);
     free(m);
 }

@@ -396,12 +396,12 @@ static void background_ended(struct srun *r, const char *result_json, size_t res
     struct client *c = r->c;
     if (r->deadline_timer > 0)
         dshh__loop_cancel_timer(c->srv->host->loop, r->deadline_timer);
-    dshh__serve_bg_ended(r->bg, result_json, result_len);
+    dshh__bg_ended(&r->bg->base, result_json, result_len);
     struct swaiter *w = waiter_of(c, r->bg);
     if (w)
         answer_waiter(w);
     else if (c->eof)
-        while (!dshh__serve_bg_answer(&c->bg, r->bg, r->bg->id, &c->events))
+        while (!dshh__serve_bg_answer(&c->bg, r->bg, r->bg->base.id, &c->events))
             ;
 }
 
@@ -634,7 +634,7 @@ static void req_run(struct client *c, json_object *req, const char *id)
                              "to %lld (maxBackgroundMs)", (long long)max);
             return;
         }
-        if ((int64_t)dshh__serve_bg_running(&c->bg) >= srv->max_background_runs) {
+        if ((int64_t)dshh__bg_running(&c->bg.list) >= srv->max_background_runs) {
             dshh__emit_error(&c->events, id, "at most %lld background runs may run at once in this session: collect "
                              "one with wait_run or stop one with terminate_run first",
                              (long long)srv->max_background_runs);
@@ -645,7 +645,7 @@ static void req_run(struct client *c, json_object *req, const char *id)
         dshh__emit_error(&c->events, id, "a run with this id is in flight");
         return;
     }
-    if (dshh__serve_bg_find(&c->bg, id)) {
+    if (dshh__bg_find(&c->bg.list, id)) {
         dshh__emit_error(&c->events, id, "the background run with this id has a result nobody collected: "
                          "wait_run collects it");
         return;
@@ -716,7 +716,7 @@ static void req_run(struct client *c, json_object *req, const char *id)
         dshh__emit_error(&c->events, id, "run rejected (%s): %s", dsh_error_name(rc) ? dsh_error_name(rc) : "error",
                    *err.message ? err.message : dsh_strerror(rc));
         if (run->bg) /* nothing to keep */
-            dshh__serve_bg_drop(&c->bg, run->bg);
+            dshh__bg_collect(&c->bg.list, &run->bg->base);
         free(run->id);
         free(run);
         return;
@@ -826,13 +826,13 @@ static struct dshh_serve_bg_run *named_run(struct client *c, json_object *req, c
         return NULL;
     }
     const char *text = dshh__jstr(run_id);
-    struct dshh_serve_bg_run *run = dshh__serve_bg_find(&c->bg, text);
+    struct dshh_serve_bg_run *run = (struct dshh_serve_bg_run *)dshh__bg_find(&c->bg.list, text);
     struct swaiter *w = run ? waiter_of(c, run) : NULL;
     if (!run)
         dshh__emit_error(&c->events, id, "%s: no background run %.*s in this session (its result was collected, "
                          "expired, or it never started)", type, (int)dsh_utf8_cut(text, strlen(text), 64), text);
     else if (w && !w->yield && strcmp(type, "terminate_run") != 0)
-        dshh__emit_error(&c->events, id, "wait_run: another wait_run or terminate_run is waiting for run %s", run->id);
+        dshh__emit_error(&c->events, id, "wait_run: another wait_run or terminate_run is waiting for run %s", run->base.id);
     else
         return run;
     return NULL;
@@ -855,7 +855,7 @@ static void req_wait_run(struct client *c, json_object *req, const char *id)
     struct swaiter *w = waiter_of(c, run);
     if (w) /* the run request's own wait, before its yield: it is answered now */
         answer_waiter(w);
-    if (run->result || ms == 0)
+    if (run->base.result || ms == 0)
         dshh__serve_bg_answer(&c->bg, run, id, &c->events);
     else if (!add_waiter(c, id, run, false, ms))
         dshh__emit_error(&c->events, id, "out of memory");
@@ -870,7 +870,7 @@ static void req_terminate_run(struct client *c, json_object *req, const char *id
     struct swaiter *w = waiter_of(c, run);
     if (w) /* whoever waited gets what there is; this request gets the end */
         answer_waiter(w);
-    if (run->result) {
+    if (run->base.result) {
         dshh__serve_bg_answer(&c->bg, run, id, &c->events);
         return;
     }
@@ -987,6 +987,34 @@ static void invalid_line(struct client *c, const char *line, size_t len)
     json_object_put(guess);
 }
 
+/* The requests (host-abi/schemas/serve.json): whether each needs an id, and its handler (a
+ * reply's is req_reply, which takes the value's text). */
+struct request_kind {
+    const char *type;
+    bool needs_id;
+    void (*handle)(struct client *c, json_object *req, const char *id);
+};
+
+static const struct request_kind REQUESTS[] = {
+    {"run", true, req_run},
+    {"cancel", true, req_cancel},
+    {"reply", false, NULL},
+    {"release", true, req_release},
+    {"set-mode", false, req_set_mode},
+    {"describe", false, req_describe},
+    {"wait_run", true, req_wait_run},
+    {"terminate_run", true, req_terminate_run},
+    {"list_runs", true, req_list_runs},
+};
+
+static const struct request_kind *request_kind(const char *type)
+{
+    for (size_t i = 0; i < sizeof REQUESTS / sizeof REQUESTS[0]; i++)
+        if (!strcmp(REQUESTS[i].type, type))
+            return &REQUESTS[i];
+    return NULL;
+}
+
 static void handle_line(struct client *c, const char *line, size_t len)
 {
     size_t s = 0;
@@ -1025,38 +1053,20 @@ static void handle_line(struct client *c, const char *line, size_t len)
                             json_object_is_type(type, json_type_string)
                         ? json_object_get_string(type)
                         : NULL;
-    bool needs_id = t && strcmp(t, "reply") != 0 && strcmp(t, "set-mode") != 0 &&
-                    strcmp(t, "describe") != 0;
-    bool known = t && (!strcmp(t, "run") || !strcmp(t, "cancel") || !strcmp(t, "reply") ||
-                       !strcmp(t, "release") || !strcmp(t, "set-mode") || !strcmp(t, "describe") ||
-                       !strcmp(t, "wait_run") || !strcmp(t, "terminate_run") || !strcmp(t, "list_runs"));
-    dshh__serve_bg_expire(&c->bg);
+    const struct request_kind *kind = t ? request_kind(t) : NULL;
+    dshh__bg_expire(&c->bg.list, DSHH_SERVE_KEEP_MS);
     if (!t)
         dshh__emit_error(&c->events, id_copy, "a request needs a string \"type\"");
-    else if (!known)
+    else if (!kind)
         dshh__emit_error(&c->events, id_copy, "unknown request type \"%s\"", t);
     else if (idv && !id_copy)
         dshh__emit_error(&c->events, NULL, "\"id\" must be a string or an integer");
-    else if (needs_id && !id_copy)
+    else if (kind->needs_id && !id_copy)
         dshh__emit_error(&c->events, NULL, "a %s request needs an \"id\" (a string or an integer)", t);
-    else if (!strcmp(t, "run"))
-        req_run(c, req, id_copy);
-    else if (!strcmp(t, "cancel"))
-        req_cancel(c, req, id_copy);
-    else if (!strcmp(t, "reply"))
-        req_reply(c, req, value);
-    else if (!strcmp(t, "release"))
-        req_release(c, req, id_copy);
-    else if (!strcmp(t, "describe"))
-        req_describe(c, req, id_copy);
-    else if (!strcmp(t, "wait_run"))
-        req_wait_run(c, req, id_copy);
-    else if (!strcmp(t, "terminate_run"))
-        req_terminate_run(c, req, id_copy);
-    else if (!strcmp(t, "list_runs"))
-        req_list_runs(c, req, id_copy);
+    else if (kind->handle)
+        kind->handle(c, req, id_copy);
     else
-        req_set_mode(c, req, id_copy);
+        req_reply(c, req, value);
     free(id_copy);
     json_object_put(req);
 }
@@ -1185,6 +1195,7 @@ static struct client *client_new(struct server *srv, int in_fd, int out_fd, bool
     }
     dshh__events_init(&c->events, &c->out, on_client_dropped, c, who);
     dshh__output_gate_init(&c->gate, srv->host, &c->out);
+    dshh__serve_bg_init(&c->bg);
     return c;
 }
 
@@ -1196,7 +1207,7 @@ static void client_free(struct client *c)
         dshh__loop_cancel_timer(srv->host->loop, c->free_timer);
     while (c->waiters)
         drop_waiter(c->waiters);
-    dshh__serve_bg_free(&c->bg);
+    dshh__bg_free_all(&c->bg.list);
     dshh__output_gate_close(&c->gate);
     dshh__out_queue_close(&c->out);
     dshh__lines_free(&c->lines);
