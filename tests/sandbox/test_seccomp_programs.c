@@ -78,7 +78,7 @@ Test(seccomp_programs, the_launcher_loads_what_libseccomp_builds_from_the_table,
     cr_assert_eq(ptrace(PTRACE_SECCOMP_GET_FILTER, pid, (void *)0, NULL), -1, "a filter before the launcher ran");
     cr_assert_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
     wait_trap(pid); /* the program's exec */
-    for (int f = 0; f < DSHX_SECCOMP_FILTER_COUNT; f++) {
+    for (int f = 0; f < DSHX_SECCOMP_SET_SIZE; f++) {
         struct program want = libseccomp_program((enum dshx_seccomp_filter)f);
         struct program got = loaded_program(pid, (unsigned long)f);
         cr_assert_eq(got.len, want.len, "filter %d: %zu instructions loaded, libseccomp builds %zu", f,
@@ -89,7 +89,7 @@ Test(seccomp_programs, the_launcher_loads_what_libseccomp_builds_from_the_table,
         free(got.insns);
     }
     errno = 0;
-    cr_assert_eq(ptrace(PTRACE_SECCOMP_GET_FILTER, pid, (void *)(unsigned long)DSHX_SECCOMP_FILTER_COUNT, NULL),
+    cr_assert_eq(ptrace(PTRACE_SECCOMP_GET_FILTER, pid, (void *)(unsigned long)DSHX_SECCOMP_SET_SIZE, NULL),
                  -1, "more filters than the launcher's");
     cr_assert_eq(errno, ENOENT);
     cr_assert_eq(ptrace(PTRACE_DETACH, pid, NULL, NULL), 0);
