@@ -45,33 +45,47 @@ int dshx__net_join(int fd, char *ret_err, size_t errlen)
     return rc;
 }
 
-int dshx__net_resolver_conf(char *ret_err, size_t errlen)
+/* Writes text to staged and binds it, read-only, over target (a regular file). */
+static int bind_text(const char *staged, const char *target, const char *text, char *ret_err, size_t errlen)
 {
-    static const char stage[] = "/tmp", conf[] = "/tmp/resolv.conf", target[] = "/etc/resolv.conf";
-    static const char text[] = "# the range's resolver (dsh network allow-list)\n"
-                               "nameserver 127.0.0.1\noptions attempts:2 timeout:2\n";
     struct stat st;
     if (stat(target, &st) < 0 || !S_ISREG(st.st_mode)) {
         snprintf(ret_err, errlen, "network: %s is not a regular file", target);
         return -ENOENT;
     }
-    if (mount("dsh-resolver", stage, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=0755") < 0) {
-        int e = errno;
-        snprintf(ret_err, errlen, "network: tmpfs on %s: %s", stage, strerror(e));
-        return -e;
-    }
-    int rc = 0, out = open(conf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (out < 0 || write(out, text, sizeof text - 1) != (ssize_t)(sizeof text - 1))
+    size_t len = strlen(text);
+    int rc = 0, out = open(staged, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (out < 0 || write(out, text, len) != (ssize_t)len)
         rc = -(errno ? errno : EIO);
     if (out >= 0)
         close(out);
-    if (rc == 0 && mount(conf, target, NULL, MS_BIND, NULL) < 0)
+    if (rc == 0 && mount(staged, target, NULL, MS_BIND, NULL) < 0)
         rc = -errno;
     if (rc == 0 && mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                          NULL) < 0)
         rc = -errno;
     if (rc < 0)
         snprintf(ret_err, errlen, "network: %s: %s", target, strerror(-rc));
+    return rc;
+}
+
+int dshx__net_resolver_conf(char *ret_err, size_t errlen)
+{
+    static const char stage[] = "/tmp";
+    if (mount("dsh-resolver", stage, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=0755") < 0) {
+        int e = errno;
+        snprintf(ret_err, errlen, "network: tmpfs on %s: %s", stage, strerror(e));
+        return -e;
+    }
+    /* Every name goes to the range's resolver, so every one meets the policy: the host's
+     * /etc/hosts (its own name, localhost) would answer addresses the proxy refuses anyway. */
+    int rc = bind_text("/tmp/resolv.conf", "/etc/resolv.conf",
+                       "# the range's resolver (dsh network allow-list)\n"
+                       "nameserver 127.0.0.1\noptions attempts:2 timeout:2\n",
+                       ret_err, errlen);
+    if (rc == 0)
+        rc = bind_text("/tmp/hosts", "/etc/hosts", "# names are resolved by the range's resolver (dsh network allow-list)\n",
+                       ret_err, errlen);
     if (umount2(stage, MNT_DETACH) < 0 && rc == 0) {
         rc = -errno;
         snprintf(ret_err, errlen, "network: detach %s: %s", stage, strerror(-rc));

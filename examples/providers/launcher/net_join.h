@@ -12,7 +12,7 @@ int dshx__net_open(const char *path, char *ret_err, size_t errlen);
 /* Enters the namespace of fd (after the mount layer made the range's own, empty one, which this
  * replaces) and refuses one that is the launcher's original namespace; closes fd. 0 or -errno. */
 int dshx__net_join(int fd, char *ret_err, size_t errlen);
-/* Binds a resolv.conf naming 127.0.0.1 over /etc/resolv.conf, read-only, in the launcher's
+/* Binds a resolv.conf naming 127.0.0.1 over /etc/resolv.conf and an empty /etc/hosts over the host's, read-only, in the launcher's
  * mount namespace. 0 or -errno. */
 int dshx__net_resolver_conf(char *ret_err, size_t errlen);
 
