@@ -294,6 +294,27 @@ if (pythonProfile) {
   });
 }
 
+if (pythonProfile) {
+  await check('only IPv4 TCP and UDP sockets exist in an allow-list run (control: those two)', async () => {
+    const r = await run(
+      base,
+      `import errno, socket\nout = {}\n` +
+        `for name, args in [("inet6", (socket.AF_INET6, socket.SOCK_STREAM)), ("unix", (socket.AF_UNIX, socket.SOCK_STREAM)),\n` +
+        `    ("raw", (socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)), ("ping", (socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP)),\n` +
+        `    ("netlink", (socket.AF_NETLINK, socket.SOCK_RAW, 0)), ("packet", (socket.AF_PACKET, socket.SOCK_RAW, 0)),\n` +
+        `    ("tcp", (socket.AF_INET, socket.SOCK_STREAM, 0)), ("udp", (socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_UDP))]:\n` +
+        `    try:\n        socket.socket(*args).close()\n        out[name] = "ok"\n` +
+        `    except OSError as e:\n        out[name] = errno.errorcode.get(e.errno, str(e.errno))\n` +
+        `return out\n`,
+      ['--patch', pythonProfile],
+    );
+    assert.deepEqual(r.value, {
+      inet6: 'EACCES', unix: 'EACCES', raw: 'EACCES', ping: 'EACCES', netlink: 'EACCES', packet: 'EACCES',
+      tcp: 'ok', udp: 'ok',
+    }, JSON.stringify(r));
+  });
+}
+
 tlsServer.close();
 httpServer.close();
 echoServer.close();
