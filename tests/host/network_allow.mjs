@@ -4,7 +4,7 @@
 // internet. Every refusal has a control: the same request succeeds when the policy permits it.
 //   node network_allow.mjs DSH [PYTHON_PROFILE]
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -135,6 +135,27 @@ function refused(r, host, port, reason) {
   assert.ok(c && c.verdict === 'refused' && c.reason === reason, JSON.stringify(r.sandbox.network));
   assert.match(r.sandbox.network.diagnostic, new RegExp(`^the sandbox refused network access to .*${host.replace(/\./g, '\\.')}`));
 }
+
+await check('patterns are checked when dsh starts: a bad one, an unknown key, a bad mode', async () => {
+  const start = (network) =>
+    spawnSync(dsh, ['headless', '-e', 'return 1', '--patch', patch(network)], { cwd: ws, encoding: 'utf8' });
+  let r = start({ mode: 'allow-list', allow: ['a.*.test'] });
+  assert.equal(r.status, 2);
+  assert.equal(r.stderr, 'dsh: cannot create the services: option network.allow: "a.*.test" is refused: ' +
+    'a wildcard is only `*.` before a name\n');
+  r = start({ mode: 'allow-list', deny: ['10.0.0.1'] });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /option network\.deny: "10\.0\.0\.1" is refused: not a host name .*no IP literal/);
+  r = start({ mode: 'allow-list', resolverOverride: ['*.test'] });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /option network\.resolverOverride: "\*\.test" is refused: a plain host name is required here/);
+  r = start({ mode: 'allow-list', allow: ['a.test'], bogus: 1 });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /network\.bogus: unknown field/);
+  r = start({ mode: 'everything' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /network\.mode/);
+});
 
 await check('a permitted name: Node fetch succeeds without proxy settings, and the result lists it', async () => {
   const r = await run(base, FETCH(`https://allowed.test:${P}/`));

@@ -347,7 +347,8 @@ static void on_accept(int li)
             idx = (int)(a & 0xffffu) - 1;
     }
     if (idx < 0 || g.nconns >= MAX_CONNS) {
-        ledger_add(addr_text, port, DSHX_EGRESS_IP_LITERAL, false);
+        ledger_add(idx < 0 ? addr_text : g.names[idx].text, port,
+                   idx < 0 ? DSHX_EGRESS_IP_LITERAL : DSHX_EGRESS_TOO_MANY_CONNECTIONS, false);
         reset_close(cfd);
         return;
     }

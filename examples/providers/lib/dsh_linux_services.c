@@ -189,11 +189,7 @@ static int configure(const struct dsh_linux_services_options *o, struct dshx__co
                     : !(c->cgroup_proc_file = strdup("/proc/self/cgroup")) ||
                           !(c->cgroup_mount_root = strdup("/sys/fs/cgroup")))
         return dshx__fail(ret_error, -ENOMEM, "out of memory");
-    if (HAS(o, network_resolver_override)) {
-        int nrc = dshx__net_allow_check_options(o->network_mode, o->network_allow, o->network_deny,
-                                                o->network_resolver_override, ret_error);
-        if (nrc < 0)
-            return nrc;
+    if (HAS(o, network_resolver_override)) { /* checked by create (check_network) */
         if (o->network_mode && strcmp(o->network_mode, "none") != 0 && !(c->network_mode = strdup(o->network_mode)))
             return dshx__fail(ret_error, -ENOMEM, "out of memory");
         c->network_allow_private = o->network_allow_private_addresses;
@@ -301,6 +297,10 @@ DSHX_EXPORT int dsh_linux_services_create(const struct dsh_linux_services_option
     int rc = configure(options, &s->cfg, ret_error);
     if (rc == 0)
         rc = check_configured_roots(options, &s->cfg, ret_error);
+    if (rc == 0 && HAS(options, network_resolver_override))
+        rc = dshx__net_allow_check_options(options->network_mode, options->network_allow,
+                                           options->network_deny, options->network_resolver_override,
+                                           ret_error);
     if (rc == 0)
         rc = dshx__kernel_probe(&s->cfg.kernel);
     if (rc == 0) {

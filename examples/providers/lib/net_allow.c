@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -219,7 +220,11 @@ int dshx__egress_start(const struct dshx__config *cfg, const struct dshx__net_al
         /* Async-signal-safe only: the host may have threads. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
             _exit(127);
-        if (dup2(sp[1], DSHX_EGRESS_FD_CONTROL) < 0 || dup2(ledger, DSHX_EGRESS_FD_LEDGER) < 0)
+        /* Both sources above the targets first, so no dup2 clobbers the other (and dup2 onto
+         * a different fd clears close-on-exec); then no other host fd reaches the proxy. */
+        int control = fcntl(sp[1], F_DUPFD_CLOEXEC, 16), led = fcntl(ledger, F_DUPFD_CLOEXEC, 16);
+        if (control < 0 || led < 0 || dup2(control, DSHX_EGRESS_FD_CONTROL) < 0 ||
+            dup2(led, DSHX_EGRESS_FD_LEDGER) < 0 || syscall(SYS_close_range, 5U, ~0U, 0U) < 0)
             _exit(127);
         sigset_t none;
         sigemptyset(&none);

@@ -38,6 +38,7 @@ struct dshx__egress_ready {
     X(UNNAMED, "TLS without a server name, or HTTP without one Host header")                       \
     X(NOT_TLS_OR_HTTP, "neither TLS nor HTTP on a web port")                                       \
     X(CONNECT_FAILED, "the host did not accept the connection")                                    \
+    X(TOO_MANY_CONNECTIONS, "too many connections at once")                                        \
     X(TOO_MANY_NAMES, "too many names resolved in this run")
 
 enum dshx__egress_reason {
