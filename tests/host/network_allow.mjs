@@ -315,6 +315,37 @@ if (pythonProfile) {
   });
 }
 
+await check('dsh mcp tells the model the hosts, and names a refused one in the result', async () => {
+  const child = spawn(dsh, ['--workspace', ws, 'mcp', '--patch', patch(base)], { cwd: ws, stdio: ['pipe', 'pipe', 'inherit'] });
+  const answers = new Map();
+  let buf = '', wake = null;
+  child.stdout.on('data', (d) => {
+    buf += d;
+    for (let i; (i = buf.indexOf('\n')) >= 0; buf = buf.slice(i + 1)) {
+      const m = JSON.parse(buf.slice(0, i));
+      if (m.id !== undefined) answers.set(m.id, m);
+      if (wake) wake();
+    }
+  });
+  const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
+  const answer = async (id) => {
+    while (!answers.has(id)) await new Promise((res) => (wake = res));
+    return answers.get(id);
+  };
+  send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+  await answer(1);
+  send({ method: 'notifications/initialized' });
+  send({ id: 2, method: 'tools/list' });
+  const runCode = (await answer(2)).result.tools.find((t) => t.name === 'run_code');
+  assert.match(runCode.description, new RegExp(`Network: only these hosts \\(others fail with ENOTFOUND and the result says the sandbox refused them\\): allowed\\.test:${P}\\.`));
+  send({ id: 3, method: 'tools/call', params: { name: 'run_code', arguments: { description: 'd',
+    program: 'try { await fetch("https://evil.test/") } catch (e) { inspect(e.cause.code) }' } } });
+  const text = (await answer(3)).result.content[0].text;
+  child.kill();
+  assert.equal(text, 'ENOTFOUND\nthe sandbox refused: an operation of the program that read-only mode does not allow\n' +
+    'the sandbox refused network access to evil.test (not on the allow-list)');
+});
+
 if (pythonProfile) {
   await check('only IPv4 TCP and UDP sockets exist in an allow-list run (control: those two)', async () => {
     const r = await run(
