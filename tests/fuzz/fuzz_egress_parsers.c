@@ -1,10 +1,12 @@
 /* The egress proxy's parsers of a program's bytes (examples/providers/egress/): a DNS query, a
  * connection's first bytes (TLS ClientHello SNI, HTTP Host), and the host patterns and names of
- * shared/net_policy.c. The first input byte picks the parser; the rest is its input. Properties:
+ * shared/net_policy.c, and the CONNECT request head of the proxy port. The first input byte picks
+ * the parser; the rest is its input. Properties:
  * nothing is read or written out of bounds (ASan), every answer stays within its stated bound,
  * and a name that passes the checks is what the policy code can match. */
 #include <string.h>
 
+#include "connect_head.h"
 #include "dns_wire.h"
 #include "first_bytes.h"
 #include "fuzz_target.h"
@@ -48,6 +50,19 @@ static void first(const uint8_t *data, size_t size)
     }
 }
 
+static void connect_head(const uint8_t *data, size_t size)
+{
+    char host[256];
+    uint16_t port = 0;
+    size_t head = 0;
+    if (dshx__connect_head_parse(data, size, host, &port, &head) != DSHX_CONNECT_OK)
+        return;
+    size_t n = strlen(host);
+    fuzz_check(n > 0 && n < 256, "host of %zu bytes", n);
+    fuzz_check(port > 0 && head >= 4 && head <= size && head <= DSHX_CONNECT_HEAD_MAX, "port %u head %zu of %zu",
+               (unsigned)port, head, size);
+}
+
 static void patterns(const uint8_t *data, size_t size)
 {
     /* "PATTERN\nNAME": both NUL-terminated copies. */
@@ -83,12 +98,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0:
         dns(data + 1, size - 1);
         break;
     case 1:
         first(data + 1, size - 1);
+        break;
+    case 3:
+        connect_head(data + 1, size - 1);
         break;
     default:
         patterns(data + 1, size - 1);

@@ -315,6 +315,27 @@ if (pythonProfile) {
   });
 }
 
+// A process the program starts that honours https_proxy (plain python3's urllib) reaches the host
+// through the CONNECT port; the program's own process.env stays empty.
+const VIA_PROXY = (host) => `const cp = await import('node:child_process');
+const script = 'import ssl, sys, urllib.request\\n' +
+  'ctx = ssl.create_default_context(cafile="ca.pem")\\n' +
+  'try:\\n    print(urllib.request.urlopen("https://${host}:${P}/", context=ctx).read().decode())\\n' +
+  'except Exception as e:\\n    print("error", e)\\n';
+return { env: Object.keys(process.env).length, out: cp.execFileSync('/usr/bin/python3', ['-c', script], { encoding: 'utf8' }).trim() };`;
+
+await check('a process honouring HTTPS_PROXY goes through the CONNECT port, checked the same way', async () => {
+  const r = await run(base, VIA_PROXY('allowed.test'));
+  assert.deepEqual(r.value, { env: 0, out: `hello allowed.test:${P}` }, JSON.stringify(r));
+  permitted(r, 'allowed.test', P);
+  const no = await run(base, VIA_PROXY('evil.test'));
+  assert.equal(no.value.out, 'error <urlopen error Tunnel connection failed: 403 Forbidden>');
+  refused(no, 'evil.test', P, 'not on the allow-list');
+  const literal = await run(base, VIA_PROXY('127.0.0.1'));
+  assert.equal(literal.value.out, 'error <urlopen error Tunnel connection failed: 403 Forbidden>');
+  refused(literal, '127.0.0.1', P, 'an address the resolver did not give (IP literal)');
+});
+
 await check('dsh mcp tells the model the hosts, and names a refused one in the result', async () => {
   const child = spawn(dsh, ['--workspace', ws, 'mcp', '--patch', patch(base)], { cwd: ws, stdio: ['pipe', 'pipe', 'inherit'] });
   const answers = new Map();

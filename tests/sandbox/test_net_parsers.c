@@ -1,6 +1,7 @@
 /* The network allow-list's parsers and rules alone (no sandbox): host patterns and their matching
  * (shared/net_policy.c), the private-address rule, DNS queries and answers (egress/dns_wire.c), and
  * the server name of a connection's first bytes (egress/first_bytes.c). */
+#include "connect_head.h"
 #include "dns_wire.h"
 #include "first_bytes.h"
 #include "net_policy.h"
@@ -218,4 +219,31 @@ Test(first_bytes, http_host)
     cr_assert_eq(http("GET /\r\n\r\n", name), DSHX_FIRST_MALFORMED);
     cr_assert_eq(http("SSH-2.0-OpenSSH\r\n", name), DSHX_FIRST_OTHER);
     cr_assert_eq(http("GE", name), DSHX_FIRST_MORE);
+}
+
+static enum dshx__connect_head connect_head(const char *text, char *host, uint16_t *port, size_t *head)
+{
+    return dshx__connect_head_parse((const unsigned char *)text, strlen(text), host, port, head);
+}
+
+Test(connect_head, the_proxy_port_reads_connect_requests)
+{
+    char host[256];
+    uint16_t port = 0;
+    size_t head = 0;
+    static const char req[] = "CONNECT allowed.test:8443 HTTP/1.1\r\nHost: allowed.test:8443\r\n\r\n\x16\x03";
+    cr_assert_eq(connect_head(req, host, &port, &head), DSHX_CONNECT_OK);
+    cr_assert_str_eq(host, "allowed.test");
+    cr_assert_eq(port, 8443);
+    cr_assert_eq(head, sizeof req - 3, "the bytes after the head stay for the TLS check");
+    cr_assert_eq(connect_head("CONNECT a.test:443 HTTP/1.1\r\n", host, &port, &head), DSHX_CONNECT_MORE);
+    cr_assert_eq(connect_head("CONN", host, &port, &head), DSHX_CONNECT_MORE);
+    cr_assert_eq(connect_head("GET / HTTP/1.1\r\n\r\n", host, &port, &head), DSHX_CONNECT_MALFORMED);
+    cr_assert_eq(connect_head("CONNECT a.test HTTP/1.1\r\n\r\n", host, &port, &head), DSHX_CONNECT_MALFORMED);
+    cr_assert_eq(connect_head("CONNECT a.test:0 HTTP/1.1\r\n\r\n", host, &port, &head), DSHX_CONNECT_MALFORMED);
+    cr_assert_eq(connect_head("CONNECT a.test:70000 HTTP/1.1\r\n\r\n", host, &port, &head), DSHX_CONNECT_MALFORMED);
+    cr_assert_eq(connect_head("CONNECT :443 HTTP/1.1\r\n\r\n", host, &port, &head), DSHX_CONNECT_MALFORMED);
+    cr_assert_eq(connect_head("CONNECT a.test:443 HTTP/2\r\n\r\n", host, &port, &head), DSHX_CONNECT_MALFORMED);
+    cr_assert_eq(connect_head("CONNECT [::1]:443 HTTP/1.1\r\n\r\n", host, &port, &head), DSHX_CONNECT_OK);
+    cr_assert_str_eq(host, "[::1]", "an IPv6 literal comes out as it is: no host name, refused as a literal");
 }

@@ -22,6 +22,7 @@
  *
  * Every decision goes into the ledger (fd 4). A refused connection is reset. The proxy ends when
  * the library's end of fd 3 closes. */
+#include "connect_head.h"
 #include "dns_wire.h"
 #include "egress_protocol.h"
 #include "first_bytes.h"
@@ -57,7 +58,7 @@ struct name {
     int naddr;
 };
 
-enum conn_state { CONNECTING, INSPECTING, RELAYING };
+enum conn_state { PROXY_HEAD, CONNECTING, INSPECTING, RELAYING };
 
 struct conn {
     int cfd, ufd;
@@ -69,7 +70,14 @@ struct conn {
     unsigned char *c2u, *u2c;
     size_t c2u_len, u2c_len;
     bool c_eof, u_eof, c_shut, u_shut;
+    bool via_proxy; /* came through the CONNECT port: answer 200 once connected */
     uint64_t sent, received;
+};
+
+static const char *const reason_texts[] = {
+#define REASON_TEXT(name, text) text,
+    DSHX_EGRESS_REASON_TABLE(REASON_TEXT)
+#undef REASON_TEXT
 };
 
 static struct {
@@ -81,6 +89,8 @@ static struct {
     int nports;
     int listen_fd[DSHX_NET_MAX_PORTS];
     int dns_fd;
+    int proxy_fd; /* the CONNECT port (HTTPS_PROXY) */
+    uint16_t proxy_port;
     struct name *names;
     int nnames;
     struct conn *conns[MAX_CONNS];
@@ -233,6 +243,32 @@ static int reason_of_verdict(enum dshx__net_verdict v)
     }
 }
 
+/* The index of name text once resolved and checked (resolving it on first sight), or -1 with why in
+ * *ret_reason; a name is refused by the policy (verdict, without a port) or by its addresses, and
+ * each refused name is logged once. */
+static int lookup(const char *text, int *ret_reason)
+{
+    int idx = find_name(text);
+    if (idx < 0 && g.nnames >= MAX_NAMES) {
+        ledger_add(text, 0, DSHX_EGRESS_TOO_MANY_NAMES, false);
+        *ret_reason = DSHX_EGRESS_TOO_MANY_NAMES;
+        return -1;
+    }
+    if (idx < 0) {
+        idx = g.nnames++;
+        struct name *n = &g.names[idx];
+        memset(n, 0, sizeof(*n));
+        snprintf(n->text, sizeof(n->text), "%s", text);
+        n->reason = reason_of_verdict(dshx__net_decide(g.allow, g.nallow, g.deny, g.ndeny, text, 0));
+        if (n->reason == DSHX_EGRESS_OK)
+            resolve(n);
+        if (n->reason != DSHX_EGRESS_OK)
+            ledger_add(text, 0, n->reason, false);
+    }
+    *ret_reason = g.names[idx].reason;
+    return g.names[idx].reason == DSHX_EGRESS_OK ? idx : -1;
+}
+
 static void on_dns(void)
 {
     uint8_t msg[DSHX_DNS_MAX_QUERY + 1], out[DSHX_DNS_MAX_QUERY + 32];
@@ -243,30 +279,14 @@ static void on_dns(void)
     if (len <= 0 || dshx__dns_parse_query(msg, (size_t)len, &q) < 0)
         return; /* not a query: no answer */
     char text[DSHX_NET_NAME_MAX + 1];
-    int rcode = DSHX_DNS_NXDOMAIN, idx = -1;
+    int rcode = DSHX_DNS_NXDOMAIN, idx = -1, reason;
     if (q.qclass != 1) {
         rcode = DSHX_DNS_REFUSED;
     } else if (dshx__net_name_normalize(q.name, strlen(q.name), text) == 0) {
-        int reason = reason_of_verdict(dshx__net_decide(g.allow, g.nallow, g.deny, g.ndeny, text, 0));
-        idx = find_name(text);
-        if (idx < 0 && g.nnames >= MAX_NAMES) {
-            ledger_add(text, 0, DSHX_EGRESS_TOO_MANY_NAMES, false);
-            rcode = DSHX_DNS_SERVFAIL;
-        } else if (idx < 0) {
-            idx = g.nnames++;
-            struct name *n = &g.names[idx];
-            memset(n, 0, sizeof(*n));
-            memcpy(n->text, text, sizeof(text));
-            n->reason = reason;
-            if (reason == DSHX_EGRESS_OK)
-                resolve(n);
-            if (n->reason != DSHX_EGRESS_OK) /* each refused name is logged once */
-                ledger_add(text, 0, n->reason, false);
-        }
-        if (idx >= 0 && g.names[idx].reason == DSHX_EGRESS_OK)
-            rcode = DSHX_DNS_NOERROR;
-        else
-            idx = -1;
+        idx = lookup(text, &reason);
+        rcode = idx >= 0 ? DSHX_DNS_NOERROR
+                : reason == DSHX_EGRESS_TOO_MANY_NAMES ? DSHX_DNS_SERVFAIL
+                                                       : DSHX_DNS_NXDOMAIN;
     }
     uint32_t synth = htonl(SYNTH_NET + (uint32_t)idx + 1);
     int a = rcode == DSHX_DNS_NOERROR && q.qtype == DSHX_DNS_TYPE_A;
@@ -378,6 +398,99 @@ static void on_accept(int li)
         conn_free(g.nconns - 1, DSHX_EGRESS_CONNECT_FAILED);
 }
 
+/* A connection to the CONNECT port: its request head decides the host (proxy_head). */
+static void on_proxy_accept(void)
+{
+    int cfd = accept4(g.proxy_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (cfd < 0)
+        return;
+    struct conn *c = g.nconns < MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;
+    if (c) {
+        c->c2u = malloc(RELAY_BUF);
+        c->u2c = malloc(RELAY_BUF);
+    }
+    if (!c || !c->c2u || !c->u2c) {
+        if (c) {
+            free(c->c2u);
+            free(c->u2c);
+        }
+        free(c);
+        ledger_add("(proxy)", g.proxy_port, DSHX_EGRESS_TOO_MANY_CONNECTIONS, false);
+        reset_close(cfd);
+        return;
+    }
+    c->cfd = cfd;
+    c->ufd = -1;
+    c->entry = -1;
+    c->state = PROXY_HEAD;
+    c->via_proxy = true;
+    g.conns[g.nconns++] = c;
+}
+
+/* Answers the CONNECT with a status line the program reads (the socket's buffer is empty: one
+ * small write), then closes when status is not 200. */
+static void proxy_answer(struct conn *c, int status, const char *host, uint16_t port, int reason)
+{
+    char text[640];
+    int n = status == 200 ? snprintf(text, sizeof text, "HTTP/1.1 200 Connection established\r\n\r\n")
+            : snprintf(text, sizeof text,
+                       "HTTP/1.1 %d %s\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n"
+                       "the sandbox refused network access to %.256s:%u (%s)\n",
+                       status, status == 403 ? "Forbidden" : status == 400 ? "Bad Request" : "Bad Gateway",
+                       host, (unsigned)port, reason_texts[reason]);
+    if (n > 0)
+        (void)!write(c->cfd, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+}
+
+/* The CONNECT head: the name (checked like a question), its port, then the connection as any
+ * other, the first bytes checked against this name. Returns false when the connection ended. */
+static bool proxy_head(int i)
+{
+    struct conn *c = g.conns[i];
+    char raw[256], text[DSHX_NET_NAME_MAX + 1];
+    uint16_t port = 0;
+    size_t head = 0;
+    enum dshx__connect_head r = dshx__connect_head_parse(c->c2u, c->c2u_len, raw, &port, &head);
+    if (r == DSHX_CONNECT_MORE && !c->c_eof)
+        return true;
+    if (r != DSHX_CONNECT_OK) {
+        proxy_answer(c, 400, "(malformed request)", 0, DSHX_EGRESS_UNNAMED);
+        ledger_add("(proxy)", g.proxy_port, DSHX_EGRESS_UNNAMED, false);
+        conn_free(i, DSHX_EGRESS_OK); /* an orderly close: the program reads the answer */
+        return false;
+    }
+    int reason = DSHX_EGRESS_IP_LITERAL, idx = -1;
+    if (dshx__net_name_normalize(raw, strlen(raw), text) == 0) {
+        reason = reason_of_verdict(dshx__net_decide(g.allow, g.nallow, g.deny, g.ndeny, text, port));
+        if (reason == DSHX_EGRESS_OK)
+            idx = lookup(text, &reason); /* resolved and its addresses checked, or refused */
+        else
+            ledger_add(text, port, reason, false);
+    } else {
+        snprintf(text, sizeof text, "%s", raw);
+        ledger_add(text, port, reason, false);
+    }
+    if (idx < 0) {
+        proxy_answer(c, 403, text, port, reason);
+        conn_free(i, DSHX_EGRESS_OK);
+        return false;
+    }
+    c->name = idx;
+    c->port = port;
+    c->entry = ledger_add(text, port, DSHX_EGRESS_OK, true);
+    memmove(c->c2u, c->c2u + head, c->c2u_len - head); /* a ClientHello sent early stays */
+    c->c2u_len -= head;
+    start_connect(c);
+    if (c->ufd < 0) {
+        proxy_answer(c, 502, text, port, DSHX_EGRESS_CONNECT_FAILED);
+        ledger_update(c, DSHX_EGRESS_CONNECT_FAILED);
+        c->entry = -1;
+        conn_free(i, DSHX_EGRESS_OK);
+        return false;
+    }
+    return true;
+}
+
 /* The program's first bytes decide (TLS server name, HTTP Host): OK, -1 to wait, or a reason. */
 static int inspect(struct conn *c)
 {
@@ -402,6 +515,25 @@ static int inspect(struct conn *c)
 static bool step(int i, short crev, short urev)
 {
     struct conn *c = g.conns[i];
+    if (c->state == PROXY_HEAD) {
+        if ((crev & (POLLIN | POLLHUP | POLLERR)) && c->c2u_len < DSHX_CONNECT_HEAD_MAX) {
+            ssize_t n = read(c->cfd, c->c2u + c->c2u_len, DSHX_CONNECT_HEAD_MAX - c->c2u_len);
+            if (n > 0)
+                c->c2u_len += (size_t)n;
+            else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+                c->c_eof = true;
+        }
+        if (!proxy_head(i))
+            return false;
+        if (c->state == PROXY_HEAD) {
+            if (c->c_eof) {
+                conn_free(i, DSHX_EGRESS_OK);
+                return false;
+            }
+            return true;
+        }
+        return true; /* connecting now: the next poll says when */
+    }
     if (c->state == CONNECTING) {
         if (!(urev & (POLLOUT | POLLERR | POLLHUP)))
             return true;
@@ -411,6 +543,8 @@ static bool step(int i, short crev, short urev)
             close(c->ufd);
             start_connect(c);
             if (c->ufd < 0) {
+                if (c->via_proxy)
+                    proxy_answer(c, 502, g.names[c->name].text, c->port, DSHX_EGRESS_CONNECT_FAILED);
                 conn_free(i, DSHX_EGRESS_CONNECT_FAILED);
                 return false;
             }
@@ -418,6 +552,8 @@ static bool step(int i, short crev, short urev)
         }
         c->state = INSPECTING;
         urev = 0;
+        if (c->via_proxy)
+            proxy_answer(c, 200, "", 0, DSHX_EGRESS_OK);
     }
     /* program -> host */
     if ((crev & (POLLIN | POLLHUP | POLLERR)) && !c->c_eof && c->c2u_len < RELAY_BUF) {
@@ -490,7 +626,8 @@ static bool step(int i, short crev, short urev)
 
 static void ready(int netns_fd, int error, const char *step)
 {
-    struct dshx__egress_ready r = {.magic = DSHX_EGRESS_READY_MAGIC, .netns_fd = netns_fd, .error = error};
+    struct dshx__egress_ready r = {.magic = DSHX_EGRESS_READY_MAGIC, .netns_fd = netns_fd, .error = error,
+                                   .proxy_port = g.proxy_port};
     snprintf(r.step, sizeof(r.step), "%s", step);
     (void)!send(DSHX_EGRESS_FD_CONTROL, &r, sizeof(r), MSG_NOSIGNAL);
     if (error)
@@ -529,6 +666,16 @@ static int make_namespace(void)
     for (int i = 0; i < g.nports; i++)
         if ((g.listen_fd[i] = listen_on(SOCK_STREAM, INADDR_ANY, g.ports[i])) < 0)
             ready(-1, errno, "a listener");
+    /* The CONNECT port: 3128, or the next one no listener has. */
+    for (g.proxy_port = 3128;; g.proxy_port++) {
+        bool taken = false;
+        for (int i = 0; i < g.nports; i++)
+            taken |= g.ports[i] == g.proxy_port;
+        if (!taken)
+            break;
+    }
+    if ((g.proxy_fd = listen_on(SOCK_STREAM, INADDR_LOOPBACK, g.proxy_port)) < 0)
+        ready(-1, errno, "the proxy port");
     if (setns(host, CLONE_NEWNET) < 0)
         ready(-1, errno, "return to the host's network namespace");
     close(host);
@@ -546,18 +693,21 @@ int main(int argc, char **argv)
     close(DSHX_EGRESS_FD_LEDGER);
     int range = make_namespace();
     ready(range, 0, "");
-    static struct pollfd p[2 + DSHX_NET_MAX_PORTS + 2 * MAX_CONNS];
+    static struct pollfd p[3 + DSHX_NET_MAX_PORTS + 2 * MAX_CONNS];
     for (;;) {
         int n = 0;
         p[n++] = (struct pollfd){.fd = DSHX_EGRESS_FD_CONTROL, .events = POLLIN};
         p[n++] = (struct pollfd){.fd = g.dns_fd, .events = POLLIN};
         for (int i = 0; i < g.nports; i++)
             p[n++] = (struct pollfd){.fd = g.listen_fd[i], .events = g.nconns < MAX_CONNS ? POLLIN : 0};
+        p[n++] = (struct pollfd){.fd = g.proxy_fd, .events = g.nconns < MAX_CONNS ? POLLIN : 0};
         int base = n;
         for (int i = 0; i < g.nconns; i++) {
             struct conn *c = g.conns[i];
             short ce = 0, ue = 0;
-            if (c->state == CONNECTING) {
+            if (c->state == PROXY_HEAD) {
+                ce = POLLIN;
+            } else if (c->state == CONNECTING) {
                 ue = POLLOUT;
             } else {
                 if (!c->c_eof && c->c2u_len < RELAY_BUF)
@@ -591,5 +741,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < g.nports; i++)
             if (p[2 + i].revents & POLLIN)
                 on_accept(i);
+        if (p[2 + g.nports].revents & POLLIN)
+            on_proxy_accept();
     }
 }

@@ -179,7 +179,7 @@ static char *proxy_path(const struct dshx__config *cfg)
 }
 
 int dshx__egress_start(const struct dshx__config *cfg, const struct dshx__net_allow *policy,
-                       struct dsh_strv *launcher_args, struct dshx__egress **ret)
+                       struct dsh_strv *launcher_args, struct dsh_strv *env, struct dshx__egress **ret)
 {
     /* The proxy makes the namespace without a user namespace and the launcher joins it by a
      * /proc path of the host's: both need root on the host. */
@@ -261,7 +261,7 @@ int dshx__egress_start(const struct dshx__config *cfg, const struct dshx__net_al
             break;
         }
         if (n != (ssize_t)sizeof(ready) || ready.magic != DSHX_EGRESS_READY_MAGIC || ready.error ||
-            ready.netns_fd < 0) {
+            ready.netns_fd < 0 || ready.proxy_port <= 0 || ready.proxy_port > 65535) {
             ready.step[sizeof(ready.step) - 1] = '\0';
             dshx__log(cfg, DSH_LOG_ERROR, "sandbox unavailable: the egress proxy did not start: %s%s%s",
                       n == (ssize_t)sizeof(ready) ? ready.step : "no answer",
@@ -282,6 +282,14 @@ int dshx__egress_start(const struct dshx__config *cfg, const struct dshx__net_al
     for (int i = 0; rc == 0 && i < nports; i++)
         if ((rc = dsh_strv_push(launcher_args, "--net-port")) == 0)
             rc = dsh_strv_pushf(launcher_args, "%u", (unsigned)ports[i]);
+    /* Programs that honour HTTPS_PROXY (curl, pip, Python's urllib, git) use the CONNECT port;
+     * the others resolve names through the range's resolver. */
+    if (rc == 0 && (rc = dsh_strv_push(launcher_args, "--net-port")) == 0)
+        rc = dsh_strv_pushf(launcher_args, "%d", (int)ready.proxy_port);
+    if (rc == 0)
+        rc = dsh_strv_pushf(env, "HTTPS_PROXY=http://127.0.0.1:%d", (int)ready.proxy_port);
+    if (rc == 0)
+        rc = dsh_strv_pushf(env, "https_proxy=http://127.0.0.1:%d", (int)ready.proxy_port);
     if (rc < 0) {
         dshx__egress_stop(e);
         return rc;

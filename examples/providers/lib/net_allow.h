@@ -33,10 +33,11 @@ json_object *dshx__net_allow_policy_json(const struct dshx__config *cfg);
 struct dshx__egress;
 
 /* Starts the proxy of one confinement and waits for it to report ready (its start-up only: it
- * resolves nothing before the program asks). Fills the launcher's options (--netns, --net-port)
- * into argv. 0, DSH_E_SANDBOX_UNAVAILABLE (logged) or -errno. */
+ * resolves nothing before the program asks). Pushes the launcher's options (--netns, --net-port)
+ * onto launcher_args and the program's HTTPS_PROXY/https_proxy (the CONNECT port) onto env.
+ * 0, DSH_E_SANDBOX_UNAVAILABLE (logged) or -errno. */
 int dshx__egress_start(const struct dshx__config *cfg, const struct dshx__net_allow *policy,
-                       struct dsh_strv *launcher_args, struct dshx__egress **ret);
+                       struct dsh_strv *launcher_args, struct dsh_strv *env, struct dshx__egress **ret);
 /* Ends the proxy and frees the handle (NULL ok). */
 void dshx__egress_stop(struct dshx__egress *egress);
 /* The connections so far, read from the proxy's ledger without waiting for it:

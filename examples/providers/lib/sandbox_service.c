@@ -329,7 +329,7 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
             rc = choose_identity(sb, p, program, c->tempdir, &id);
         struct dsh_strv net_args = {0};
         if (rc == 0 && p->network.allow_list)
-            rc = dshx__egress_start(cfg, &p->network, &net_args, &c->egress);
+            rc = dshx__egress_start(cfg, &p->network, &net_args, &env, &c->egress);
         if (rc == 0)
             rc = launcher_argv(cfg, p, abi, &id, program, c->tempdir, &net_args, argv, &c->argv);
         dsh_strv_clear(&net_args);

@@ -20,7 +20,8 @@ struct dshx__egress_ready {
     uint32_t magic;    /* DSHX_EGRESS_READY_MAGIC */
     int32_t netns_fd;  /* the proxy's fd holding the range's network namespace */
     int32_t error;     /* 0, or the errno of the step that failed (then netns_fd is -1) */
-    char step[52];     /* the failed step, NUL-terminated */
+    int32_t proxy_port; /* the CONNECT port on 127.0.0.1 (HTTPS_PROXY) */
+    char step[48];     /* the failed step, NUL-terminated */
 };
 #define DSHX_EGRESS_READY_MAGIC 0x64736e65u
 
