@@ -36,6 +36,18 @@ fs.copyFileSync(path.join(tmp, 'ca.pem'), path.join(ws, 'ca.pem'));
 let tlsAccepted = 0;
 const handler = (req, res) => {
   const u = new URL(req.url, 'http://x');
+  if (u.pathname === '/proxy-status') {
+    // Asked while the run's egress proxy lives: its own confinement (Landlock sets no_new_privs).
+    const proxies = fs.readdirSync('/proc').filter((p) => /^[0-9]+$/.test(p)).filter((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[0].endsWith('/dsh-egress-proxy');
+      } catch {
+        return false;
+      }
+    });
+    const status = proxies.map((p) => /NoNewPrivs:\s+(\d)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))[1]);
+    return res.end(JSON.stringify(status));
+  }
   if (u.pathname === '/redirect') {
     res.writeHead(302, { location: u.searchParams.get('to') });
     return res.end();
@@ -161,6 +173,11 @@ await check('a permitted name: Node fetch succeeds without proxy settings, and t
   const r = await run(base, FETCH(`https://allowed.test:${P}/`));
   assert.equal(r.value, `hello allowed.test:${P}`);
   permitted(r, 'allowed.test', P);
+});
+
+await check('the egress proxy runs confined itself (no_new_privs, Landlock)', async () => {
+  const r = await run(base, FETCH(`https://allowed.test:${P}/proxy-status`));
+  assert.deepEqual(JSON.parse(r.value), ['1']);
 });
 
 await check('a name not on the list: ENOTFOUND, denied, named in the diagnostic (control: listed)', async () => {

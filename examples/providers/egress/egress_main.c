@@ -26,6 +26,8 @@
 #include "dns_wire.h"
 #include "egress_protocol.h"
 #include "first_bytes.h"
+#include "landlock_defs.h"
+#include "landlock_probe.h"
 #include "net_policy.h"
 
 #include <arpa/inet.h>
@@ -42,6 +44,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -682,6 +686,42 @@ static int make_namespace(void)
     return range;
 }
 
+/* Once its sockets exist the proxy needs to read (the resolver's configuration, NSS libraries)
+ * and to connect out, nothing more: Landlock takes every right to write, make, remove or execute
+ * a file and to bind a TCP port (no rule grants them), leaving reading everywhere. A kernel
+ * without Landlock leaves it as it is (the program's own confinement needs Landlock anyway). */
+static void confine_self(void)
+{
+    int abi = dshx__landlock_probe_abi();
+    if (abi < 1)
+        return;
+    uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+    uint64_t handled = read | LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+                       LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+                       LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
+                       LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+                       LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+                       LANDLOCK_ACCESS_FS_MAKE_SYM;
+    if (abi >= 2)
+        handled |= LANDLOCK_ACCESS_FS_REFER;
+    if (abi >= 3)
+        handled |= LANDLOCK_ACCESS_FS_TRUNCATE;
+    struct dshx__landlock_ruleset_attr attr = {.handled_access_fs = handled};
+    size_t size = sizeof(uint64_t);
+    if (abi >= 4) {
+        attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP;
+        size = 2 * sizeof(uint64_t);
+    }
+    int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+    int root = open("/", O_PATH | O_CLOEXEC);
+    struct landlock_path_beneath_attr pb = {.allowed_access = read, .parent_fd = root};
+    if (ruleset < 0 || root < 0 || syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0 ||
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
+        ready(-1, errno, "confine the proxy (Landlock)");
+    close(root);
+    close(ruleset);
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -692,6 +732,7 @@ int main(int argc, char **argv)
         ready(-1, errno ? errno : ENOMEM, "the ledger");
     close(DSHX_EGRESS_FD_LEDGER);
     int range = make_namespace();
+    confine_self();
     ready(range, 0, "");
     static struct pollfd p[3 + DSHX_NET_MAX_PORTS + 2 * MAX_CONNS];
     for (;;) {
