@@ -143,6 +143,11 @@ enum dsh_sandbox_mode {
 struct dsh_sandbox_policy_config {
     enum dsh_sandbox_mode mode;
     char *workspace_root; /* owned; NULL = the host's current directory */
+    /* network: mode "none" or "allow-list" (owned); lists NULL-terminated, owned */
+    char *network_mode;
+    char **network_allow, **network_deny, **network_resolver_override;
+    size_t n_network_allow, n_network_deny, n_network_resolver_override;
+    bool network_allow_private_addresses;
 };
 
 int dsh_sandbox_policy_config_parse(const char *yaml_text, size_t len,

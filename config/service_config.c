@@ -122,6 +122,21 @@ int dsh_sandbox_policy_config_read(const struct dsh_catalog_provider *provider, 
     }
     if (err == 0) /* absent: the host's current directory */
         err = get_optional_str(provider, doc, config, "workspaceRoot", &ret_config->workspace_root);
+    if (err == 0)
+        err = dsh_config_get_str(provider, doc, config, "network.mode", &ret_config->network_mode);
+    if (err == 0)
+        err = dsh_config_get_list(provider, doc, config, "network.allow", &ret_config->network_allow,
+                                  &ret_config->n_network_allow);
+    if (err == 0)
+        err = dsh_config_get_list(provider, doc, config, "network.deny", &ret_config->network_deny,
+                                  &ret_config->n_network_deny);
+    if (err == 0)
+        err = dsh_config_get_list(provider, doc, config, "network.resolverOverride",
+                                  &ret_config->network_resolver_override,
+                                  &ret_config->n_network_resolver_override);
+    if (err == 0)
+        err = dsh_config_get_bool(provider, doc, config, "network.allowPrivateAddresses",
+                                  &ret_config->network_allow_private_addresses);
     free(mode);
     if (err < 0)
         dsh_sandbox_policy_config_destroy(ret_config);
@@ -147,5 +162,9 @@ void dsh_sandbox_policy_config_destroy(struct dsh_sandbox_policy_config *config)
     if (!config)
         return;
     free(config->workspace_root);
+    free(config->network_mode);
+    dsh_strv_free(config->network_allow);
+    dsh_strv_free(config->network_deny);
+    dsh_strv_free(config->network_resolver_override);
     memset(config, 0, sizeof(*config));
 }

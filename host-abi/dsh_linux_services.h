@@ -70,6 +70,18 @@ struct dsh_linux_services_options {
      * The per-range limits still apply inside them; README of the services, "Limits". */
     uint64_t max_total_memory_bytes;
     uint32_t max_total_processes;
+    /* Appended in 1.7. The network policy of restricted runs (sandbox-policy row, `network`):
+     * mode NULL or "none" (a private namespace with nothing in it) or "allow-list" (the
+     * services' README, "Network allow-list"): host patterns (`name`, `*.suffix`, optional
+     * `:port`), deny wins; private addresses refused unless network_allow_private_addresses.
+     * network_resolver_override is test-only: those names resolve to 127.0.0.1 and are exempt
+     * from the private-address rule. NULL-terminated lists, may be NULL; checked at create
+     * (config-invalid names the option). */
+    const char *network_mode;
+    const char *const *network_allow;
+    const char *const *network_deny;
+    bool network_allow_private_addresses;
+    const char *const *network_resolver_override;
 };
 
 /* Probes the kernel and creates the four services. 0, or a negative status with ret_error

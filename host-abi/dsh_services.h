@@ -68,6 +68,12 @@ struct dsh_sandbox_service {
     int (*is_denial)(void *ctx, const struct dsh_confinement *confinement, const char *text,
                      size_t len);
     void (*release_confinement)(void *ctx, struct dsh_confinement *confinement);
+    /* Appended in 1.7. The network accounting of a confinement whose policy has a network
+     * allow-list, as JSON into buf (snprintf convention): {"mode":"allow-list","connections":
+     * [{"host","port","verdict":"allowed"|"refused","reason"?,"bytesSent","bytesReceived",
+     * "open"?}],"refused":N,"omitted":N,"diagnostic"?}. 0 when the confinement has none. Never
+     * waits: the connections as accounted so far. */
+    int (*network_json)(void *ctx, const struct dsh_confinement *confinement, char *buf, size_t buflen);
 };
 
 /* ---- subprocess: managed process ranges --------------------------------------------------------

@@ -1,5 +1,6 @@
 """Environment confinement, done once before any program runs. The native environment keeps
-only executable-search and temporary paths (PATH, TMPDIR, TEMP, TMP; everything else is unset),
+only executable-search and temporary paths and the sandbox's HTTPS proxy (PATH, TMPDIR, TEMP, TMP,
+HTTPS_PROXY, https_proxy: a network allow-list sets the last two; everything else is unset),
 and the program-visible os.environ starts empty. Processes the program starts without an
 explicit env inherit the native environment: those paths plus what the program put into
 os.environ, so executable search and the sandbox's temp dir keep working and no secret is
@@ -7,7 +8,7 @@ inherited. The control descriptor is not inherited by them."""
 
 import os
 
-KEPT_NATIVE_VARIABLES = ('PATH', 'TMPDIR', 'TEMP', 'TMP')
+KEPT_NATIVE_VARIABLES = ('PATH', 'TMPDIR', 'TEMP', 'TMP', 'HTTPS_PROXY', 'https_proxy')
 
 
 def confine_environment(control_fd):

@@ -2,6 +2,7 @@
 #include "result.h"
 #include "dsh_json_strict.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,20 +22,52 @@ static bool observed_denial(const struct ptc_result *r)
     return false;
 }
 
+/* The network accounting of a run with an allow-list (sandbox service 1.7), or NULL. */
+static json_object *network_json(const struct ptc_result *r)
+{
+    const struct dsh_sandbox_service *sb = r->sandbox;
+    if (!r->confinement || !sb ||
+        sb->struct_size < offsetof(struct dsh_sandbox_service, network_json) + sizeof(sb->network_json) ||
+        !sb->network_json)
+        return NULL;
+    char small[4096];
+    int n = sb->network_json(sb->ctx, r->confinement, small, sizeof small);
+    if (n <= 0)
+        return NULL;
+    char *text = (size_t)n < sizeof small ? small : malloc((size_t)n + 1);
+    if (text != small && (!text || sb->network_json(sb->ctx, r->confinement, text, (size_t)n + 1) != n)) {
+        free(text);
+        return NULL;
+    }
+    json_object *o = dsh_json_parse_strict(text, (size_t)n);
+    if (text != small)
+        free(text);
+    if (o && !json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        o = NULL;
+    }
+    return o;
+}
+
 static json_object *sandbox_json(const struct ptc_result *r)
 {
     json_object *sandbox = json_object_new_object();
     json_object *report = NULL, *v;
     if (r->confinement && r->confinement->report_json)
         report = dsh_json_parse_strict(r->confinement->report_json, strlen(r->confinement->report_json));
+    json_object *network = network_json(r);
+    /* A refused connection or name is a denial too; the diagnostic names the hosts. */
+    bool refused = network && json_object_object_get_ex(network, "refused", &v) && json_object_get_int64(v) > 0;
     json_object_object_add(sandbox, "mode", json_object_new_string(r->mode));
-    json_object_object_add(sandbox, "denied", json_object_new_boolean(observed_denial(r)));
+    json_object_object_add(sandbox, "denied", json_object_new_boolean(refused || observed_denial(r)));
     if (report && json_object_object_get_ex(report, "enforcement", &v))
         json_object_object_add(sandbox, "enforcement", json_object_get(v));
     else
         json_object_object_add(sandbox, "enforcement", json_object_new_string("none"));
     if (report && json_object_object_get_ex(report, "capabilities", &v))
         json_object_object_add(sandbox, "capabilities", json_object_get(v));
+    if (network)
+        json_object_object_add(sandbox, "network", network);
     json_object_put(report);
     return sandbox;
 }

@@ -15,7 +15,7 @@
 Test(abi, version_constants)
 {
     cr_expect_eq(DSH_ABI_MAJOR, 1);
-    cr_expect_eq(DSH_ABI_MINOR, 6);
+    cr_expect_eq(DSH_ABI_MINOR, 7);
 }
 
 Test(abi, error_details)
@@ -88,12 +88,13 @@ Test(abi, sandbox_service)
     OFF(dsh_confinement, argv, 8);
     OFF(dsh_confinement, env, 16);
     OFF(dsh_confinement, report_json, 24);
-    SIZE(dsh_sandbox_service, 48);
+    SIZE(dsh_sandbox_service, 56);
     OFF(dsh_sandbox_service, ctx, 8);
     OFF(dsh_sandbox_service, confine, 16);
     OFF(dsh_sandbox_service, cancel_confine, 24);
     OFF(dsh_sandbox_service, is_denial, 32);
     OFF(dsh_sandbox_service, release_confinement, 40);
+    OFF(dsh_sandbox_service, network_json, 48); /* 1.7 */
 }
 
 Test(abi, subprocess_service)
@@ -174,7 +175,7 @@ Test(abi, strerror_covers_errno_and_ok)
 /* libdsh-linux-services.so.1: its options struct grows only by appending. */
 Test(abi, linux_services_options)
 {
-    SIZE(dsh_linux_services_options, 144);
+    SIZE(dsh_linux_services_options, 184);
     OFF(dsh_linux_services_options, struct_size, 0);
     OFF(dsh_linux_services_options, launcher_path, 8);
     OFF(dsh_linux_services_options, extra_writable_roots, 16);
@@ -196,6 +197,11 @@ Test(abi, linux_services_options)
     OFF(dsh_linux_services_options, cgroup_root, 120); /* 1.3 */
     OFF(dsh_linux_services_options, max_total_memory_bytes, 128); /* 1.4 */
     OFF(dsh_linux_services_options, max_total_processes, 136);
+    OFF(dsh_linux_services_options, network_mode, 144); /* 1.7 */
+    OFF(dsh_linux_services_options, network_allow, 152);
+    OFF(dsh_linux_services_options, network_deny, 160);
+    OFF(dsh_linux_services_options, network_allow_private_addresses, 168);
+    OFF(dsh_linux_services_options, network_resolver_override, 176);
 }
 
 /* Every versioned struct starts with the same header: struct_size at offset 0, and for tables and

@@ -32,6 +32,7 @@ run concurrent-per-call.mjs
 run repl-imports.mjs
 run python-per-call.mjs
 run mcp-http.mjs
+run network-allow.mjs
 echo "==> summaries"
 grep '^SUMMARY' "$log"
 exit "$failed"

@@ -19,6 +19,16 @@ test('a started process sees only the kept paths plus what the program set', asy
   assert.ok(DEFAULT_ENV.PTC_TEST_SECRET, 'the fake host passes a secret the child must drop');
 });
 
+test('the HTTPS proxy a network allow-list sets reaches started processes; other proxies do not', async () => {
+  const env = await valueOf([
+    'import os, subprocess',
+    'out = subprocess.run(["/usr/bin/env"], capture_output=True, text=True).stdout',
+    'return [sorted(line.split("=")[0] for line in out.splitlines()), dict(os.environ)]',
+  ].join('\n'), { env: { ...DEFAULT_ENV, HTTPS_PROXY: 'http://127.0.0.1:3128', https_proxy: 'http://127.0.0.1:3128',
+    HTTP_PROXY: 'http://evil:1', ALL_PROXY: 'socks5://evil:1' } });
+  assert.deepEqual(env, [['HTTPS_PROXY', 'PATH', 'TMPDIR', 'https_proxy'], {}]);
+});
+
 test('tempfile uses the TMPDIR the host gave', async () => {
   assert.equal(await valueOf('import tempfile\nreturn tempfile.gettempdir()'), DEFAULT_ENV.TMPDIR);
 });

@@ -35,15 +35,16 @@ test('import("node:process") sees the empty env as default and named export', as
   );
 });
 
-test('the native environment keeps only PATH, TMPDIR, TEMP and TMP', async () => {
-  const env = { ...DEFAULT_ENV, TEMP: '/tmp', TMP: '/tmp' };
+test('the native environment keeps only PATH, TMPDIR, TEMP, TMP and the HTTPS proxy', async () => {
+  const env = { ...DEFAULT_ENV, TEMP: '/tmp', TMP: '/tmp', HTTPS_PROXY: 'http://127.0.0.1:3128',
+    https_proxy: 'http://127.0.0.1:3128', HTTP_PROXY: 'http://evil:1', ALL_PROXY: 'socks5://evil:1' };
   const keys = await value(
     `const { Worker, SHARE_ENV } = await import("node:worker_threads");
      const worker = new Worker("require('node:worker_threads').parentPort.postMessage(Object.keys(process.env).sort())", { eval: true, env: SHARE_ENV });
      return await new Promise((resolve) => worker.once("message", resolve));`,
     { env },
   );
-  assert.deepEqual(keys, ['PATH', 'TEMP', 'TMP', 'TMPDIR']);
+  assert.deepEqual(keys, ['HTTPS_PROXY', 'PATH', 'TEMP', 'TMP', 'TMPDIR', 'https_proxy']);
 });
 
 test('a spawned /usr/bin/env sees no secret, only the kept paths', async () => {

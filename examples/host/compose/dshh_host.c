@@ -283,6 +283,11 @@ static int mount_services(struct dshh_host *host, const struct dshh_profile *pro
         .cgroup_root = v->subprocess.cgroup_root,
         .max_total_memory_bytes = (uint64_t)v->subprocess.max_total_memory_mb << 20,
         .max_total_processes = (uint32_t)v->subprocess.max_total_processes,
+        .network_mode = v->policy.network_mode,
+        .network_allow = (const char *const *)v->policy.network_allow,
+        .network_deny = (const char *const *)v->policy.network_deny,
+        .network_allow_private_addresses = v->policy.network_allow_private_addresses,
+        .network_resolver_override = (const char *const *)v->policy.network_resolver_override,
     };
     if (check_roots(&o, v))
         return -1;

@@ -356,6 +356,10 @@ json_object *dshh__mcp_tool_result_rest(const char *result_json, size_t len, uin
         char line[128];
         int n = snprintf(line, sizeof line, DSHH_MCP_DENIAL_NOTE, str(sandbox, "mode", "its"));
         append_line(&text, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+        /* The network allow-list names the hosts it refused, so the model can ask for one. */
+        const char *net = str(dsh_json_get_object(sandbox, "network"), "diagnostic", NULL);
+        if (net)
+            append_line(&text, net, strlen(net));
     }
     if (text.len || json_object_array_length(images) == 0)
         json_object_array_add(content, text.len ? text_item(text.data, text.len) : text_item("(no output)", 11));

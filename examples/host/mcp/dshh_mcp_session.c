@@ -976,11 +976,25 @@ static void describe_policy(struct dshh_mcp_shared *m, FILE *out)
     const char *mode = dsh_json_get_text(p, "mode"), *root = dsh_json_get_text(p, "workspaceRoot");
     m->read_only = mode && !strcmp(mode, "read-only");
     m->unconfined = mode && !strcmp(mode, "danger-full-access");
+    /* The network sentence: none, or the hosts of the allow-list (the sandbox-policy row's). */
+    char net[1024] = "No network access.";
+    json_object *network = dsh_json_get_object(p, "network"), *allow = NULL;
+    if (network && json_object_object_get_ex(network, "allow", &allow) &&
+        json_object_is_type(allow, json_type_array)) {
+        size_t n = (size_t)snprintf(net, sizeof net, "Network: only these hosts (others fail with "
+                                                     "ENOTFOUND and the result says the sandbox refused them):");
+        for (size_t i = 0; i < json_object_array_length(allow) && n < sizeof net; i++) {
+            const char *h = json_object_get_string(json_object_array_get_idx(allow, i));
+            n += (size_t)snprintf(net + n, sizeof net - n, "%s %s", i ? "," : "", h ? h : "");
+        }
+        if (n < sizeof net)
+            snprintf(net + n, sizeof net - n, ".");
+    }
     if (mode && root && m->read_only)
         fprintf(out,
                 "\nSandbox read-only: the working directory is the workspace %s; the program can "
-                "read it and the system's files and write nothing. No network access.\n",
-                root);
+                "read it and the system's files and write nothing. %s\n",
+                root, net);
     else if (mode && root && m->unconfined)
         fprintf(out,
                 "\nSandbox danger-full-access: the program runs unconfined, with the files and "
@@ -990,8 +1004,8 @@ static void describe_policy(struct dshh_mcp_shared *m, FILE *out)
         fprintf(out,
                 "\nSandbox %s: the working directory is the workspace %s; the program can read and "
                 "write it and its temp directory (os.tmpdir()), read the system's files, and write "
-                "nothing else. No network access.\n",
-                mode, root);
+                "nothing else. %s\n",
+                mode, root, net);
     json_object_put(p);
 }
 

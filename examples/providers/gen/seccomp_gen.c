@@ -64,13 +64,18 @@ int main(int argc, char **argv)
         fprintf(out, "};\n\n");
         free(insns);
     }
-    fprintf(out, "/* In load order. */\nstatic const struct sock_fprog dshx__seccomp_programs[] = {\n");
-    for (int f = 0; f < DSHX_SECCOMP_FILTER_COUNT; f++)
-        fprintf(out,
-                "    {sizeof(dshx__seccomp_program_%s) / sizeof(struct sock_filter), "
-                "(struct sock_filter *)dshx__seccomp_program_%s},\n",
-                filter_names[f], filter_names[f]);
-    fprintf(out, "};\n#define DSHX_SECCOMP_PROGRAM_COUNT %d\n", DSHX_SECCOMP_FILTER_COUNT);
+    /* Each set in load order: the closed one, then the network allow-list's. */
+    static const char *const sets[] = {"dshx__seccomp_programs", "dshx__seccomp_programs_inet"};
+    for (int set = 0; set < 2; set++) {
+        fprintf(out, "static const struct sock_fprog %s[] = {\n", sets[set]);
+        for (int f = set * DSHX_SECCOMP_SET_SIZE; f < (set + 1) * DSHX_SECCOMP_SET_SIZE; f++)
+            fprintf(out,
+                    "    {sizeof(dshx__seccomp_program_%s) / sizeof(struct sock_filter), "
+                    "(struct sock_filter *)dshx__seccomp_program_%s},\n",
+                    filter_names[f], filter_names[f]);
+        fprintf(out, "};\n");
+    }
+    fprintf(out, "#define DSHX_SECCOMP_PROGRAM_COUNT %d\n", DSHX_SECCOMP_SET_SIZE);
 #else
     fprintf(out, "#define DSHX_SECCOMP_PROGRAM_COUNT 0 /* no reviewed syscall table here */\n");
 #endif

@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <netinet/in.h>
+#include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -141,12 +143,14 @@ static int add(scmp_filter_ctx ctx, int err, int nr, unsigned argc, const struct
 
 /* The unconditional denials, except those whose errno is already the filter's default (libseccomp
  * refuses a rule that repeats the default action). */
-static int add_denied(scmp_filter_ctx ctx, int default_errno, char *ret_err, size_t errlen)
+static int add_denied(scmp_filter_ctx ctx, int default_errno, bool inet, char *ret_err, size_t errlen)
 {
     for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
         int nr = seccomp_syscall_resolve_name(denied[i].name);
         if (nr == __NR_SCMP_ERROR || denied[i].err == default_errno)
             continue; /* not a syscall on this architecture, or denied already */
+        if (inet && nr == SCMP_SYS(socket))
+            continue; /* the inet set checks its arguments instead (add_inet_socket) */
         int rc = add(ctx, denied[i].err, nr, 0, NULL);
         if (rc < 0) {
             snprintf(ret_err, errlen, "seccomp: rule %s: %s", denied[i].name, strerror(-rc));
@@ -156,11 +160,44 @@ static int add_denied(scmp_filter_ctx ctx, int default_errno, char *ret_err, siz
     return 0;
 }
 
-static int build(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
+/* The network allow-list's socket(2): AF_INET, SOCK_STREAM or SOCK_DGRAM (flags aside), protocol
+ * 0, TCP or UDP; everything else EACCES as in the closed set: no AF_INET6, AF_UNIX, netlink, raw
+ * or packet socket, no ICMP "ping" socket. A value with bits above the int's is refused too (the
+ * comparisons are on the whole register). */
+static int add_inet_socket(scmp_filter_ctx ctx)
 {
-    int rc = add_denied(ctx, 0, ret_err, errlen);
+    struct scmp_arg_cmp not_inet = SCMP_A0(SCMP_CMP_NE, AF_INET, 0);
+    int rc = add(ctx, EACCES, SCMP_SYS(socket), 1, &not_inet);
+    for (int type = 0; rc == 0 && type < 16; type++) {
+        if (type == SOCK_STREAM || type == SOCK_DGRAM)
+            continue;
+        struct scmp_arg_cmp cmp[2] = {SCMP_A0(SCMP_CMP_EQ, AF_INET, 0),
+                                      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)type)};
+        rc = add(ctx, EACCES, SCMP_SYS(socket), 2, cmp);
+    }
+    /* The type's upper bits (beyond SOCK_NONBLOCK | SOCK_CLOEXEC) the kernel refuses itself. */
+    for (int proto = 1; rc == 0 && proto <= IPPROTO_UDP; proto++) {
+        if (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
+            continue;
+        struct scmp_arg_cmp cmp[2] = {SCMP_A0(SCMP_CMP_EQ, AF_INET, 0),
+                                      SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)proto)};
+        rc = add(ctx, EACCES, SCMP_SYS(socket), 2, cmp);
+    }
+    if (rc == 0) {
+        struct scmp_arg_cmp cmp[2] = {SCMP_A0(SCMP_CMP_EQ, AF_INET, 0),
+                                      SCMP_A2(SCMP_CMP_GT, IPPROTO_UDP)};
+        rc = add(ctx, EACCES, SCMP_SYS(socket), 2, cmp);
+    }
+    return rc;
+}
+
+static int build_set(scmp_filter_ctx ctx, bool inet, char *ret_err, size_t errlen)
+{
+    int rc = add_denied(ctx, 0, inet, ret_err, errlen);
     if (rc < 0)
         return rc;
+    if (inet && (rc = add_inet_socket(ctx)) < 0)
+        goto fail;
     /* socketpair: AF_UNIX stream/seqpacket only (libuv needs them for child stdio). */
     struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0);
     if ((rc = add(ctx, EACCES, SCMP_SYS(socketpair), 1, &not_unix)) < 0)
@@ -223,9 +260,25 @@ static const char *const allowed[] = {DSHX_SYSCALL_ALLOW_TABLE(ALLOW_NAME)};
 
 /* A row libseccomp cannot resolve stays denied (fail closed). A row that is also a deny rule
  * makes libseccomp refuse the second rule: the build then fails instead of guessing. */
-static int build_allow_table(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
+static int build(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
 {
-    int rc = add_denied(ctx, ENOSYS, ret_err, errlen);
+    return build_set(ctx, false, ret_err, errlen);
+}
+
+static int build_inet(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
+{
+    return build_set(ctx, true, ret_err, errlen);
+}
+
+static int build_table(scmp_filter_ctx ctx, bool inet, char *ret_err, size_t errlen)
+{
+    int rc = add_denied(ctx, ENOSYS, inet, ret_err, errlen);
+    /* The allow-list's additions to the reviewed table: socket(2) (its arguments are the deny
+     * set's) and connect(2) (Landlock limits TCP to the listeners' ports; the namespace holds
+     * nothing else). */
+    if (rc == 0 && inet && ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 0)) < 0 ||
+                            (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(connect), 0)) < 0))
+        snprintf(ret_err, errlen, "seccomp: allow socket, connect: %s", strerror(-rc));
     for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
         int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, allowed[i]);
         if (nr == __NR_SCMP_ERROR)
@@ -236,6 +289,16 @@ static int build_allow_table(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
     return rc;
 }
 
+static int build_allow_table(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
+{
+    return build_table(ctx, false, ret_err, errlen);
+}
+
+static int build_allow_table_inet(scmp_filter_ctx ctx, char *ret_err, size_t errlen)
+{
+    return build_table(ctx, true, ret_err, errlen);
+}
+
 int dshx__seccomp_rules_export(enum dshx_seccomp_filter filter, int fd, char *ret_err, size_t errlen)
 {
     static const struct {
@@ -244,6 +307,8 @@ int dshx__seccomp_rules_export(enum dshx_seccomp_filter filter, int fd, char *re
     } filters[] = {
         [DSHX_SECCOMP_deny_rules] = {SCMP_ACT_ALLOW, build},
         [DSHX_SECCOMP_allow_table] = {SCMP_ACT_ERRNO(ENOSYS), build_allow_table},
+        [DSHX_SECCOMP_deny_rules_inet] = {SCMP_ACT_ALLOW, build_inet},
+        [DSHX_SECCOMP_allow_table_inet] = {SCMP_ACT_ERRNO(ENOSYS), build_allow_table_inet},
     };
     scmp_filter_ctx ctx = seccomp_init(filters[filter].default_action);
     if (!ctx) {

@@ -10,7 +10,13 @@
 /* The filters in the order the launcher loads them (see seccomp_rules.c for why). */
 #define DSHX_SECCOMP_FILTER_TABLE(X)                                                              \
     X(deny_rules)  /* default allow: the deny rules with their errnos and argument checks */     \
-    X(allow_table) /* default ENOSYS: syscall_allow.h, plus the unconditional deny rules */
+    X(allow_table) /* default ENOSYS: syscall_allow.h, plus the unconditional deny rules */      \
+    X(deny_rules_inet)  /* the same for the network allow-list: socket(2) only for TCP and */    \
+    X(allow_table_inet) /* UDP over IPv4 (the range's namespace holds only its proxy) */
+
+/* The launcher loads one set of DSHX_SECCOMP_SET_SIZE filters, in order: the closed set, or the
+ * inet set for a run with a network allow-list. */
+#define DSHX_SECCOMP_SET_SIZE 2
 
 enum dshx_seccomp_filter {
 #define DSHX_SECCOMP_FILTER_ENUM(name) DSHX_SECCOMP_##name,

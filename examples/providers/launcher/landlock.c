@@ -130,6 +130,21 @@ int dshx__landlock_apply(const struct dshx__landlock_plan *plan, char *ret_err, 
         rc = add_rules(ruleset, plan->ro, ACCESS_READ, handled, true, ret_err, errlen);
     if (rc == 0)
         rc = add_rules(ruleset, plan->rw, write, handled, true, ret_err, errlen);
+    /* The network allow-list: connect reaches exactly the ports of the range's listeners (the
+     * range's own network namespace holds nothing else). */
+    for (size_t i = 0; rc == 0 && abi >= 4 && i < plan->nconnect_ports; i++) {
+        struct dshx__landlock_net_port_attr np = {.allowed_access = LANDLOCK_ACCESS_NET_CONNECT_TCP,
+                                                  .port = plan->connect_ports[i]};
+        if (syscall(__NR_landlock_add_rule, ruleset, DSHX_LANDLOCK_RULE_NET_PORT, &np, 0) < 0) {
+            rc = -errno;
+            snprintf(ret_err, errlen, "landlock: rule for TCP port %u: %s", plan->connect_ports[i],
+                     strerror(errno));
+        }
+    }
+    if (rc == 0 && plan->nconnect_ports && abi < 4) {
+        rc = -EOPNOTSUPP;
+        snprintf(ret_err, errlen, "landlock: TCP port rules need ABI 4");
+    }
     if (rc == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
         rc = -errno;
         snprintf(ret_err, errlen, "no_new_privs: %s", strerror(errno));

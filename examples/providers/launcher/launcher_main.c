@@ -2,13 +2,18 @@
  *
  *   dsh-sandbox-launch --mode read-only|workspace-write --landlock-abi N [--namespaces]
  *                      [--nproc N] [--uid N --gid N] [--ro PATH]... [--rw PATH]...
- *                      [--owned PATH]... [--tmpfs PATH --tmpfs-size BYTES] -- PROGRAM [ARG]...
+ *                      [--owned PATH]... [--tmpfs PATH --tmpfs-size BYTES]
+ *                      [--netns PATH --net-port PORT...] -- PROGRAM [ARG]...
  *
  * --owned grants nothing: with --uid, PATH (like every rw root) is bind-mounted through the
  * mapping host uid/gid <-> --uid/--gid, so the program acts as the host's user there.
  *
  * --tmpfs makes PATH (also writable) a tmpfs of at most BYTES in the launcher's mount namespace
  * (needs --namespaces): the run's private temp dir, so filling it never touches the host's disk.
+ *
+ * --netns (needs --namespaces) joins the network namespace of the run's egress proxy instead of an
+ * empty one (the network allow-list): its resolver is named in /etc/resolv.conf, TCP connect
+ * reaches only the --net-port ports (Landlock) and the seccomp set allows AF_INET sockets.
  *
  * Order: close inherited fds but 0..3, rlimits, namespaces + read-only mounts (when asked),
  * no_new_privs + Landlock, drop capabilities and switch to --uid/--gid, seccomp, execve. Any
@@ -19,6 +24,7 @@
 #include "launcher_limits.h"
 #include "mount_hide.h"
 #include "mount_layer.h"
+#include "net_join.h"
 #include "privileges.h"
 #include "seccomp_filter.h"
 #include "world.h"
@@ -48,6 +54,9 @@ struct args {
     bool uid_set, gid_set;
     const char *tmpfs;
     unsigned long long tmpfs_size;
+    const char *netns;
+    unsigned short net_ports[16];
+    size_t nnet_ports;
     char **program;
 };
 
@@ -105,6 +114,10 @@ static void parse(int argc, char **argv, struct args *a)
             a->rw[a->nrw++] = val;
         } else if (strcmp(o, "--tmpfs") == 0 && !a->tmpfs && a->nrw < MAX_PATHS && val[0] == '/') {
             a->tmpfs = a->rw[a->nrw++] = val;
+        } else if (strcmp(o, "--netns") == 0 && !a->netns && val[0] == '/') {
+            a->netns = val;
+        } else if (strcmp(o, "--net-port") == 0 && a->nnet_ports < 16 && number(val, 65535, &v) && v) {
+            a->net_ports[a->nnet_ports++] = (unsigned short)v;
         } else if (strcmp(o, "--tmpfs-size") == 0 && number(val, 1ull << 50, &v) && v >= 4096) {
             a->tmpfs_size = v;
         } else {
@@ -124,6 +137,8 @@ static void parse(int argc, char **argv, struct args *a)
         die("read-only mode takes no writable roots");
     if (a->tmpfs && (!a->tmpfs_size || !a->namespaces))
         die("--tmpfs needs --tmpfs-size and --namespaces");
+    if ((a->netns || a->nnet_ports) && (!a->netns || !a->nnet_ports || !a->namespaces))
+        die("--netns needs --net-port and --namespaces");
     if (i >= argc || argv[i][0] != '/')
         die("missing absolute program path");
     a->program = &argv[i];
@@ -145,7 +160,14 @@ int main(int argc, char **argv)
     pid_t idmap_helper = -1;
     if (a.id.set && (idmap_fd = dshx__idmap_userns(&a.id, &idmap_helper, err, sizeof(err))) < 0)
         die(err);
+    int netns_fd = -1; /* opened while the host's /proc is still in view */
+    if (a.netns && (netns_fd = dshx__net_open(a.netns, err, sizeof(err))) < 0)
+        die(err);
     if (a.namespaces && dshx__mount_layer_apply(a.rw, a.owned, idmap_fd, err, sizeof(err)) < 0)
+        die(err);
+    /* The mount layer made an empty network namespace; the allow-list's replaces it. */
+    if (netns_fd >= 0 && (dshx__net_join(netns_fd, err, sizeof(err)) < 0 ||
+                          dshx__net_resolver_conf(err, sizeof(err)) < 0))
         die(err);
     if (idmap_fd >= 0)
         close(idmap_fd);
@@ -167,12 +189,13 @@ int main(int argc, char **argv)
         die(err);
     if (a.namespaces && have_cwd && chdir(cwd) < 0)
         die("chdir back into the working directory");
-    struct dshx__landlock_plan plan = {.abi = a.abi, .ro = a.ro, .rw = a.rw};
+    struct dshx__landlock_plan plan = {.abi = a.abi, .ro = a.ro, .rw = a.rw,
+                                       .connect_ports = a.net_ports, .nconnect_ports = a.nnet_ports};
     if (dshx__landlock_apply(&plan, err, sizeof(err)) < 0) /* also sets no_new_privs */
         die(err);
     if (dshx__drop_capabilities(&a.id, err, sizeof(err)) < 0)
         die(err);
-    if (dshx__seccomp_apply(err, sizeof(err)) < 0)
+    if (dshx__seccomp_apply(a.netns != NULL, err, sizeof(err)) < 0)
         die(err);
 
     execve(a.program[0], a.program, environ);

@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int dshx__seccomp_apply(char *ret_err, size_t errlen)
+int dshx__seccomp_apply(bool inet, char *ret_err, size_t errlen)
 {
 #if DSHX_SECCOMP_PROGRAM_COUNT > 0
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
@@ -22,7 +22,7 @@ int dshx__seccomp_apply(char *ret_err, size_t errlen)
         return -e;
     }
     for (size_t i = 0; i < DSHX_SECCOMP_PROGRAM_COUNT; i++) {
-        if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &dshx__seccomp_programs[i]) < 0) {
+        if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, inet ? &dshx__seccomp_programs_inet[i] : &dshx__seccomp_programs[i]) < 0) {
             int e = errno;
             snprintf(ret_err, errlen, "seccomp: load: %s", strerror(e));
             return -e;
@@ -30,6 +30,7 @@ int dshx__seccomp_apply(char *ret_err, size_t errlen)
     }
     return 0;
 #else
+    (void)inet;
     snprintf(ret_err, errlen, "seccomp: no reviewed syscall table for this architecture");
     return -ENOTSUP;
 #endif

@@ -3,8 +3,10 @@
 #ifndef DSHX_SECCOMP_FILTER_H
 #define DSHX_SECCOMP_FILTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-int dshx__seccomp_apply(char *ret_err, size_t errlen);
+/* inet: the set of a run with a network allow-list (AF_INET TCP and UDP sockets). */
+int dshx__seccomp_apply(bool inet, char *ret_err, size_t errlen);
 
 #endif /* DSHX_SECCOMP_FILTER_H */

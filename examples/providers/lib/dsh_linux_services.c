@@ -2,6 +2,7 @@
  * includes every service; no file includes it). */
 #include "services.h"
 #include "kernel_probe.h"
+#include "net_allow.h"
 #include "range_cgroup.h"
 #include "services_config.h"
 #include "tempdir.h"
@@ -188,6 +189,18 @@ static int configure(const struct dsh_linux_services_options *o, struct dshx__co
                     : !(c->cgroup_proc_file = strdup("/proc/self/cgroup")) ||
                           !(c->cgroup_mount_root = strdup("/sys/fs/cgroup")))
         return dshx__fail(ret_error, -ENOMEM, "out of memory");
+    if (HAS(o, network_resolver_override)) { /* checked by create (check_network) */
+        if (o->network_mode && strcmp(o->network_mode, "none") != 0 && !(c->network_mode = strdup(o->network_mode)))
+            return dshx__fail(ret_error, -ENOMEM, "out of memory");
+        c->network_allow_private = o->network_allow_private_addresses;
+    }
+    const char *const none[] = {NULL};
+    c->network_allow = dsh_strv_dup(HAS(o, network_resolver_override) && o->network_allow ? o->network_allow : none);
+    c->network_deny = dsh_strv_dup(HAS(o, network_resolver_override) && o->network_deny ? o->network_deny : none);
+    c->network_override = dsh_strv_dup(HAS(o, network_resolver_override) && o->network_resolver_override
+                                           ? o->network_resolver_override : none);
+    if (!c->network_allow || !c->network_deny || !c->network_override)
+        return dshx__fail(ret_error, -ENOMEM, "out of memory");
     c->defer = o->defer;
     c->loop = o->loop;
     c->logger = o->logger;
@@ -266,6 +279,10 @@ static void config_clear(struct dshx__config *c)
     dsh_strv_free(c->extra_writable_roots);
     dsh_strv_free(c->extra_readable_roots);
     dsh_strv_free(c->protected_roots);
+    free(c->network_mode);
+    dsh_strv_free(c->network_allow);
+    dsh_strv_free(c->network_deny);
+    dsh_strv_free(c->network_override);
 }
 
 DSHX_EXPORT int dsh_linux_services_create(const struct dsh_linux_services_options *options,
@@ -280,6 +297,10 @@ DSHX_EXPORT int dsh_linux_services_create(const struct dsh_linux_services_option
     int rc = configure(options, &s->cfg, ret_error);
     if (rc == 0)
         rc = check_configured_roots(options, &s->cfg, ret_error);
+    if (rc == 0 && HAS(options, network_resolver_override))
+        rc = dshx__net_allow_check_options(options->network_mode, options->network_allow,
+                                           options->network_deny, options->network_resolver_override,
+                                           ret_error);
     if (rc == 0)
         rc = dshx__kernel_probe(&s->cfg.kernel);
     if (rc == 0) {

@@ -2,6 +2,7 @@
  * mode and workspace root, plus per-session overrides) and mode-change events. The default mode
  * is read-only unless the composition says otherwise: the fail-safe. */
 #include "services.h"
+#include "net_allow.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -61,6 +62,9 @@ static int resolve(void *ctx, const char *session_id, char *buf, size_t buflen)
     json_object_object_add(o, "mode", json_object_new_string(mode_of(p, session)));
     json_object_object_add(o, "workspaceRoot", json_object_new_string(p->cfg->workspace_root));
     json_object_object_add(o, "sessionId", json_object_new_string(session));
+    json_object *network = dshx__net_allow_policy_json(p->cfg); /* absent: mode none */
+    if (network)
+        json_object_object_add(o, "network", network);
     const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
     size_t n = text ? strlen(text) : 0;
     if (text && buflen) {

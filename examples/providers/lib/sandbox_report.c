@@ -115,3 +115,17 @@ char *dshx__report_json(const char *mode, int abi, const struct dshx__kernel *k,
     json_object_put(root);
     return out;
 }
+
+char *dshx__report_network_allow_list(char *report)
+{
+    json_object *o = report ? json_tokener_parse(report) : NULL, *caps = NULL;
+    char *out = NULL;
+    if (o && json_object_object_get_ex(o, "capabilities", &caps) && json_object_is_type(caps, json_type_object)) {
+        json_object_object_add(caps, "network", json_object_new_string("allow-list"));
+        const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+        out = text ? strdup(text) : NULL;
+    }
+    json_object_put(o);
+    free(report);
+    return out;
+}

@@ -3,6 +3,7 @@
  * that needs a mechanism this machine lacks fails closed with sandbox-unavailable. */
 #include "services.h"
 #include "denial_scan.h"
+#include "net_allow.h"
 #include "program_identity.h"
 #include "sandbox_report.h"
 #include "tempdir.h"
@@ -25,6 +26,7 @@ struct confinement {
     char **env;
     char *report;
     char *tempdir; /* workspace-write's private temp dir, removed on release */
+    struct dshx__egress *egress; /* the network allow-list's proxy, stopped on release */
     bool restricted;
 };
 
@@ -50,6 +52,7 @@ static void confinement_free(struct confinement *c)
 {
     if (!c)
         return;
+    dshx__egress_stop(c->egress);
     if (c->tempdir)
         (void)dshx__tree_remove(c->tempdir);
     free(c->tempdir);
@@ -64,6 +67,8 @@ struct policy {
     char workspace[PATH_MAX];
     uint64_t max_temp_bytes;      /* size of the tmpfs TMPDIR (1.3 "maxTempBytes") */
     bool require_resource_limits; /* 1.3 "requireResourceLimits" */
+    struct dshx__net_allow network; /* 1.7 "network"; points into root */
+    json_object *root;
 };
 
 /* The 1.3 limit fields of a policy: absent = the default / false; a wrong type is refused. */
@@ -137,6 +142,13 @@ static int parse_policy(const struct dshx__config *cfg, const char *text, size_t
             rc = check_workspace(cfg, ws, ret_policy, ret_error);
         if (rc == 0)
             rc = parse_limits(root, ret_policy, ret_error);
+        json_object *network = NULL;
+        if (rc == 0 && json_object_object_get_ex(root, "network", &network))
+            rc = dshx__net_allow_parse(network, &ret_policy->network, ret_error);
+    }
+    if (rc == 0) {
+        ret_policy->root = root; /* the network lists point into it */
+        return 0;
     }
     json_object_put(root);
     return rc;
@@ -203,7 +215,7 @@ static int choose_identity(struct dshx__sandbox *sb, const struct policy *p, con
 /* The launcher command line: read set, write set, then the program. */
 static int launcher_argv(const struct dshx__config *cfg, const struct policy *p, int abi,
                          const struct identity *id, const char *program, const char *tempdir,
-                         const char *const *argv, char ***ret_argv)
+                         const struct dsh_strv *net_args, const char *const *argv, char ***ret_argv)
 {
     bool write = strcmp(p->mode, DSHX_MODE_WORKSPACE_WRITE) == 0;
     struct dsh_strv sv = {0};
@@ -253,6 +265,8 @@ static int launcher_argv(const struct dshx__config *cfg, const struct policy *p,
     } else if (rc == 0 && tempdir) {
         rc = push_pair(&sv, "--rw", tempdir);
     }
+    for (size_t i = 0; rc == 0 && i < net_args->n; i++)
+        rc = dsh_strv_push(&sv, net_args->v[i]);
     if (rc == 0)
         rc = dsh_strv_push(&sv, "--");
     for (size_t i = 0; rc == 0 && argv[i]; i++)
@@ -313,13 +327,19 @@ static int build(struct dshx__sandbox *sb, const char *const *argv, const struct
         }
         if (rc == 0)
             rc = choose_identity(sb, p, program, c->tempdir, &id);
+        struct dsh_strv net_args = {0};
+        if (rc == 0 && p->network.allow_list)
+            rc = dshx__egress_start(cfg, &p->network, &net_args, &env, &c->egress);
         if (rc == 0)
-            rc = launcher_argv(cfg, p, abi, &id, program, c->tempdir, argv, &c->argv);
+            rc = launcher_argv(cfg, p, abi, &id, program, c->tempdir, &net_args, argv, &c->argv);
+        dsh_strv_clear(&net_args);
     }
     if (rc == 0 && !(c->env = dsh_strv_finish(&env)))
         rc = -ENOMEM;
     struct dsh_strv weak = {0};
     if (rc == 0 && !(c->report = dshx__report_json(p->mode, abi, &cfg->kernel, id.set, &weak)))
+        rc = -ENOMEM;
+    if (rc == 0 && c->egress && !(c->report = dshx__report_network_allow_list(c->report)))
         rc = -ENOMEM;
     /* require_full_enforcement: a partially enforcing machine fails closed instead of running. */
     if (rc == 0 && c->restricted && weak.n && cfg->require_full_enforcement)
@@ -379,6 +399,7 @@ static int confine(void *ctx, const char *const *argv, const char *policy_json, 
     *op = (struct op){
         .sb = sb, .id = ++sb->next_op, .on_confined = on_confined, .userdata = userdata};
     op->status = build(sb, argv, &p, &op->conf);
+    json_object_put(p.root);
     *ret_op = op->id;
     if (sb->cfg->confine_delay_ms && sb->cfg->defer) {
         op->next = sb->pending;
@@ -415,6 +436,24 @@ static int is_denial(void *ctx, const struct dsh_confinement *confinement, const
     return dshx__denial_scan(text, len);
 }
 
+static int network_json(void *ctx, const struct dsh_confinement *confinement, char *buf, size_t buflen)
+{
+    (void)ctx;
+    const struct confinement *c = (const struct confinement *)confinement;
+    if (!c || (!buf && buflen))
+        return DSH_E_REQUEST_INVALID;
+    if (!c->egress) {
+        if (buflen)
+            buf[0] = '\0';
+        return 0;
+    }
+    json_object *o = dshx__egress_report(c->egress);
+    const char *text = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : NULL;
+    int n = text ? snprintf(buf, buflen, "%s", text) : -ENOMEM;
+    json_object_put(o);
+    return n;
+}
+
 static void release_confinement(void *ctx, struct dsh_confinement *confinement)
 {
     (void)ctx;
@@ -444,6 +483,7 @@ int dshx__sandbox_create(const struct dshx__config *cfg, struct dsh_sandbox_serv
         .cancel_confine = cancel_confine,
         .is_denial = is_denial,
         .release_confinement = release_confinement,
+        .network_json = network_json,
     };
     *ret_sandbox = sb;
     return 0;

@@ -45,6 +45,10 @@ struct dshx__config {
     uint32_t fail_quiescence_observations; /* test-only fault injection */
     uint32_t fault_freeze_skipped_ms;      /* test-only fault injection */
     bool require_full_enforcement;
+    /* The network policy of restricted runs (1.7): mode "none" (NULL) or "allow-list". */
+    char *network_mode;
+    char **network_allow, **network_deny, **network_override; /* NULL-terminated, never NULL */
+    bool network_allow_private;
     dsh_defer_fn defer;
     void *loop;
     const struct dsh_logger *logger;

@@ -43,6 +43,13 @@
 #define LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1U << 2)
 #endif
 
+/* A TCP port rule (ABI 4): LANDLOCK_RULE_NET_PORT with this attribute. */
+#define DSHX_LANDLOCK_RULE_NET_PORT 2
+struct dshx__landlock_net_port_attr {
+    uint64_t allowed_access;
+    uint64_t port;
+};
+
 /* The full ruleset attribute (ABI 6 layout); the size passed to the kernel follows the ABI. */
 struct dshx__landlock_ruleset_attr {
     uint64_t handled_access_fs;

@@ -1,0 +1,413 @@
+// The network allow-list end to end (examples/providers/README.md, "Network allow-list"): real
+// dsh runs under `read-only` with `network.mode: allow-list`, against TLS, HTTP and TCP servers of
+// this test on 127.0.0.1 with a CA made here, reached through the test-only resolverOverride. No
+// internet. Every refusal has a control: the same request succeeds when the policy permits it.
+//   node network_allow.mjs DSH [PYTHON_PROFILE]
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import dgram from 'node:dgram';
+import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+const [dsh, pythonProfile] = process.argv.slice(2);
+if (process.getuid() !== 0) {
+  console.log('SKIP: the network allow-list needs a root host');
+  process.exit(77);
+}
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-net-'));
+const ws = path.join(tmp, 'ws');
+fs.mkdirSync(ws);
+process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
+
+// ---- a test CA and a server certificate for every test name -----------------------------------
+const names = ['allowed.test', 'other.test', 'evil.test', 'api.wild.test', 'blocked.wild.test', 'localhost'];
+const ossl = (...args) => execFileSync('openssl', args, { cwd: tmp, stdio: ['ignore', 'ignore', 'pipe'] });
+ossl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=dsh test CA');
+ossl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=allowed.test');
+fs.writeFileSync(path.join(tmp, 'ext'), `subjectAltName=${names.map((n) => 'DNS:' + n).join(',')}\n`);
+ossl('x509', '-req', '-in', 'srv.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'srv.pem', '-days', '1', '-extfile', 'ext');
+fs.copyFileSync(path.join(tmp, 'ca.pem'), path.join(ws, 'ca.pem'));
+
+// ---- servers ---------------------------------------------------------------------------------
+let tlsAccepted = 0;
+const handler = (req, res) => {
+  const u = new URL(req.url, 'http://x');
+  if (u.pathname === '/proxy-status') {
+    // Asked while the run's egress proxy lives: its own confinement (Landlock sets no_new_privs).
+    const proxies = fs.readdirSync('/proc').filter((p) => /^[0-9]+$/.test(p)).filter((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[0].endsWith('/dsh-egress-proxy');
+      } catch {
+        return false;
+      }
+    });
+    const status = proxies.map((p) => /NoNewPrivs:\s+(\d)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))[1]);
+    return res.end(JSON.stringify(status));
+  }
+  if (u.pathname === '/redirect') {
+    res.writeHead(302, { location: u.searchParams.get('to') });
+    return res.end();
+  }
+  res.end(`hello ${req.headers.host}`);
+};
+const tlsServer = https.createServer(
+  { key: fs.readFileSync(path.join(tmp, 'srv.key')), cert: fs.readFileSync(path.join(tmp, 'srv.pem')) },
+  handler,
+);
+tlsServer.on('connection', () => tlsAccepted++);
+const httpServer = http.createServer(handler);
+const echoServer = net.createServer((s) => s.pipe(s));
+const listen = (srv) => new Promise((res) => srv.listen(0, '127.0.0.1', () => res(srv.address().port)));
+const P = await listen(tlsServer);
+const H = await listen(httpServer);
+const R = await listen(echoServer);
+const udp = dgram.createSocket('udp4');
+const datagrams = [];
+let onDatagram = null;
+udp.on('message', (m) => {
+  datagrams.push(String(m));
+  if (onDatagram) onDatagram();
+});
+// A barrier: the test's own marker, sent after the program ended; loopback keeps their order.
+const marked = () =>
+  new Promise((res) => {
+    onDatagram = () => datagrams.at(-1) === 'marker' && res(datagrams.splice(0).slice(0, -1));
+    const s = dgram.createSocket('udp4');
+    s.send('marker', U, '127.0.0.1', () => s.close());
+  });
+await new Promise((res) => udp.bind(0, '127.0.0.1', res));
+const U = udp.address().port;
+
+// ---- running programs --------------------------------------------------------------------------
+function patch(network, mode = 'read-only') {
+  const yaml = `- id: sandbox-policy\n  config:\n    mode: ${mode}\n    network: ${JSON.stringify(network)}\n`;
+  const file = path.join(tmp, `patch-${Math.random().toString(36).slice(2)}.yaml`);
+  fs.writeFileSync(file, yaml);
+  return file;
+}
+
+// A Node program (the body of an async function) with the test CA trusted, catching its error.
+const TRUST = `const tls = await import('node:tls'); const fs = await import('node:fs');
+tls.setDefaultCACertificates([...tls.getCACertificates('default'), fs.readFileSync('ca.pem', 'utf8')]);
+const fail = (e) => ({ error: String(e && e.cause ? e.cause.code + ' ' + e.cause.message : e && (e.code + ' ' + e.message)) });
+`;
+
+function run(network, body, extra = [], mode = 'read-only') {
+  return new Promise((resolve) => {
+    const file = path.join(tmp, `prog-${Math.random().toString(36).slice(2)}.${extra.length ? 'py' : 'ts'}`);
+    fs.writeFileSync(file, extra.length ? body : TRUST + body);
+    const child = spawn(dsh, ['headless', '--json', ...extra, '--patch', patch(network, mode), '--program', file], {
+      cwd: ws,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '', err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('close', (code) => {
+      let result;
+      try {
+        result = JSON.parse(out);
+      } catch {
+        assert.fail(`dsh exit ${code}, not JSON: ${out}\n${err}`);
+      }
+      resolve(result);
+    });
+  });
+}
+
+const base = { mode: 'allow-list', allow: [`allowed.test:${P}`], resolverOverride: ['allowed.test'] };
+const FETCH = (url) => `try { const r = await fetch(${JSON.stringify(url)}); return await r.text(); } catch (e) { return fail(e); }`;
+const conns = (r) => r.sandbox.network.connections;
+let failures = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    console.log(`ok - ${name}`);
+  } catch (e) {
+    failures++;
+    console.log(`not ok - ${name}\n${e.stack}`);
+  }
+}
+
+function permitted(r, host, port) {
+  assert.equal(r.ok, true, JSON.stringify(r));
+  assert.equal(r.sandbox.denied, false, JSON.stringify(r.sandbox));
+  assert.equal(r.sandbox.capabilities.network, 'allow-list');
+  const c = conns(r).find((c) => c.host === host && c.port === port);
+  assert.ok(c && c.verdict === 'allowed' && c.bytesReceived > 0, JSON.stringify(r.sandbox.network));
+}
+
+function refused(r, host, port, reason) {
+  assert.equal(r.sandbox.denied, true, JSON.stringify(r.sandbox));
+  const c = conns(r).find((c) => c.host === host && c.port === port);
+  assert.ok(c && c.verdict === 'refused' && c.reason === reason, JSON.stringify(r.sandbox.network));
+  assert.match(r.sandbox.network.diagnostic, new RegExp(`^the sandbox refused network access to .*${host.replace(/\./g, '\\.')}`));
+}
+
+await check('patterns are checked when dsh starts: a bad one, an unknown key, a bad mode', async () => {
+  const start = (network) =>
+    spawnSync(dsh, ['headless', '-e', 'return 1', '--patch', patch(network)], { cwd: ws, encoding: 'utf8' });
+  let r = start({ mode: 'allow-list', allow: ['a.*.test'] });
+  assert.equal(r.status, 2);
+  assert.equal(r.stderr, 'dsh: cannot create the services: option network.allow: "a.*.test" is refused: ' +
+    'a wildcard is only `*.` before a name\n');
+  r = start({ mode: 'allow-list', deny: ['10.0.0.1'] });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /option network\.deny: "10\.0\.0\.1" is refused: not a host name .*no IP literal/);
+  r = start({ mode: 'allow-list', resolverOverride: ['*.test'] });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /option network\.resolverOverride: "\*\.test" is refused: a plain host name is required here/);
+  r = start({ mode: 'allow-list', allow: ['a.test'], bogus: 1 });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /network\.bogus: unknown field/);
+  r = start({ mode: 'everything' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /network\.mode/);
+});
+
+await check('a permitted name: Node fetch succeeds without proxy settings, and the result lists it', async () => {
+  const r = await run(base, FETCH(`https://allowed.test:${P}/`));
+  assert.equal(r.value, `hello allowed.test:${P}`);
+  permitted(r, 'allowed.test', P);
+});
+
+await check('the egress proxy runs confined itself (no_new_privs, Landlock)', async () => {
+  const r = await run(base, FETCH(`https://allowed.test:${P}/proxy-status`));
+  assert.deepEqual(JSON.parse(r.value), ['1']);
+});
+
+await check('a name not on the list: ENOTFOUND, denied, named in the diagnostic (control: listed)', async () => {
+  const r = await run(base, FETCH(`https://evil.test:${P}/`));
+  assert.equal(r.value.error, 'ENOTFOUND getaddrinfo ENOTFOUND evil.test');
+  refused(r, 'evil.test', 0, 'not on the allow-list');
+  const control = await run(
+    { ...base, allow: [`allowed.test:${P}`, `evil.test:${P}`], resolverOverride: ['allowed.test', 'evil.test'] },
+    FETCH(`https://evil.test:${P}/`),
+  );
+  assert.equal(control.value, `hello evil.test:${P}`);
+  permitted(control, 'evil.test', P);
+});
+
+await check('a deny match inside an allowed wildcard is refused (control: a sibling name)', async () => {
+  const policy = {
+    mode: 'allow-list',
+    allow: [`*.wild.test:${P}`],
+    deny: ['blocked.wild.test'],
+    resolverOverride: ['api.wild.test', 'blocked.wild.test'],
+  };
+  const r = await run(policy, FETCH(`https://blocked.wild.test:${P}/`));
+  assert.equal(r.value.error, 'ENOTFOUND getaddrinfo ENOTFOUND blocked.wild.test');
+  refused(r, 'blocked.wild.test', 0, 'matches a deny pattern');
+  const control = await run(policy, FETCH(`https://api.wild.test:${P}/`));
+  assert.equal(control.value, `hello api.wild.test:${P}`);
+});
+
+await check('an IP literal (the host network) is refused and never reaches the host (control: the name)', async () => {
+  const before = tlsAccepted;
+  const r = await run(base, FETCH(`https://127.0.0.1:${P}/`));
+  assert.match(r.value.error, /^ECONNRESET /);
+  refused(r, '127.0.0.1', P, 'an address the resolver did not give (IP literal)');
+  assert.equal(tlsAccepted, before, 'no connection reached the host listener');
+});
+
+await check('a permitted name resolving to a private address is refused (control: allowPrivateAddresses)', async () => {
+  const policy = { mode: 'allow-list', allow: [`localhost:${P}`] };
+  const r = await run(policy, FETCH(`https://localhost:${P}/`));
+  assert.match(r.value.error, /^ENOTFOUND /);
+  refused(r, 'localhost', 0, 'resolves to a private address');
+  const control = await run({ ...policy, allowPrivateAddresses: true }, FETCH(`https://localhost:${P}/`));
+  assert.equal(control.value, `hello localhost:${P}`);
+  permitted(control, 'localhost', P);
+});
+
+const TLS_SNI = (servername) => `const net = await import('node:net');
+try {
+  return await new Promise((res, rej) => {
+    const s = tls.connect({ host: 'allowed.test', port: ${P}, servername: ${JSON.stringify(servername)} }, () => { s.end(); res('connected'); });
+    s.on('error', rej);
+  });
+} catch (e) { return fail(e); }`;
+
+await check('TLS naming another server than the host resolved is refused (control: the same name)', async () => {
+  const r = await run(base, TLS_SNI('other.test'));
+  assert.match(r.value.error, /^ECONNRESET /);
+  refused(r, 'allowed.test', P, 'TLS server name differs from the host connected to');
+  const control = await run(base, TLS_SNI('allowed.test'));
+  assert.equal(control.value, 'connected');
+});
+
+const HTTP_HOST = (host) => `const http = await import('node:http');
+try {
+  return await new Promise((res, rej) => {
+    const q = http.get({ host: 'allowed.test', port: ${H}, path: '/', headers: ${host ? `{ host: ${JSON.stringify(host)} }` : '{}'} }, (r) => {
+      let t = ''; r.on('data', (d) => (t += d)); r.on('end', () => res(t));
+    });
+    q.on('error', rej);
+  });
+} catch (e) { return fail(e); }`;
+
+await check('plain HTTP with another Host header is refused (control: its own Host)', async () => {
+  const policy = { ...base, allow: [`allowed.test:${H}`] };
+  const r = await run(policy, HTTP_HOST('other.test'));
+  assert.match(r.value.error, /^ECONNRESET /);
+  refused(r, 'allowed.test', H, 'HTTP Host header differs from the host connected to');
+  const control = await run(policy, HTTP_HOST(null));
+  assert.equal(control.value, `hello allowed.test:${H}`);
+});
+
+const TCP = (port) => `const net = await import('node:net');
+try {
+  return await new Promise((res, rej) => {
+    const s = net.connect(${port}, 'allowed.test', () => s.write('ping'));
+    s.on('data', (d) => { s.end(); res(String(d)); });
+    s.on('error', rej);
+  });
+} catch (e) { console.log(String(e)); return fail(e); }`;
+
+await check('plain TCP to a port not permitted is refused by the kernel (control: the port listed)', async () => {
+  const r = await run(base, TCP(R));
+  assert.match(r.value.error, /^EACCES connect EACCES/);
+  assert.equal(r.sandbox.denied, true);
+  const control = await run({ ...base, allow: [`allowed.test:${P}`, `allowed.test:${R}`] }, TCP(R));
+  assert.equal(control.value, 'ping');
+  permitted(control, 'allowed.test', R);
+});
+
+const UDP = `const dgram = await import('node:dgram');
+    return await new Promise((res) => { const s = dgram.createSocket('udp4'); s.on('error', (e) => res(fail(e)));
+      s.send('program', ${U}, '127.0.0.1', (e) => { s.close(); res(e ? fail(e) : 'sent'); }); });`;
+
+await check('UDP other than the resolver never leaves the range (control: unconfined, it arrives)', async () => {
+  const r = await run(base, UDP);
+  assert.equal(r.ok, true, JSON.stringify(r));
+  assert.deepEqual(await marked(), [], 'no datagram reached the host');
+  const control = await run({ mode: 'none' }, UDP, [], 'danger-full-access');
+  assert.equal(control.value, 'sent');
+  assert.deepEqual(await marked(), ['program']);
+});
+
+await check('a redirect to a host not permitted is refused (control: a redirect to the permitted one)', async () => {
+  const r = await run(base, FETCH(`https://allowed.test:${P}/redirect?to=https://evil.test:${P}/`));
+  assert.equal(r.value.error, 'ENOTFOUND getaddrinfo ENOTFOUND evil.test');
+  refused(r, 'evil.test', 0, 'not on the allow-list');
+  const control = await run(base, FETCH(`https://allowed.test:${P}/redirect?to=https://allowed.test:${P}/x`));
+  assert.equal(control.value, `hello allowed.test:${P}`);
+});
+
+await check('no path reaches the proxy: unix sockets stay refused, no proxy process is visible', async () => {
+  const r = await run(
+    base,
+    `const net = await import('node:net');
+    const procs = fs.readdirSync('/proc').filter((p) => /^[0-9]+$/.test(p))
+      .map((p) => { try { return fs.readFileSync('/proc/' + p + '/cmdline', 'utf8'); } catch { return ''; } })
+      .filter((c) => c.includes('egress'));
+    const unix = await new Promise((res) => { const s = net.connect('\\0dsh-egress'); s.on('connect', () => res('connected')); s.on('error', (e) => res(e.code)); });
+    return { procs, unix };`,
+  );
+  assert.deepEqual(r.value, { procs: [], unix: 'EACCES' }, JSON.stringify(r));
+});
+
+await check("another run's relay address is not reachable from a run that did not resolve it", async () => {
+  // The first name a run resolves gets 127.77.0.1 in that run's own namespace; here nothing was
+  // resolved, so the same address is only an IP literal.
+  const r = await run(base, FETCH(`https://127.77.0.1:${P}/`));
+  assert.match(r.value.error, /^ECONNRESET /);
+  refused(r, '127.77.0.1', P, 'an address the resolver did not give (IP literal)');
+});
+
+if (pythonProfile) {
+  await check('Python urllib reaches a permitted name through the default configuration', async () => {
+    const r = await run(
+      base,
+      `import ssl, urllib.request\nctx = ssl.create_default_context(cafile="ca.pem")\n` +
+        `return urllib.request.urlopen("https://allowed.test:${P}/", context=ctx).read().decode()\n`,
+      ['--patch', pythonProfile],
+    );
+    assert.equal(r.value, `hello allowed.test:${P}`, JSON.stringify(r));
+    permitted(r, 'allowed.test', P);
+  });
+}
+
+// A process the program starts that honours https_proxy (plain python3's urllib) reaches the host
+// through the CONNECT port; the program's own process.env stays empty.
+const VIA_PROXY = (host) => `const cp = await import('node:child_process');
+const script = 'import ssl, sys, urllib.request\\n' +
+  'ctx = ssl.create_default_context(cafile="ca.pem")\\n' +
+  'try:\\n    print(urllib.request.urlopen("https://${host}:${P}/", context=ctx).read().decode())\\n' +
+  'except Exception as e:\\n    print("error", e)\\n';
+return { env: Object.keys(process.env).length, out: cp.execFileSync('/usr/bin/python3', ['-c', script], { encoding: 'utf8' }).trim() };`;
+
+await check('a process honouring HTTPS_PROXY goes through the CONNECT port, checked the same way', async () => {
+  const r = await run(base, VIA_PROXY('allowed.test'));
+  assert.deepEqual(r.value, { env: 0, out: `hello allowed.test:${P}` }, JSON.stringify(r));
+  permitted(r, 'allowed.test', P);
+  const no = await run(base, VIA_PROXY('evil.test'));
+  assert.equal(no.value.out, 'error <urlopen error Tunnel connection failed: 403 Forbidden>');
+  refused(no, 'evil.test', P, 'not on the allow-list');
+  const literal = await run(base, VIA_PROXY('127.0.0.1'));
+  assert.equal(literal.value.out, 'error <urlopen error Tunnel connection failed: 403 Forbidden>');
+  refused(literal, '127.0.0.1', P, 'an address the resolver did not give (IP literal)');
+});
+
+await check('dsh mcp tells the model the hosts, and names a refused one in the result', async () => {
+  const child = spawn(dsh, ['--workspace', ws, 'mcp', '--patch', patch(base)], { cwd: ws, stdio: ['pipe', 'pipe', 'inherit'] });
+  const answers = new Map();
+  let buf = '', wake = null;
+  child.stdout.on('data', (d) => {
+    buf += d;
+    for (let i; (i = buf.indexOf('\n')) >= 0; buf = buf.slice(i + 1)) {
+      const m = JSON.parse(buf.slice(0, i));
+      if (m.id !== undefined) answers.set(m.id, m);
+      if (wake) wake();
+    }
+  });
+  const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
+  const answer = async (id) => {
+    while (!answers.has(id)) await new Promise((res) => (wake = res));
+    return answers.get(id);
+  };
+  send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+  await answer(1);
+  send({ method: 'notifications/initialized' });
+  send({ id: 2, method: 'tools/list' });
+  const runCode = (await answer(2)).result.tools.find((t) => t.name === 'run_code');
+  assert.match(runCode.description, new RegExp(`Network: only these hosts \\(others fail with ENOTFOUND and the result says the sandbox refused them\\): allowed\\.test:${P}\\.`));
+  send({ id: 3, method: 'tools/call', params: { name: 'run_code', arguments: { description: 'd',
+    program: 'try { await fetch("https://evil.test/") } catch (e) { inspect(e.cause.code) }' } } });
+  const text = (await answer(3)).result.content[0].text;
+  child.kill();
+  assert.equal(text, 'ENOTFOUND\nthe sandbox refused: an operation of the program that read-only mode does not allow\n' +
+    'the sandbox refused network access to evil.test (not on the allow-list)');
+});
+
+if (pythonProfile) {
+  await check('only IPv4 TCP and UDP sockets exist in an allow-list run (control: those two)', async () => {
+    const r = await run(
+      base,
+      `import errno, socket\nout = {}\n` +
+        `for name, args in [("inet6", (socket.AF_INET6, socket.SOCK_STREAM)), ("unix", (socket.AF_UNIX, socket.SOCK_STREAM)),\n` +
+        `    ("raw", (socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)), ("ping", (socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP)),\n` +
+        `    ("netlink", (socket.AF_NETLINK, socket.SOCK_RAW, 0)), ("packet", (socket.AF_PACKET, socket.SOCK_RAW, 0)),\n` +
+        `    ("tcp", (socket.AF_INET, socket.SOCK_STREAM, 0)), ("udp", (socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_UDP))]:\n` +
+        `    try:\n        socket.socket(*args).close()\n        out[name] = "ok"\n` +
+        `    except OSError as e:\n        out[name] = errno.errorcode.get(e.errno, str(e.errno))\n` +
+        `return out\n`,
+      ['--patch', pythonProfile],
+    );
+    assert.deepEqual(r.value, {
+      inet6: 'EACCES', unix: 'EACCES', raw: 'EACCES', ping: 'EACCES', netlink: 'EACCES', packet: 'EACCES',
+      tcp: 'ok', udp: 'ok',
+    }, JSON.stringify(r));
+  });
+}
+
+tlsServer.close();
+httpServer.close();
+echoServer.close();
+udp.close();
+console.log(failures ? `${failures} failed` : 'all passed');
+process.exit(failures ? 1 : 0);
