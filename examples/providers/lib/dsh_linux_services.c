@@ -305,9 +305,10 @@ DSHX_EXPORT int dsh_linux_services_create(const struct dsh_linux_services_option
     const struct dshx__kernel *k = &s->cfg.kernel;
     dshx__log(&s->cfg, DSH_LOG_INFO,
               "linux services: landlock ABI %d, seccomp %s, pid namespace %s, namespaces %s, "
-              "cgroup controllers memory %s, pids %s, cpu %s",
+              "own user namespace %s, pid_max %s, cgroup controllers memory %s, pids %s, cpu %s",
               k->landlock_abi, k->seccomp ? "yes" : "no", k->pid_ns ? "yes" : "no (subreaper)",
-              k->namespaces ? "yes" : "no", k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_MEMORY) ? "yes" : "no",
+              k->namespaces ? "yes" : "no", k->userns && (k->pid_ns || k->namespaces) ? "yes" : "no",
+              k->pid_max_per_ns ? "yes" : "no", k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_MEMORY) ? "yes" : "no",
               k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_PIDS) ? "yes" : "no",
               k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_CPU) ? "yes" : "no");
     *ret_services = s;

@@ -173,8 +173,15 @@ static int choose_identity(struct dshx__sandbox *sb, const struct policy *p, con
                            const char *tempdir, struct identity *ret_id)
 {
     const struct dshx__config *cfg = sb->cfg;
-    if (!cfg->kernel.root || !cfg->kernel.namespaces)
+    if (!cfg->kernel.root || cfg->kernel.userns || !cfg->kernel.namespaces)
+        return 0; /* in a user namespace of the range's own only the host's uid is mapped */
+    if (sb->ids.unmapped) {
+        dshx__log(cfg, DSH_LOG_WARN,
+                  "the program runs as the host's uid: the dedicated ids %u-%u are not mapped in dsh's "
+                  "user namespace (a container's)",
+                  (unsigned)sb->ids.uid_base, (unsigned)(sb->ids.uid_base + sb->ids.uid_count - 1));
         return 0;
+    }
     struct dsh_strv owned = {0};
     int rc = dsh_strv_push(&owned, p->workspace);
     for (char **r = cfg->extra_writable_roots; rc == 0 && *r; r++)
@@ -216,7 +223,7 @@ static int launcher_argv(const struct dshx__config *cfg, const struct policy *p,
         rc = dsh_strv_pushf(&sv, "%d", abi);
     if (rc == 0 && cfg->kernel.namespaces)
         rc = dsh_strv_push(&sv, "--namespaces");
-    if (rc == 0 && !cfg->kernel.root && cfg->kernel.pid_ns) {
+    if (rc == 0 && cfg->kernel.userns && cfg->kernel.pid_ns) {
         rc = dsh_strv_push(&sv, "--nproc");
         if (rc == 0)
             rc = dsh_strv_pushf(&sv, "%u", cfg->max_processes);
