@@ -68,6 +68,7 @@ step "conformance through dsh (meson test --suite conformance)" meson test -C bu
 step "soak: 200 mixed runs through one --serve host (meson test --suite soak)" meson test -C build --print-errorlogs --suite soak
 step "install into a prefix, move it, use it alone (tests/install)" ./tests/install/run.sh
 step "quick start leaves nothing behind" ./tests/install/quickstart.sh
+step "dsh in containers: the image, the privilege table, the manifests (tests/container)" ./tests/container/run.sh build
 
 # Sanitizers: the C code again, instrumented. Node-heavy suites run only in the plain build.
 if [ ! -f build-asan/build.ninja ]; then

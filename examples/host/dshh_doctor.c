@@ -227,6 +227,21 @@ static bool cgroups_read_only(void)
            (sv.f_flag & ST_RDONLY);
 }
 
+/* In a cgroup namespace of its own every line of /proc/self/cgroup names the root "/". */
+static bool private_cgroup_namespace(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    char line[512];
+    bool all_root = f != NULL;
+    while (f && fgets(line, sizeof line, f)) {
+        size_t n = strcspn(line, "\n");
+        all_root = all_root && n >= 2 && line[n - 1] == '/' && line[n - 2] == ':';
+    }
+    if (f)
+        fclose(f);
+    return all_root;
+}
+
 /* Appends "; " and text to buf (of size) when need is missing. */
 static void missing(char *buf, size_t size, bool have, const char *text)
 {
@@ -295,6 +310,10 @@ static void capability_reason(const char *name, const struct kernel_facts *k, ch
             snprintf(why + strlen(why), size - strlen(why), "%s",
                      ": the container's cgroup file system is mounted read-only (a private cgroup "
                      "namespace mounted read-write: README, \"Running in a container\")");
+        else if ((!k->memory || !k->pids || !k->cpu) && k->container && !private_cgroup_namespace())
+            snprintf(why + strlen(why), size - strlen(why), "%s",
+                     ": the container shares the host's cgroup namespace, where dsh's cgroup is not under "
+                     "/sys/fs/cgroup (--cgroupns=private: README, \"Running in a container\")");
         else if (!k->memory || !k->pids || !k->cpu)
             snprintf(why + strlen(why), size - strlen(why), "%s",
                      k->root ? ": the range's limits need these cgroups (README, \"Kernel requirements\")"
@@ -409,8 +428,14 @@ int dshh__cmd_doctor(const char *base, const char *const *patches, size_t npatch
         host.services.sandbox_policy) {
         int rcs[3];
         char *reports[3] = {NULL};
-        for (size_t i = 0; i < 3; i++)
+        char *identity_note = NULL; /* the services' reason for workspace-write's identity */
+        for (size_t i = 0; i < 3; i++) {
+            free(host.identity_note);
+            host.identity_note = NULL;
             reports[i] = mode_report(&host, modes[i], &rcs[i]);
+            if (!strcmp(modes[i], "workspace-write") && host.identity_note)
+                identity_note = strdup(host.identity_note);
+        }
         json_object *danger = reports[2] ? json_tokener_parse(reports[2]) : NULL;
         print_landlock(danger);
         json_object_put(danger);
@@ -439,9 +464,10 @@ int dshh__cmd_doctor(const char *base, const char *const *patches, size_t npatch
             .abi = (int)abi, .seccomp = fact(f, "seccomp yes"), .namespaces = fact(f, "namespaces yes"),
             .pid_ns = fact(f, "pid namespace yes"), .memory = fact(f, "memory yes"),
             .pids = fact(f, "pids yes"), .cpu = fact(f, "cpu yes"), .root = root,
-            .userns = fact(f, "own user namespace yes"), .identity = host.identity_note,
+            .userns = fact(f, "own user namespace yes"), .identity = identity_note,
             .container = container_engine()};
         print_reasons(parsed, &facts);
+        free(identity_note);
         for (size_t i = 0; i < 3; i++)
             json_object_put(parsed[i]);
         status = write_full && ran ? DSHH_EXIT_OK : DSHH_EXIT_FAILURE;

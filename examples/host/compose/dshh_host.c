@@ -62,8 +62,8 @@ static void log_stderr(void *ctx, int level, const char *message)
     /* What the services found on this kernel, logged once at create. */
     if (!host->kernel_facts && !strncmp(message, "linux services: ", strlen("linux services: ")))
         host->kernel_facts = strdup(message);
-    /* Why the first confinement got no dedicated identity (dsh doctor's first confine is its
-     * own report of a mode; the stripper and programs come later). */
+    /* Why a confinement got no dedicated identity: the first reason since dsh doctor cleared it
+     * before confining in one mode. */
     static const char identity[] = "the program runs as the host's uid: ";
     if (!host->identity_note && !strncmp(message, identity, strlen(identity)))
         host->identity_note = strdup(message + strlen(identity));

@@ -278,8 +278,8 @@ static int refuse(const struct dshx__config *cfg, const char *mode, const char *
                   const struct dsh_strv *shortfall, const char *after)
 {
     char *list = dsh_strv_join(shortfall->v, ", ");
-    dshx__log(cfg, DSH_LOG_ERROR, "sandbox unavailable for %s: %s, but this machine enforces %s%s%s", mode,
-              requirement, before, list ? list : "less", after);
+    dshx__log(cfg, DSH_LOG_ERROR, "sandbox unavailable for %s: %s, but this machine enforces %s%s%s%s", mode,
+              requirement, before, list ? list : "less", after, dshx__container_hint(&cfg->kernel));
     free(list);
     return DSH_E_SANDBOX_UNAVAILABLE;
 }
