@@ -75,9 +75,21 @@ skip() {
     echo "container: SKIP the container rows: $*"
     finish
 }
-command -v podman >/dev/null 2>&1 || skip "podman is not installed (apt-get install podman mmdebstrap uidmap)"
-[ "$(id -u)" -eq 0 ] || skip "needs root (rootful podman, and a user for the rootless row)"
+[ "$(id -u)" -eq 0 ] || skip "needs root (rootful podman)"
+# The container tools are installed here, not by examples/setup.sh: the quick start needs none.
+missing=""
+for p in podman mmdebstrap uidmap runc; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "container: installing$missing"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null 2>&1 ||
+        { apt-get update -qq >/dev/null 2>&1 &&
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null 2>&1; }
+fi
+command -v podman >/dev/null 2>&1 || skip "podman is not installed and could not be (apt-get install podman)"
 command -v mmdebstrap >/dev/null 2>&1 || skip "mmdebstrap is not installed (it makes the Debian 12 base)"
+podman info >/dev/null 2>&1 || skip "podman cannot run here: $(podman info 2>&1 | tail -1)"
 runtime=""
 command -v runc >/dev/null 2>&1 && runtime="--runtime runc"
 # runc sets the image's default rlimits, which may exceed this machine's hard limits (EPERM; crun
@@ -138,8 +150,6 @@ p["syscalls"] += [
 json.dump(p, open(sys.argv[2], "w"))
 EOF
 cp "$here"/programs/* "$tmp/"
-chmod 755 "$tmp"
-chmod 644 "$tmp"/*
 
 # One container per row: doctor, the hostile set, the memory program under maxMemoryMb 64, and the
 # same with requireResourceLimits. Prints "NAME=value" lines the checks read.
@@ -157,6 +167,10 @@ r=$(dsh --sandbox workspace-write --workspace $ww --patch /t/mem64-required.yaml
 echo "required=$r"
 '
 
+printf '%s' "$inside" >"$tmp/inside.sh"
+chmod 755 "$tmp"
+chmod 644 "$tmp"/*
+
 # row NAME RUNNER OPTIONS...: runs the container; the lines land in $tmp/NAME.
 row() {
     name=$1 runner=$2
@@ -165,7 +179,7 @@ row() {
     # owned by the container's user (podman's :U).
     mkdir -p "$tmp/work-$name"
     $runner podman run --rm $runtime $ulimits --no-healthcheck --network none -v "$tmp:/t:ro" \
-        -v "$tmp/work-$name:/work:U" "$@" "$image" sh -c "$inside" >"$tmp/$name" 2>"$tmp/$name.err" ||
+        -v "$tmp/work-$name:/work:U" "$@" "$image" sh /t/inside.sh >"$tmp/$name" 2>"$tmp/$name.err" ||
         fail "$name: podman run: $(tail -3 "$tmp/$name.err")"
 }
 value() { sed -n "s/^$2=//p" "$tmp/$1" | head -1; }
@@ -231,6 +245,29 @@ check cap-sys-admin-unconfined "$partial" "$ran"
 # namespace remounted read-write by the entrypoint, /tmp on a tmpfs (the workspace is a volume).
 row minimal-full "" --user 0 --cap-add SYS_ADMIN --cgroupns=private -e DSH_CGROUPS=writable --tmpfs /tmp
 check minimal-full full "$killed"
+
+# Rootless podman, run by an unprivileged user with subordinate ids (made here when missing):
+# the container's root is that user, everything else as in the defaults.
+rootless=dsh-rootless
+if ! id "$rootless" >/dev/null 2>&1; then
+    useradd --create-home --shell /bin/sh "$rootless" >/dev/null 2>&1
+fi
+if ! grep -q "^$rootless:" /etc/subuid 2>/dev/null || ! grep -q "^$rootless:" /etc/subgid 2>/dev/null; then
+    usermod --add-subuids 300000-365535 --add-subgids 300000-365535 "$rootless" >/dev/null 2>&1
+fi
+if id "$rootless" >/dev/null 2>&1 && grep -q "^$rootless:" /etc/subuid && command -v newuidmap >/dev/null; then
+    mkdir -p "$tmp/work-rootless"
+    chown "$rootless" "$tmp/work-rootless"
+    podman save -q "$image" | su - "$rootless" -c "podman load -q" >/dev/null 2>"$tmp/rootless.err" ||
+        fail "rootless: podman load: $(tail -1 "$tmp/rootless.err")"
+    su - "$rootless" -c "podman run --rm $runtime $ulimits --no-healthcheck --network none -v $tmp:/t:ro \
+        -v $tmp/work-rootless:/work --user 0 $image sh /t/inside.sh" >"$tmp/rootless" 2>>"$tmp/rootless.err" ||
+        fail "rootless: podman run: $(tail -3 "$tmp/rootless.err")"
+    su - "$rootless" -c "podman rmi -f $image" >/dev/null 2>&1
+    check rootless "$partial" "$ran"
+else
+    echo "container: SKIP rootless: no user $rootless with subordinate ids (useradd, usermod --add-subuids)"
+fi
 
 row privileged "" --user 0 --privileged
 check privileged "$partial" "$ran"
