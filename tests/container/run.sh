@@ -232,6 +232,12 @@ expect "engine-default: a run fails closed naming the profile" \
 row userns-auto "" --userns=auto --user 0
 check userns-auto "$partial" "$ran"
 
+# What deployment.yaml asks of Kubernetes: a user namespace of the pod's own, user 10001, no
+# capability, no_new_privs, a read-only root file system with /tmp writable, the shipped profile.
+row kubernetes-like "" --userns=auto --read-only --tmpfs /tmp --cap-drop ALL --security-opt no-new-privileges \
+    --security-opt "seccomp=$deploy/seccomp.json"
+check kubernetes-like "$partial" "$ran"
+
 row cap-sys-admin "" --user 0 --cap-add SYS_ADMIN
 check cap-sys-admin "$partial" "$ran"
 expect_match "cap-sys-admin: why identity" "no dedicated uid and gid: /tmp/dsh-0/.* cannot be examined or idmapped \(overlayfs has no idmapped mounts" \
@@ -268,6 +274,22 @@ if id "$rootless" >/dev/null 2>&1 && grep -q "^$rootless:" /etc/subuid && comman
 else
     echo "container: SKIP rootless: no user $rootless with subordinate ids (useradd, usermod --add-subuids)"
 fi
+
+# The image's own command: dsh mcp --listen with the token, healthy once /readyz answers 200.
+head -c 24 /dev/urandom | base64 >"$tmp/token"
+chmod 644 "$tmp/token"
+mkdir -p "$tmp/work-server"
+server=$(podman run -d $runtime $ulimits -v "$tmp/token:/run/secrets/dsh-token:ro" -v "$tmp/work-server:/work:U" \
+    "$image" 2>"$tmp/server.err") || fail "server: podman run: $(tail -1 "$tmp/server.err")"
+healthy=1
+for _ in $(seq 120); do # the first probe run starts Node: up to a minute on a loaded machine
+    podman healthcheck run "$server" >/dev/null 2>&1 && { healthy=0; break; }
+    sleep 0.5
+done
+expect "the image's command serves MCP and its HEALTHCHECK (/readyz) passes" 0 "$healthy"
+out=$(podman exec "$server" bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080 && printf "POST /mcp HTTP/1.0\r\nContent-Length: 2\r\n\r\n{}" >&3 && head -n1 <&3' 2>&1)
+expect_match "/mcp without the token" "^HTTP/1.[01] 401 " "$out"
+podman rm -f -t 5 "$server" >/dev/null 2>&1
 
 row privileged "" --user 0 --privileged
 check privileged "$partial" "$ran"
