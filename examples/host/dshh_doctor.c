@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -212,34 +211,12 @@ struct kernel_facts {
     bool userns;            /* ranges get a user namespace of their own */
     const char *identity;   /* the services' reason for no dedicated identity, or NULL */
     const char *container;  /* container_engine() */
+    bool cgroups_read_only, cgroup_hidden; /* the services' container hint */
 };
 
 static bool fact(const char *line, const char *what)
 {
     return line && strstr(line, what);
-}
-
-/* Whether the memory controller's mount (cgroup v1) or the cgroup2 root is read-only. */
-static bool cgroups_read_only(void)
-{
-    struct statvfs sv;
-    return (statvfs("/sys/fs/cgroup/memory", &sv) == 0 || statvfs("/sys/fs/cgroup", &sv) == 0) &&
-           (sv.f_flag & ST_RDONLY);
-}
-
-/* In a cgroup namespace of its own every line of /proc/self/cgroup names the root "/". */
-static bool private_cgroup_namespace(void)
-{
-    FILE *f = fopen("/proc/self/cgroup", "re");
-    char line[512];
-    bool all_root = f != NULL;
-    while (f && fgets(line, sizeof line, f)) {
-        size_t n = strcspn(line, "\n");
-        all_root = all_root && n >= 2 && line[n - 1] == '/' && line[n - 2] == ':';
-    }
-    if (f)
-        fclose(f);
-    return all_root;
 }
 
 /* Appends "; " and text to buf (of size) when need is missing. */
@@ -306,14 +283,15 @@ static void capability_reason(const char *name, const struct kernel_facts *k, ch
         missing(why, size, k->pids, "no pids cgroup (maxProcesses)");
         missing(why, size, k->cpu, "no cpu cgroup (maxCpuPercent)");
         missing(why, size, k->namespaces, "no mount namespace for the tmpfs TMPDIR (maxTempBytes)");
-        if ((!k->memory || !k->pids || !k->cpu) && k->container && cgroups_read_only())
+        /* What the services found withholding the cgroups (their facts line says). */
+        if ((!k->memory || !k->pids || !k->cpu) && k->cgroups_read_only)
             snprintf(why + strlen(why), size - strlen(why), "%s",
-                     ": the container's cgroup file system is mounted read-only (a private cgroup "
-                     "namespace mounted read-write: README, \"Running in a container\")");
-        else if ((!k->memory || !k->pids || !k->cpu) && k->container && !private_cgroup_namespace())
+                     ": the cgroup file system is mounted read-only, as container engines mount it (a "
+                     "private cgroup namespace made writable: README, \"Running in a container\")");
+        else if ((!k->memory || !k->pids || !k->cpu) && k->cgroup_hidden)
             snprintf(why + strlen(why), size - strlen(why), "%s",
-                     ": the container shares the host's cgroup namespace, where dsh's cgroup is not under "
-                     "/sys/fs/cgroup (--cgroupns=private: README, \"Running in a container\")");
+                     ": dsh's cgroup is not under /sys/fs/cgroup, as in a container that shares the host's "
+                     "cgroup namespace (--cgroupns=private: README, \"Running in a container\")");
         else if (!k->memory || !k->pids || !k->cpu)
             snprintf(why + strlen(why), size - strlen(why), "%s",
                      k->root ? ": the range's limits need these cgroups (README, \"Kernel requirements\")"
@@ -465,7 +443,8 @@ int dshh__cmd_doctor(const char *base, const char *const *patches, size_t npatch
             .pid_ns = fact(f, "pid namespace yes"), .memory = fact(f, "memory yes"),
             .pids = fact(f, "pids yes"), .cpu = fact(f, "cpu yes"), .root = root,
             .userns = fact(f, "own user namespace yes"), .identity = identity_note,
-            .container = container_engine()};
+            .container = container_engine(), .cgroups_read_only = fact(f, "mounted read-only"),
+            .cgroup_hidden = fact(f, "is not under /sys/fs/cgroup")};
         print_reasons(parsed, &facts);
         free(identity_note);
         for (size_t i = 0; i < 3; i++)

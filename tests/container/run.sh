@@ -210,7 +210,7 @@ partial='partial (identity: partial, resources: partial)'
 row defaults ""
 check defaults "$partial" "$ran"
 expect_match "defaults: why identity" "^reason=identity partial: dsh is not root" "$(grep '^reason=identity' "$tmp/defaults")"
-expect_match "defaults: why resources" "the container's cgroup file system is mounted read-only" "$(grep '^reason=resources' "$tmp/defaults")"
+expect_match "defaults: why resources" "the cgroup file system is mounted read-only, as container engines mount it" "$(grep '^reason=resources' "$tmp/defaults")"
 
 row root "" --user 0
 check root "$partial" "$ran"
