@@ -268,11 +268,11 @@ static void capability_reason(const char *name, const struct kernel_facts *k, ch
         if (k->root && !k->userns && k->identity && strstr(k->identity, "not mapped"))
             missing(why, size, false, k->identity);
         else if (k->root && !k->userns && k->identity)
-            snprintf(why + strlen(why), size - strlen(why), "%sno dedicated uid and gid: %s%s",
-                     why[0] ? ", " : "", k->identity,
-                     k->container ? " (overlayfs has no idmapped mounts: put the workspace and /tmp on a "
-                                    "volume or tmpfs: -v or --tmpfs, Kubernetes emptyDir)"
-                                  : "");
+            snprintf(why + strlen(why), size - strlen(why),
+                     "%sno dedicated uid and gid: %s (idmapped mounts need ext4, xfs, btrfs, tmpfs or f2fs, "
+                     "not overlayfs: in a container put the workspace and /tmp on a volume or tmpfs, -v or "
+                     "--tmpfs, Kubernetes emptyDir)",
+                     why[0] ? ", " : "", k->identity);
         else if (k->root && !k->userns)
             missing(why, size, false, "no dedicated uid and gid: the mount layer cannot map every path "
                                       "the program reads to them");

@@ -240,7 +240,7 @@ check kubernetes-like "$partial" "$ran"
 
 row cap-sys-admin "" --user 0 --cap-add SYS_ADMIN
 check cap-sys-admin "$partial" "$ran"
-expect_match "cap-sys-admin: why identity" "no dedicated uid and gid: /tmp/dsh-0/.* cannot be examined or idmapped \(overlayfs has no idmapped mounts" \
+expect_match "cap-sys-admin: why identity" "no dedicated uid and gid: /tmp/dsh-0/.* cannot be examined or idmapped \(idmapped mounts need ext4, xfs, btrfs, tmpfs or f2fs, not overlayfs" \
     "$(grep '^reason=identity' "$tmp/cap-sys-admin")"
 
 # The issue's broken row: every run failed with "cannot start .../dsh-sandbox-launch: Read-only file system".

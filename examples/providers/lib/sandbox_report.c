@@ -6,10 +6,10 @@
 #include "range_cgroup.h"
 
 #include <json-c/json.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
-#include <stdio.h>
 #include <unistd.h>
 
 struct capability {
