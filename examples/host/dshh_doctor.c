@@ -54,6 +54,36 @@ static bool under_seccomp_filter(void)
     return mode == 2;
 }
 
+/* The container dsh runs in, as far as the engine says so; NULL on a host. */
+static const char *container_engine(void)
+{
+    const char *c = getenv("container"); /* podman, systemd-nspawn, lxc, ... */
+    if (getenv("KUBERNETES_SERVICE_HOST"))
+        return "Kubernetes";
+    if (access("/run/.containerenv", F_OK) == 0)
+        return "podman";
+    if (access("/.dockerenv", F_OK) == 0)
+        return "docker";
+    return c && *c ? c : NULL;
+}
+
+/* Where the project's seccomp profile is, for the hints. */
+#define SECCOMP_PROFILE "examples/deploy/seccomp.json"
+
+/* What grants namespaces that were refused (EPERM), for a line of its own or a reason. */
+static const char *namespace_hint(void)
+{
+    if (under_seccomp_filter())
+        return "dsh runs under a seccomp filter, and a container's seccomp profile refuses them: run the "
+               "container with --security-opt seccomp=" SECCOMP_PROFILE
+               " (Kubernetes: securityContext.seccompProfile type Localhost with that file)";
+    if (container_engine())
+        return "the container refuses user namespaces (user.max_user_namespaces, an LSM): --cap-add "
+               "SYS_ADMIN lets dsh make the namespaces without one";
+    return "user namespaces are refused (user.max_user_namespaces, kernel.unprivileged_userns_clone "
+           "or an LSM)";
+}
+
 static void print_namespace(const char *what, int flags, bool root)
 {
     int err = probe_unshare(flags);
@@ -61,10 +91,15 @@ static void print_namespace(const char *what, int flags, bool root)
         printf("%s: available%s\n", what, root && flags == CLONE_NEWUSER ? " (not needed as root)" : "");
         return;
     }
-    printf("%s: unavailable (unshare: %s)%s\n", what, strerror(err),
-           err == EPERM && under_seccomp_filter()
-               ? "; dsh runs under a seccomp filter: a container's seccomp profile blocks them"
-               : "");
+    /* Root without CAP_SYS_ADMIN (a container's): the services give each range a user namespace
+     * of its own, where it has them. */
+    if (root && err == EPERM && !(flags & CLONE_NEWUSER) && probe_unshare(flags | CLONE_NEWUSER) == 0) {
+        printf("%s: available in a user namespace of each range's own (root here lacks CAP_SYS_ADMIN)\n",
+               what);
+        return;
+    }
+    printf("%s: unavailable (unshare: %s)%s%s\n", what, strerror(err), err == EPERM ? "; " : "",
+           err == EPERM ? namespace_hint() : "");
 }
 
 struct confine_wait {
@@ -173,6 +208,10 @@ static void print_seccomp(void)
 struct kernel_facts {
     int abi; /* the Landlock ABI the report says a restricted run uses */
     bool seccomp, namespaces, pid_ns, memory, pids, cpu, root;
+    bool userns;            /* ranges get a user namespace of their own */
+    const char *identity;   /* the services' reason for no dedicated identity, or NULL */
+    const char *container;  /* container_engine() */
+    bool cgroups_read_only, cgroup_hidden; /* the services' container hint */
 };
 
 static bool fact(const char *line, const char *what)
@@ -220,8 +259,23 @@ static void capability_reason(const char *name, const struct kernel_facts *k, ch
         missing(why, size, k->root,
                 "dsh is not root, so programs run as its own uid (without capabilities) and share its "
                 "per-uid kernel counts; a dedicated uid and gid need a root host");
-        missing(why, size, !k->root, "no dedicated uid and gid: the mount layer cannot map every path "
-                                     "the program reads to them");
+        missing(why, size, !k->root || !k->userns,
+                k->container ? "dsh's root lacks CAP_SYS_ADMIN, so each range's user namespace maps only "
+                               "root: a dedicated uid and gid need --cap-add SYS_ADMIN (Kubernetes: "
+                               "capabilities add SYS_ADMIN) and the workspace and /tmp on a volume or tmpfs"
+                             : "dsh's root lacks CAP_SYS_ADMIN, so each range's user namespace maps only "
+                               "root; a dedicated uid and gid need CAP_SYS_ADMIN");
+        if (k->root && !k->userns && k->identity && strstr(k->identity, "not mapped"))
+            missing(why, size, false, k->identity);
+        else if (k->root && !k->userns && k->identity)
+            snprintf(why + strlen(why), size - strlen(why),
+                     "%sno dedicated uid and gid: %s (idmapped mounts need ext4, xfs, btrfs, tmpfs or f2fs, "
+                     "not overlayfs: in a container put the workspace and /tmp on a volume or tmpfs, -v or "
+                     "--tmpfs, Kubernetes emptyDir)",
+                     why[0] ? ", " : "", k->identity);
+        else if (k->root && !k->userns)
+            missing(why, size, false, "no dedicated uid and gid: the mount layer cannot map every path "
+                                      "the program reads to them");
     } else if (!strcmp(name, "processLifetime")) {
         missing(why, size, k->pid_ns, "no PID namespace: a range whose supervisor is killed can be lost");
     } else if (!strcmp(name, "resources")) {
@@ -229,11 +283,26 @@ static void capability_reason(const char *name, const struct kernel_facts *k, ch
         missing(why, size, k->pids, "no pids cgroup (maxProcesses)");
         missing(why, size, k->cpu, "no cpu cgroup (maxCpuPercent)");
         missing(why, size, k->namespaces, "no mount namespace for the tmpfs TMPDIR (maxTempBytes)");
-        if (!k->memory || !k->pids || !k->cpu)
+        /* What the services found withholding the cgroups (their facts line says). */
+        if ((!k->memory || !k->pids || !k->cpu) && k->cgroups_read_only)
+            snprintf(why + strlen(why), size - strlen(why), "%s",
+                     ": the cgroup file system is mounted read-only, as container engines mount it (a "
+                     "private cgroup namespace made writable: README, \"Running in a container\")");
+        else if ((!k->memory || !k->pids || !k->cpu) && k->cgroup_hidden)
+            snprintf(why + strlen(why), size - strlen(why), "%s",
+                     ": dsh's cgroup is not under /sys/fs/cgroup, as in a container that shares the host's "
+                     "cgroup namespace (--cgroupns=private: README, \"Running in a container\")");
+        else if (!k->memory || !k->pids || !k->cpu)
             snprintf(why + strlen(why), size - strlen(why), "%s",
                      k->root ? ": the range's limits need these cgroups (README, \"Kernel requirements\")"
                              : ": dsh may write no such cgroup as this user (README, \"Kernel requirements\")");
     }
+    /* What grants a missing namespace, once per line. */
+    bool ns_reason = (!k->namespaces && (!strcmp(name, "fileMetadata") || !strcmp(name, "network") ||
+                                         !strcmp(name, "ipc") || !strcmp(name, "resources"))) ||
+                     (!k->pid_ns && (!strcmp(name, "signals") || !strcmp(name, "processLifetime")));
+    if (ns_reason && why[0])
+        snprintf(why + strlen(why), size - strlen(why), "; %s", namespace_hint());
 }
 
 /* One line for each capability below full in some restricted mode, always. */
@@ -337,8 +406,14 @@ int dshh__cmd_doctor(const char *base, const char *const *patches, size_t npatch
         host.services.sandbox_policy) {
         int rcs[3];
         char *reports[3] = {NULL};
-        for (size_t i = 0; i < 3; i++)
+        char *identity_note = NULL; /* the services' reason for workspace-write's identity */
+        for (size_t i = 0; i < 3; i++) {
+            free(host.identity_note);
+            host.identity_note = NULL;
             reports[i] = mode_report(&host, modes[i], &rcs[i]);
+            if (!strcmp(modes[i], "workspace-write") && host.identity_note)
+                identity_note = strdup(host.identity_note);
+        }
         json_object *danger = reports[2] ? json_tokener_parse(reports[2]) : NULL;
         print_landlock(danger);
         json_object_put(danger);
@@ -366,8 +441,12 @@ int dshh__cmd_doctor(const char *base, const char *const *patches, size_t npatch
         struct kernel_facts facts = {
             .abi = (int)abi, .seccomp = fact(f, "seccomp yes"), .namespaces = fact(f, "namespaces yes"),
             .pid_ns = fact(f, "pid namespace yes"), .memory = fact(f, "memory yes"),
-            .pids = fact(f, "pids yes"), .cpu = fact(f, "cpu yes"), .root = root};
+            .pids = fact(f, "pids yes"), .cpu = fact(f, "cpu yes"), .root = root,
+            .userns = fact(f, "own user namespace yes"), .identity = identity_note,
+            .container = container_engine(), .cgroups_read_only = fact(f, "mounted read-only"),
+            .cgroup_hidden = fact(f, "is not under /sys/fs/cgroup")};
         print_reasons(parsed, &facts);
+        free(identity_note);
         for (size_t i = 0; i < 3; i++)
             json_object_put(parsed[i]);
         status = write_full && ran ? DSHH_EXIT_OK : DSHH_EXIT_FAILURE;

@@ -62,6 +62,11 @@ static void log_stderr(void *ctx, int level, const char *message)
     /* What the services found on this kernel, logged once at create. */
     if (!host->kernel_facts && !strncmp(message, "linux services: ", strlen("linux services: ")))
         host->kernel_facts = strdup(message);
+    /* Why a confinement got no dedicated identity: the first reason since dsh doctor cleared it
+     * before confining in one mode. */
+    static const char identity[] = "the program runs as the host's uid: ";
+    if (!host->identity_note && !strncmp(message, identity, strlen(identity)))
+        host->identity_note = strdup(message + strlen(identity));
     if (level < DSH_LOG_WARN && !host->verbose)
         return;
     fprintf(stderr, "dsh: [%s] %s\n", names[level >= 0 && level <= 3 ? level : 3], message);
@@ -515,4 +520,6 @@ void dshh__host_close(struct dshh_host *host)
     host->loop = NULL;
     free(host->kernel_facts);
     host->kernel_facts = NULL;
+    free(host->identity_note);
+    host->identity_note = NULL;
 }

@@ -26,6 +26,7 @@ struct dshh_host {
     bool verbose;
     int dispatch_error; /* last negative status of dispatch(), reported once */
     char *kernel_facts; /* the services' "linux services: ..." line (dsh doctor explains with it) */
+    char *identity_note; /* the first "the program runs as the host's uid: " reason of the services since cleared */
 };
 
 /* Builds services and loads the provider row; verbose logs the services and the provider to

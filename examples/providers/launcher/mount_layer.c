@@ -20,10 +20,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int mount_setattr_rec(const char *path, uint64_t set, uint64_t clr)
+static int mount_setattr_flags(const char *path, unsigned flags, uint64_t set, uint64_t clr)
 {
     struct mount_attr attr = {.attr_set = set, .attr_clr = clr};
-    return (int)syscall(__NR_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &attr, sizeof(attr));
+    return (int)syscall(__NR_mount_setattr, AT_FDCWD, path, flags, &attr, sizeof(attr));
+}
+
+static int mount_setattr_rec(const char *path, uint64_t set, uint64_t clr)
+{
+    return mount_setattr_flags(path, AT_RECURSIVE, set, clr);
 }
 
 /* True unless we provably share the PID namespace of the procfs' pid 1 (then a new /proc would
@@ -38,7 +43,10 @@ static bool in_own_pid_ns(void)
 
 /* Device nodes open again under /dev only, where the world's devices are (world.c). /dev is a
  * mount of its own on every usual system (devtmpfs, a container's tmpfs); where it is a plain
- * directory of the root filesystem it is bound onto itself first, so the change stays on /dev. */
+ * directory of the root filesystem it is bound onto itself first, so the change stays on /dev.
+ * Only /dev itself: the world has no device in a mount below it (/dev/pts, /dev/shm, /dev/mqueue
+ * stay nodev), and in a user namespace of the range's own a container's nodev /dev/shm is locked
+ * (clearing nodev there is EPERM). */
 static int devices_under_dev(char *ret_err, size_t errlen)
 {
     struct stat root, dev;
@@ -47,7 +55,7 @@ static int devices_under_dev(char *ret_err, size_t errlen)
     if (rc == 0 && root.st_dev == dev.st_dev &&
         (step = "bind", mount("/dev", "/dev", NULL, MS_BIND | MS_REC, NULL) < 0))
         rc = -errno;
-    if (rc == 0 && (step = "allow devices", mount_setattr_rec("/dev", 0, MOUNT_ATTR_NODEV) < 0))
+    if (rc == 0 && (step = "allow devices", mount_setattr_flags("/dev", 0, 0, MOUNT_ATTR_NODEV) < 0))
         rc = -errno;
     if (rc < 0)
         snprintf(ret_err, errlen, "namespaces: /dev: %s: %s", step, strerror(-rc));

@@ -4,6 +4,7 @@
 #include "kernel_probe.h"
 #include "net_allow.h"
 #include "range_cgroup.h"
+#include "sandbox_report.h"
 #include "services_config.h"
 #include "tempdir.h"
 #include "dsh_roots.h"
@@ -326,11 +327,12 @@ DSHX_EXPORT int dsh_linux_services_create(const struct dsh_linux_services_option
     const struct dshx__kernel *k = &s->cfg.kernel;
     dshx__log(&s->cfg, DSH_LOG_INFO,
               "linux services: landlock ABI %d, seccomp %s, pid namespace %s, namespaces %s, "
-              "cgroup controllers memory %s, pids %s, cpu %s",
+              "own user namespace %s, pid_max %s, cgroup controllers memory %s, pids %s, cpu %s%s",
               k->landlock_abi, k->seccomp ? "yes" : "no", k->pid_ns ? "yes" : "no (subreaper)",
-              k->namespaces ? "yes" : "no", k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_MEMORY) ? "yes" : "no",
+              k->namespaces ? "yes" : "no", k->userns && (k->pid_ns || k->namespaces) ? "yes" : "no",
+              k->pid_max_per_ns ? "yes" : "no", k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_MEMORY) ? "yes" : "no",
               k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_PIDS) ? "yes" : "no",
-              k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_CPU) ? "yes" : "no");
+              k->cgroup_controllers & (1u << DSHX_CGROUP_CTL_CPU) ? "yes" : "no", dshx__container_hint(k));
     *ret_services = s;
     return 0;
 }

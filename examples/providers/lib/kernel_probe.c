@@ -1,6 +1,11 @@
 /* Probes, once per services instance, which confinement mechanisms this kernel offers. The
  * namespace probe runs in a throw-away child made with raw clone3 (fork-like, no allocation), so
- * a multithreaded host is safe. */
+ * a multithreaded host is safe.
+ *
+ * Root without CAP_SYS_ADMIN (a container's root under the engine's default capabilities) cannot
+ * make PID or mount namespaces in its own user namespace; like a non-root host, its ranges then
+ * get a user namespace of their own first (as unprivileged bubblewrap does), which gives the
+ * supervisor and the launcher every capability there and none outside. */
 #include "kernel_probe.h"
 #include "landlock_probe.h"
 #include "mount_defs.h"
@@ -16,6 +21,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -52,6 +58,29 @@ static int run_probe(uint64_t flags)
     return si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
 }
 
+struct ns_probe {
+    bool pid_ns, namespaces;
+};
+
+/* What a range gets with these user namespace flags (0 or CLONE_NEWUSER). */
+static struct ns_probe probe_namespaces(uint64_t userns)
+{
+    int rc = run_probe(CLONE_NEWPID | userns);
+    struct ns_probe p = {.pid_ns = rc >= 0};
+    if (!p.pid_ns)
+        rc = run_probe(userns); /* no PID namespace: maybe still mount namespaces */
+    p.namespaces = rc == PROBE_OK;
+    return p;
+}
+
+/* A container mounts /proc/sys read-only: no capability inside lets the supervisor write its
+ * namespace's pid_max there (EROFS). */
+static bool proc_sys_writable(void)
+{
+    struct statvfs sv;
+    return statvfs("/proc/sys/kernel", &sv) == 0 && !(sv.f_flag & ST_RDONLY);
+}
+
 static bool kernel_at_least(int major, int minor)
 {
     struct utsname u;
@@ -72,16 +101,20 @@ int dshx__kernel_probe(struct dshx__kernel *ret_kernel)
     k.seccomp = false; /* the launcher's syscall allow table is reviewed for x86_64 only */
 #endif
     k.root = geteuid() == 0;
-    uint64_t userns = k.root ? 0 : CLONE_NEWUSER;
-    int rc = run_probe(CLONE_NEWPID | userns);
-    if (rc >= 0) {
-        k.pid_ns = true;
-    } else {
-        rc = run_probe(userns); /* no PID namespace: maybe still mount namespaces */
+    struct ns_probe p = probe_namespaces(k.root ? 0 : CLONE_NEWUSER);
+    k.userns = !k.root;
+    if (k.root && !(p.pid_ns && p.namespaces)) {
+        /* Root without CAP_SYS_ADMIN: maybe in a user namespace of the range's own. */
+        struct ns_probe own = probe_namespaces(CLONE_NEWUSER);
+        if (own.pid_ns + own.namespaces > p.pid_ns + p.namespaces) {
+            p = own;
+            k.userns = true;
+        }
     }
-    k.namespaces = rc == PROBE_OK;
+    k.pid_ns = p.pid_ns;
+    k.namespaces = p.namespaces;
     /* Linux 6.14 made pid_max per PID namespace; before, writing it would change the host's. */
-    k.pid_max_per_ns = k.pid_ns && kernel_at_least(6, 14);
+    k.pid_max_per_ns = k.pid_ns && kernel_at_least(6, 14) && proc_sys_writable();
     FILE *f = fopen("/proc/sys/fs/file-max", "re");
     unsigned long long file_max = 0;
     if (f && fscanf(f, "%llu", &file_max) == 1)

@@ -50,6 +50,31 @@ static bool subordinate_range(const char *file, uint32_t *ret_base, uint32_t *re
     return found;
 }
 
+/* Whether ids [base, base + count) all exist in this user namespace: in a container with a user
+ * namespace (podman --userns=auto, Kubernetes hostUsers: false) only a small range is mapped, and
+ * the launcher could not switch a program to an id outside it. */
+static bool range_mapped(const char *map_file, uint32_t base, uint32_t count)
+{
+    FILE *f = fopen(map_file, "re");
+    if (!f)
+        return false;
+    unsigned long long inside, outside, n, want = base, end = (unsigned long long)base + count;
+    bool covered = false;
+    /* The kernel lists at most 340 extents, unsorted: repeat until no extent extends the prefix. */
+    for (bool grew = true; grew && !covered;) {
+        grew = false;
+        rewind(f);
+        while (fscanf(f, "%llu %llu %llu", &inside, &outside, &n) == 3)
+            if (inside <= want && want < inside + n) {
+                want = inside + n;
+                grew = true;
+            }
+        covered = want >= end;
+    }
+    fclose(f);
+    return covered;
+}
+
 void dshx__id_range_load(struct dshx__id_range *ret)
 {
     ret->next = (uint32_t)getpid() * 2654435761u; /* spread hosts over the range */
@@ -58,6 +83,8 @@ void dshx__id_range_load(struct dshx__id_range *ret)
         ret->uid_base = ret->gid_base = DSHX_FIXED_ID_BASE;
         ret->uid_count = ret->gid_count = DSHX_FIXED_ID_COUNT;
     }
+    ret->unmapped = !range_mapped("/proc/self/uid_map", ret->uid_base, ret->uid_count) ||
+                    !range_mapped("/proc/self/gid_map", ret->gid_base, ret->gid_count);
 }
 
 void dshx__id_range_take(struct dshx__id_range *range, uint32_t *ret_uid, uint32_t *ret_gid)

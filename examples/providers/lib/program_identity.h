@@ -13,9 +13,11 @@ struct dshx__id_range {
     uint32_t uid_base, uid_count;
     uint32_t gid_base, gid_count;
     uint32_t next; /* the next id's offset (atomic) */
+    bool unmapped; /* the range is not mapped in this user namespace (a container's): no ids */
 };
 
-/* Root's subordinate ranges from /etc/subuid and /etc/subgid, else the fixed range. */
+/* Root's subordinate ranges from /etc/subuid and /etc/subgid, else the fixed range; unmapped
+ * when /proc/self/uid_map or gid_map does not map all of it. */
 void dshx__id_range_load(struct dshx__id_range *ret);
 /* The next uid/gid pair of the range. */
 void dshx__id_range_take(struct dshx__id_range *range, uint32_t *ret_uid, uint32_t *ret_gid);

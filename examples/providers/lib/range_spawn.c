@@ -330,8 +330,9 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dshx__range_c
         rc = dshx__fail(ret_error, -ENOMEM, "out of memory");
         goto out;
     }
-    /* Without root, a user namespace gives the supervisor and launcher their namespaces. */
-    bool user_ns = !cfg->kernel.root && (pid_ns || cfg->kernel.namespaces);
+    /* Without root (or root without CAP_SYS_ADMIN), a user namespace of the range's own gives
+     * the supervisor and launcher their namespaces. */
+    bool user_ns = cfg->kernel.userns && (pid_ns || cfg->kernel.namespaces);
     if ((rc = open_fds(fd, user_ns)) < 0) {
         rc = dshx__fail(ret_error, rc, "cannot create the range's channels: %s", strerror(-rc));
         goto out;
@@ -351,7 +352,12 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dshx__range_c
     pid_t pid = clone_range(pid_ns, user_ns, cgroup ? dshx__range_cgroup_clone_fd(cgroup) : -1, &pidfd);
     if (pid < 0) {
         rc = -errno;
-        rc = dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "clone3: %s", strerror(-rc));
+        /* Docker's default seccomp profile answers clone3 with ENOSYS (to make glibc fall back to
+         * clone, which cannot start a range in its cgroup with a pidfd). */
+        rc = dshx__fail(ret_error, DSH_E_SPAWN_FAILED, "clone3: %s%s", strerror(-rc),
+                        rc == -ENOSYS ? ": a seccomp filter refuses it (a container's profile: run the "
+                                        "container with examples/deploy/seccomp.json)"
+                                      : "");
         goto out;
     }
     if (pid == 0)

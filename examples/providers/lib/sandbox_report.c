@@ -6,8 +6,11 @@
 #include "range_cgroup.h"
 
 #include <json-c/json.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 struct capability {
     const char *name;
@@ -30,6 +33,57 @@ static const struct {
     {1u << DSHX_CGROUP_CTL_CPU, "no cpu cgroup"},
     {0, "no mount namespace for the tmpfs TMPDIR"},
 };
+
+/* Whether the cgroup file system dsh would write is mounted read-only, as container engines
+ * mount it (the memory hierarchy of cgroup v1, else the cgroup2 root). */
+static bool cgroupfs_read_only(void)
+{
+    struct statvfs sv;
+    return (statvfs("/sys/fs/cgroup/memory", &sv) == 0 || statvfs("/sys/fs/cgroup", &sv) == 0) &&
+           (sv.f_flag & ST_RDONLY);
+}
+
+/* Whether this process's cgroup (its first hierarchy's path in /proc/self/cgroup) is missing
+ * under /sys/fs/cgroup: a container that shares the host's cgroup namespace sees its own group
+ * mounted as the root of each hierarchy, under a path that names the host's tree. */
+static bool cgroup_path_hidden(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    char line[512], path[1024] = "";
+    bool hidden = false;
+    if (f && fgets(line, sizeof line, f)) {
+        char *controllers = strchr(line, ':'), *rel = controllers ? strchr(controllers + 1, ':') : NULL;
+        if (rel) {
+            rel[strcspn(rel, "\n")] = '\0';
+            *rel++ = '\0';
+            char *comma = strchr(controllers + 1, ',');
+            if (comma)
+                *comma = '\0';
+            const char *name = controllers[1] ? controllers + 1 : "";
+            if (strncmp(name, "name=", 5) == 0)
+                name += 5;
+            snprintf(path, sizeof path, "/sys/fs/cgroup/%s%s", name, rel);
+            hidden = strcmp(rel, "/") != 0 && access(path, F_OK) != 0;
+        }
+    }
+    if (f)
+        fclose(f);
+    return hidden;
+}
+
+const char *dshx__container_hint(const struct dshx__kernel *k)
+{
+    unsigned all = (1u << DSHX_CGROUP_CTL_MEMORY) | (1u << DSHX_CGROUP_CTL_PIDS) | (1u << DSHX_CGROUP_CTL_CPU);
+    if ((k->cgroup_controllers & all) != all && cgroupfs_read_only())
+        return "; the cgroup file system is mounted read-only, as a container's is (README, \"Running in a "
+               "container / on Kubernetes\")";
+    if ((k->cgroup_controllers & all) != all && cgroup_path_hidden())
+        return "; dsh's cgroup is not under /sys/fs/cgroup, as in a container that shares the host's cgroup "
+               "namespace (--cgroupns=private)";
+    if (!k->namespaces || !k->pid_ns)
+        return "; namespaces are refused (in a container: its seccomp profile, see examples/deploy/seccomp.json)";
+    return "";
+}
 
 int dshx__resource_gaps(const struct dshx__kernel *k, struct dsh_strv *ret_gaps)
 {

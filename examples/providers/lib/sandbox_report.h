@@ -18,5 +18,7 @@ char *dshx__report_json(const char *mode, int landlock_abi, const struct dshx__k
 char *dshx__report_network_allow_list(char *report);
 /* Pushes what keeps `resources` from full ("no memory cgroup", ...) onto ret_gaps; 0 or -ENOMEM. */
 int dshx__resource_gaps(const struct dshx__kernel *kernel, struct dsh_strv *ret_gaps);
+/* "; ..." naming what a container withholds (read-only cgroups, refused namespaces), or "". */
+const char *dshx__container_hint(const struct dshx__kernel *kernel);
 
 #endif /* DSHX_SANDBOX_REPORT_H */

@@ -185,8 +185,15 @@ static int choose_identity(struct dshx__sandbox *sb, const struct policy *p, con
                            const char *tempdir, struct identity *ret_id)
 {
     const struct dshx__config *cfg = sb->cfg;
-    if (!cfg->kernel.root || !cfg->kernel.namespaces)
+    if (!cfg->kernel.root || cfg->kernel.userns || !cfg->kernel.namespaces)
+        return 0; /* in a user namespace of the range's own only the host's uid is mapped */
+    if (sb->ids.unmapped) {
+        dshx__log(cfg, DSH_LOG_WARN,
+                  "the program runs as the host's uid: the dedicated ids %u-%u are not mapped in dsh's "
+                  "user namespace (a container's)",
+                  (unsigned)sb->ids.uid_base, (unsigned)(sb->ids.uid_base + sb->ids.uid_count - 1));
         return 0;
+    }
     struct dsh_strv owned = {0};
     int rc = dsh_strv_push(&owned, p->workspace);
     for (char **r = cfg->extra_writable_roots; rc == 0 && *r; r++)
@@ -228,7 +235,7 @@ static int launcher_argv(const struct dshx__config *cfg, const struct policy *p,
         rc = dsh_strv_pushf(&sv, "%d", abi);
     if (rc == 0 && cfg->kernel.namespaces)
         rc = dsh_strv_push(&sv, "--namespaces");
-    if (rc == 0 && !cfg->kernel.root && cfg->kernel.pid_ns) {
+    if (rc == 0 && cfg->kernel.userns && cfg->kernel.pid_ns) {
         rc = dsh_strv_push(&sv, "--nproc");
         if (rc == 0)
             rc = dsh_strv_pushf(&sv, "%u", cfg->max_processes);
@@ -285,8 +292,8 @@ static int refuse(const struct dshx__config *cfg, const char *mode, const char *
                   const struct dsh_strv *shortfall, const char *after)
 {
     char *list = dsh_strv_join(shortfall->v, ", ");
-    dshx__log(cfg, DSH_LOG_ERROR, "sandbox unavailable for %s: %s, but this machine enforces %s%s%s", mode,
-              requirement, before, list ? list : "less", after);
+    dshx__log(cfg, DSH_LOG_ERROR, "sandbox unavailable for %s: %s, but this machine enforces %s%s%s%s", mode,
+              requirement, before, list ? list : "less", after, dshx__container_hint(&cfg->kernel));
     free(list);
     return DSH_E_SANDBOX_UNAVAILABLE;
 }

@@ -67,6 +67,13 @@ static void exec_failed(const char *program, int e)
     send_msg(DSHX_SUP_EXEC_FAILED, e, 0, 0);
 }
 
+/* A step before the program's fork failed: says which, not that the program could not start. */
+static void setup_failed(const char *step, int e)
+{
+    dprintf(2, "dsh-range-supervisor: %s: %s\n", step, strerror(e));
+    send_msg(DSHX_SUP_EXEC_FAILED, e, 0, 0);
+}
+
 /* Parent pid from /proc/<pid>/stat; the command name may hold spaces and parentheses. */
 static pid_t parent_of(const char *pid)
 {
@@ -309,12 +316,18 @@ int main(int argc, char **argv)
         return 0;
     (void)setsid(); /* leave the host's session and controlling terminal */
     int e = 0;
+    const char *step = "become a child subreaper";
     if (!s.pid_ns && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
         e = errno;
-    if (!e && s.pid_ns && pid_max)
-        e = -dshx__proc_write("/proc/sys/kernel/pid_max", pid_max); /* the host passes it only where it is per namespace */
-    if (!e && chdir(cwd) < 0)
+    /* The host passes --pid-max only where it is per namespace and /proc/sys is writable. */
+    if (!e && s.pid_ns && pid_max && (step = "set the range's pid_max (/proc/sys/kernel/pid_max)"))
+        e = -dshx__proc_write("/proc/sys/kernel/pid_max", pid_max);
+    if (!e && (step = "enter the working directory") && chdir(cwd) < 0)
         e = errno;
+    if (e) {
+        setup_failed(step, e);
+        return 1;
+    }
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
