@@ -5,20 +5,21 @@ driver waits for by reading the control channel, a bare `yield` resumes at once,
 is answered like an asyncio Task would (`RuntimeError: Task got bad yield`).
 
 The first import of asyncio (by the program, a library or a thread) switches the child to an
-asyncio event loop for good: a one-shot finder at the front of `sys.meta_path` lets the import
-run and then, when it happened inside a step of the program on the main thread, creates the loop,
-marks it running and makes the rest of that step belong to a real Task (`asyncio.current_task()`
+asyncio event loop for good: once the import ran (import_watch.py), if it happened inside a step
+of the program on the main thread, the driver creates the loop, marks it running and makes the
+rest of that step belong to a real Task (`asyncio.current_task()`
 is it, `asyncio.get_running_loop()` is the loop, tasks the program creates run on it), exactly
 as if the program had been running in that Task from its start. The coroutine's remaining steps
 are driven by that Task (`_Rest`), and from then on the control channel is a reader of the
 loop. An import outside a step (another thread) switches at the next step boundary. A program
-sees asyncio loaded only after something imported it, and the finder in `sys.meta_path` until
-then."""
+sees asyncio loaded only after something imported it."""
 
+import _thread
 import os
 import select
 import sys
-import threading
+
+from .import_watch import after_import
 
 
 class CallFuture:
@@ -156,44 +157,6 @@ class _Rest:
         return yielded
 
 
-class _AsyncioFinder:
-    """One-shot: wraps the loader of the first `asyncio` import so the driver hears of it."""
-
-    def __init__(self, on_loaded):
-        self._on_loaded = on_loaded
-
-    def find_spec(self, name, path=None, target=None):
-        if name != 'asyncio':
-            return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        for finder in sys.meta_path:
-            find = getattr(finder, 'find_spec', None)
-            spec = find(name, path, target) if find is not None else None
-            if spec is not None:
-                break
-        else:
-            return None
-        if spec.loader is not None and hasattr(spec.loader, 'exec_module'):
-            spec.loader = _NotifyingLoader(spec.loader, self._on_loaded)
-        return spec
-
-
-class _NotifyingLoader:
-    def __init__(self, loader, on_loaded):
-        self._loader, self._on_loaded = loader, on_loaded
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        # The module keeps its real loader; only the first execution passes through here.
-        module.__spec__.loader = self._loader
-        module.__loader__ = self._loader
-        self._loader.exec_module(module)
-        self._on_loaded()
-
-
 _driver = None
 
 
@@ -209,14 +172,10 @@ class Driver:
         self._on_chunk = on_chunk  # bytes read from the control channel
         self._on_lost = on_lost  # (OSError) when reading it fails
         self._soon = []
-        self._main = threading.get_ident()
+        self._main = _thread.get_ident()
         self._stepping = None  # the _Handoff of the step in progress on the main thread
         self._entered = None  # (loop, task) entered for the rest of that step
-        self._finder = _AsyncioFinder(self._asyncio_loaded)
-        if 'asyncio' in sys.modules:
-            self._make_loop()
-        else:
-            sys.meta_path.insert(0, self._finder)
+        after_import('asyncio', self._asyncio_loaded)
 
     def call_soon(self, callback):
         if self.loop is not None:
@@ -299,8 +258,8 @@ class Driver:
             if handoff.finished:
                 return
 
-    def _asyncio_loaded(self):
-        if self.loop is not None or threading.get_ident() != self._main:
+    def _asyncio_loaded(self, _module):
+        if self.loop is not None or _thread.get_ident() != self._main:
             return
         self._make_loop()
         if self._stepping is not None:
@@ -315,8 +274,6 @@ class Driver:
         import asyncio
         import collections.abc
         collections.abc.Coroutine.register(_Rest)
-        if self._finder in sys.meta_path:
-            sys.meta_path.remove(self._finder)
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         self.loop = loop

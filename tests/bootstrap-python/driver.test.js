@@ -98,3 +98,27 @@ for (const asyncio of [false, true]) {
     ].join('\n')), 'Task got bad yield: 5');
   });
 }
+
+// What the child does not load at start: a program that needs none of these finds none of them.
+test('a trivial program runs with none of the heavy standard modules loaded', async () => {
+  assert.deepEqual(await valueOf([
+    'import sys',
+    'heavy = ("asyncio", "json", "re", "enum", "traceback", "linecache", "tempfile", "threading", "ast")',
+    'return [name for name in heavy if name in sys.modules]',
+  ].join('\n')), []);
+});
+
+test('source lines appear in warnings and in tracebacks the program prints, though linecache loads late', async () => {
+  const { result, text } = await runProgram([
+    'import traceback, warnings',
+    'warnings.warn("careful")',
+    'try:',
+    '    1 / 0',
+    'except ZeroDivisionError:',
+    '    traceback.print_exc()',
+    'return 1',
+  ].join('\n'), { cwd: '/tmp' });
+  assert.equal(result.value, 1);
+  assert.match(text, /\/tmp\/\[program\]:2: UserWarning: careful\n {2}warnings\.warn\("careful"\)\n/);
+  assert.match(text, /File "\/tmp\/\[program\]", line 4, in __dsh_main__\n {4}1 \/ 0\n/);
+});
