@@ -2,9 +2,9 @@
 reader feeding the control loop, and the driver that runs programs (driver.py: by itself until
 asyncio is imported, then on an asyncio event loop)."""
 
+import _warnings
 import os
 import sys
-import warnings
 
 from .child_loop import ChildLoop
 from .driver import Driver
@@ -17,8 +17,11 @@ def start_child(writer, options, control_fd, diagnose):
     confine_environment(control_fd)
     output = OutputCapture(writer)
     output.install(sys)
-    # Warnings (never-awaited coroutines, deprecations) are output like in `python3`, once each.
-    warnings.simplefilter('default')
+    # Warnings (never-awaited coroutines, deprecations) are output like in `python3`, once each:
+    # warnings.simplefilter('default') on the filter list the C module and, once something
+    # imports it, the warnings module share (the module itself is not loaded for it).
+    _warnings.filters.insert(0, ('default', None, Warning, None, 0))
+    _warnings._filters_mutated()
 
     def protocol_error(message):
         diagnose(f'protocol error: {message}')

@@ -1,11 +1,14 @@
-// The child's own modules come from bytecode the build compiled (meson.build,
-// `bootstrap-python-bytecode`): next to every module of dsh_ptc_child/ a hash-checked
-// `__pycache__` file of the runtime's interpreter whose hash is the current source's, so the
-// child (started with -B, never writing) unmarshals instead of compiling.
+// The child's own modules come from what the build compiled (bootstrap-python/make_bundle.py,
+// run by meson.build on every build): child-bundle.bin, used while every source still has the
+// size and modification time it was built from, and else hash-checked `__pycache__` files (the
+// child, started with -B, never writes either).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { BOOTSTRAP_DIR, PYTHON } from './python-child.js';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BOOTSTRAP_DIR, PYTHON, valueOf } from './python-child.js';
 
 const CHECK = `
 import importlib.util, os, sys
@@ -31,3 +34,23 @@ print('\\n'.join(stale))
 test('every module of the child has current, hash-checked bytecode', () => {
   assert.equal(execFileSync(PYTHON, ['-I', '-S', '-B', '-c', CHECK, BOOTSTRAP_DIR], { encoding: 'utf8' }).trim(), '');
 });
+
+// Which loader served the package, and whether the bundle's finder is still in sys.meta_path.
+const LOADERS = 'import sys\nreturn [type(sys.modules["dsh_ptc_child.driver"].__loader__).__name__, [type(f).__name__ for f in sys.meta_path if type(f).__name__ == "BundleFinder"]]';
+
+test('the child serves its package from the current bundle, which programs do not see in sys.meta_path', async () => {
+  assert.deepEqual(await valueOf(LOADERS), ['BundleFinder', []]);
+});
+
+for (const preserveTimestamps of [false, true]) {
+  test(`a copy of the bootstrap ${preserveTimestamps ? 'with' : 'without'} its sources' times ${preserveTimestamps ? 'uses' : 'does not use'} the bundle`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'py-bundle-'));
+    try {
+      cpSync(BOOTSTRAP_DIR, dir, { recursive: true, preserveTimestamps });
+      const value = await valueOf(LOADERS, { command: [PYTHON, '-I', '-S', '-B', join(dir, 'process.py')] });
+      assert.deepEqual(value, [preserveTimestamps ? 'BundleFinder' : 'SourceFileLoader', []]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
