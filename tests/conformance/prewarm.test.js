@@ -301,3 +301,14 @@ test('Python: no process of the pool is left after unload; one nobody takes ends
   assert.equal(reaped.includes(next.value[0]), false, 'the reaped process did not serve');
   await idle.close();
 });
+
+test('Python: a prewarmed process was warmed with asyncio loaded (its constant warm-up); a cold one starts without it', async () => {
+  const s = pythonPrewarmed();
+  const program = 'import sys\nreturn [started, "asyncio" in sys.modules]';
+  const cold = await pythonRun(s, 'cold', program);
+  assert.deepEqual([cold.pooled, ...cold.value], [false, false]);
+  await s.ready(1);
+  const warm = await pythonRun(s, 'warm', program);
+  assert.deepEqual([warm.pooled, ...warm.value], [true, true]);
+  await s.close();
+});
