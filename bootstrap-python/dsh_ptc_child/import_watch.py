@@ -53,6 +53,8 @@ class _NotifyingLoader:
         module.__spec__.loader = self._loader
         module.__loader__ = self._loader
         self._loader.exec_module(module)
+        if sys.modules.get(module.__name__) is not module:
+            return  # a module made from a found spec by hand, not the import: keep waiting
         _loaded(module.__name__, module)
         if not _waiting and _FINDER in sys.meta_path:
             sys.meta_path.remove(_FINDER)

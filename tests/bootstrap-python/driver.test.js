@@ -3,7 +3,7 @@
 // as if it always had.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChildSession, COMMAND, runProgram, valueOf } from './python-child.js';
+import { ChildSession, COMMAND, DEFAULT_ENV, runProgram, valueOf } from './python-child.js';
 
 const TOOLS = [{ global: 'tools', functions: ['echo', 'fail'] }];
 const echo = (call) => (call.name === 'fail' ? { ok: false, message: 'nope' } : { ok: true, value: call.args });
@@ -121,4 +121,16 @@ test('source lines appear in warnings and in tracebacks the program prints, thou
   assert.equal(result.value, 1);
   assert.match(text, /\/tmp\/\[program\]:2: UserWarning: careful\n {2}warnings\.warn\("careful"\)\n/);
   assert.match(text, /File "\/tmp\/\[program\]", line 4, in __dsh_main__\n {4}1 \/ 0\n/);
+});
+
+test('a module made by hand from a found spec does not count as the import', async () => {
+  // tempfile's TMPDIR is set on the module the import makes, not on a private copy.
+  assert.deepEqual(await valueOf([
+    'import importlib.util',
+    'spec = importlib.util.find_spec("tempfile")',
+    'private = importlib.util.module_from_spec(spec)',
+    'spec.loader.exec_module(private)',
+    'import tempfile',
+    'return [private is tempfile, tempfile.tempdir]',
+  ].join('\n')), [false, DEFAULT_ENV.TMPDIR]);
 });
