@@ -36,7 +36,9 @@ def bundle_bytes():
         relative = f'{PACKAGE}/{name}'
         module = PACKAGE if name == '__init__.py' else f'{PACKAGE}.{name[:-3]}'
         sources[relative] = (status.st_mtime_ns // 1_000_000_000, status.st_size)  # as bytecode files keep them
-        codes[module] = (relative, compile(text, path, 'exec', dont_inherit=True))
+        # Named by the relative path: nothing built here names this tree (the installed copy must
+        # not), and the loader gives the code its real file name, as for bytecode files.
+        codes[module] = (relative, compile(text, relative, 'exec', dont_inherit=True))
     return marshal.dumps((MAGIC_NUMBER, sources, codes))
 
 
@@ -58,7 +60,7 @@ def main(argv):
     directory = os.path.join(HERE, PACKAGE)
     for name in sorted(os.listdir(directory)):
         if name.endswith('.py'):
-            py_compile.compile(os.path.join(directory, name), doraise=True,
+            py_compile.compile(os.path.join(directory, name), dfile=f'{PACKAGE}/{name}', doraise=True,
                                invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
     if len(argv) == 2 and argv[0] == '--stamp':
         with open(argv[1], 'w'):

@@ -54,3 +54,12 @@ for (const preserveTimestamps of [false, true]) {
     }
   });
 }
+
+test('what the build wrote names no path of this tree; loaded code has its real file name', async () => {
+  const { readFileSync, readdirSync } = await import('node:fs');
+  const written = [join(BOOTSTRAP_DIR, 'child-bundle.bin'),
+    ...readdirSync(join(BOOTSTRAP_DIR, 'dsh_ptc_child', '__pycache__')).map((name) => join(BOOTSTRAP_DIR, 'dsh_ptc_child', '__pycache__', name))];
+  for (const file of written) assert.equal(readFileSync(file).includes(BOOTSTRAP_DIR), false, file);
+  assert.equal(await valueOf('import sys\nreturn sys.modules["dsh_ptc_child.frames"].FrameWriter.send.__code__.co_filename'),
+    join(BOOTSTRAP_DIR, 'dsh_ptc_child', 'frames.py'));
+});
