@@ -20,8 +20,13 @@ def start_child(writer, options, control_fd, diagnose):
     # Warnings (never-awaited coroutines, deprecations) are output like in `python3`, once each:
     # warnings.simplefilter('default') on the filter list the C module and, once something
     # imports it, the warnings module share (the module itself is not loaded for it).
-    _warnings.filters.insert(0, ('default', None, Warning, None, 0))
-    _warnings._filters_mutated()
+    mutated = getattr(_warnings, '_filters_mutated', None)
+    if mutated is not None:
+        _warnings.filters.insert(0, ('default', None, Warning, None, 0))
+        mutated()
+    else:  # an interpreter whose C module has another shape: the module itself
+        import warnings
+        warnings.simplefilter('default')
 
     def protocol_error(message):
         diagnose(f'protocol error: {message}')

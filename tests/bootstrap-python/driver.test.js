@@ -134,3 +134,16 @@ test('a module made by hand from a found spec does not count as the import', asy
     'return [private is tempfile, tempfile.tempdir]',
   ].join('\n')), [false, DEFAULT_ENV.TMPDIR]);
 });
+
+test('warnings show as python3 -W default shows them: ResourceWarning too, once per place', async () => {
+  // The filter is set on _warnings' list before the warnings module is loaded (child_main.py).
+  const { result, text } = await runProgram([
+    'import gc',
+    'for _ in range(2):',
+    '    open("/dev/null")',
+    '    gc.collect()',
+    'return 1',
+  ].join('\n'), { cwd: '/tmp' });
+  assert.equal(result.value, 1);
+  assert.equal(text.match(/ResourceWarning: unclosed file/g)?.length, 1, text);
+});
