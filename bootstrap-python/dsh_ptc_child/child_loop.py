@@ -1,7 +1,7 @@
 """The child's control loop: takes `run`, `reply`, `revoke` and `image-register` frames,
-evaluates one program at a time through the driver (driver.py) and sends exactly one terminal frame per run
-(`result`, or `revoked` after a revoke). Once that frame is selected the run is settled: later
-output and binding calls of its leftover tasks are dropped."""
+evaluates one program at a time through the driver (driver.py) and sends exactly one terminal
+frame per run (`result`, or `revoked` after a revoke). Once that frame is selected the run is
+settled: later output and binding calls of its leftover tasks are dropped."""
 
 import builtins
 import os
