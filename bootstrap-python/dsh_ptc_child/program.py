@@ -68,8 +68,8 @@ def compile_program(source, filename):
                                 (filename, found.lineno, found.col_offset + 1,
                                  (source.splitlines() or [''])[found.lineno - 1], None, None))
             raise error
-        main = _located(_ast.AsyncFunctionDef(name=MAIN_NAME, args=_ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
-                                                                                  kw_defaults=[], defaults=[]),
+        no_arguments = _ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+        main = _located(_ast.AsyncFunctionDef(name=MAIN_NAME, args=no_arguments,
                                               body=module.body or [_located(_ast.Pass())], decorator_list=[],
                                               returns=None, type_comment=None))
         wrapper = _ast.Module(body=[main], type_ignores=[])
