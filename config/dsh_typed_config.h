@@ -51,7 +51,7 @@ struct ptc_config {
     int64_t max_pending_calls;
     int64_t stop_grace_ms;
     int64_t grace_ms;
-    int64_t prewarm_processes; /* 0: no pool (the Python runtime has none) */
+    int64_t prewarm_processes; /* 0: no pool */
     int64_t prewarm_idle_ms;
     int64_t prewarm_total_processes; /* 0: prewarm_processes */
     int64_t idle_release_ms;     /* 0: retained environments never expire (the Python row has none) */

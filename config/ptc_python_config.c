@@ -1,7 +1,8 @@
 /* Typed config of @deepseek-ai/dsh-ptc-runtime-python, in the runtime's shared struct
  * ptc_config. Every value comes through the catalog getters; what the Python row has no field
- * for is fixed by what the provider supports: per-call only, the configured deadline as its own
- * ceiling (no per-call overrides), the interpreter and bootstrap as its launch. */
+ * for is fixed by what the provider supports: per-call only (its prewarmed processes serve
+ * per-call runs), the configured deadline as its own ceiling (no per-call overrides), the
+ * interpreter and bootstrap as its launch. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -23,6 +24,9 @@ static int fill(struct dsh_row *row, struct ptc_config *cfg)
         {"maxProcesses", offsetof(struct ptc_config, max_processes)},
         {"maxCpuPercent", offsetof(struct ptc_config, max_cpu_percent)},
         {"maxTempBytes", offsetof(struct ptc_config, max_temp_bytes)},
+        {"prewarmProcesses", offsetof(struct ptc_config, prewarm_processes)},
+        {"prewarmIdleMs", offsetof(struct ptc_config, prewarm_idle_ms)},
+        {"prewarmTotalProcesses", offsetof(struct ptc_config, prewarm_total_processes)},
     };
     int err = ptc_config_fill_ints(row, ints, sizeof ints / sizeof ints[0], cfg);
     if (err == 0)

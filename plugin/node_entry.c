@@ -29,6 +29,7 @@ static const struct ptc_language node_language = {
     .timeout_overrides = true,
     .retaining_modes = true,
     .per_call_instructions = ptc__node_per_call_instructions,
+    .warm_up_program = "0",
 };
 
 static int load(const char *config_yaml, size_t config_len, const struct dsh_services *services,

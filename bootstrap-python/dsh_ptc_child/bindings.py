@@ -6,8 +6,7 @@ the number of open calls and their argument bytes are bounded so a program canno
 host. A host rejection raises the namespace's error class (an Exception subclass) with `member`
 set to the called function's name."""
 
-import asyncio
-
+from .driver import CallFuture
 from .frames import FrameTooLargeError
 from .lossless import LossyValueError, encode_lossless
 from .run_state import active_run
@@ -83,7 +82,7 @@ class Bindings:
         label = f'{global_name}.{name}'
         run = active_run()
         if run is None or run.settled:
-            await asyncio.get_running_loop().create_future()  # an ended run's call never settles
+            await CallFuture()  # an ended run's call never settles
         if run.revoked:
             raise error_class(f'{label}: the run was revoked', name)
         if (global_name, name) not in run.binding_keys:
@@ -109,7 +108,7 @@ class Bindings:
         except FrameTooLargeError:
             raise RuntimeError(f'{label}: call message exceeds {self._max_bytes} bytes') from None
         run.next_call_id += 1
-        future = asyncio.get_running_loop().create_future()
+        future = CallFuture()
         run.pending[call_id] = _Pending(future, size, label, name, error_class)
         run.outstanding_bytes += size
         return await future
@@ -122,8 +121,6 @@ class Bindings:
         if call is None:
             return
         run.outstanding_bytes -= call.size
-        if call.future.done():  # the awaiting task was cancelled
-            return
         if frame.get('ok') is True:
             call.future.set_result(frame.get('value'))
             return

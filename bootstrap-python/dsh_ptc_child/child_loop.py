@@ -1,9 +1,8 @@
 """The child's control loop: takes `run`, `reply`, `revoke` and `image-register` frames,
-evaluates one program at a time on the asyncio loop and sends exactly one terminal frame per run
-(`result`, or `revoked` after a revoke). Once that frame is selected the run is settled: later
-output and binding calls of its leftover tasks are dropped."""
+evaluates one program at a time through the driver (driver.py) and sends exactly one terminal
+frame per run (`result`, or `revoked` after a revoke). Once that frame is selected the run is
+settled: later output and binding calls of its leftover tasks are dropped."""
 
-import asyncio
 import builtins
 import os
 import sys
@@ -95,14 +94,14 @@ def _error_frame(run_id, kind, message, max_bytes):
 
 
 class ChildLoop:
-    def __init__(self, writer, output, options, on_protocol_error):
+    def __init__(self, writer, output, options, driver, on_protocol_error):
         self._writer = writer
         self._output = output
         self._bindings = Bindings(writer, options['max_pending_calls'], options['max_message_bytes'])
         self._on_protocol_error = on_protocol_error
         self._inspect = create_inspect(output.emit, output.emit_image)
         self._queue = []
-        self._loop = asyncio.get_event_loop()
+        self._driver = driver
 
     def handle_frame(self, frame):
         kind = frame.get('type')
@@ -140,7 +139,7 @@ class ChildLoop:
         keys = {(binding['global'], name) for binding in bindings for name in binding['functions']}
         run = Run(frame['run'], keys)
         set_active_run(run)
-        self._loop.create_task(self._execute(run, frame))
+        self._driver.start(self._execute(run, frame))
 
     def _program_globals(self, bindings):
         scope = {'__name__': '__main__', '__doc__': None, '__builtins__': builtins}
@@ -216,4 +215,4 @@ class ChildLoop:
                 self._writer.send_json(result_frame(run.id, outcome, self._writer.max_bytes), drain=False)
         set_active_run(None)
         if self._queue:
-            self._loop.call_soon(self._start_next)
+            self._driver.call_soon(self._start_next)

@@ -8,6 +8,8 @@ inherited. The control descriptor is not inherited by them."""
 
 import os
 
+from .import_watch import after_import
+
 KEPT_NATIVE_VARIABLES = ('PATH', 'TMPDIR', 'TEMP', 'TMP', 'HTTPS_PROXY', 'https_proxy')
 
 
@@ -17,8 +19,8 @@ def confine_environment(control_fd):
             del os.environ[key]  # unsetenv: gone for native code and child processes too
     temp = os.environ.get('TMPDIR')
     if temp:
-        import tempfile
-        tempfile.tempdir = temp
+        # tempfile would look in the emptied os.environ: it gets the native TMPDIR once imported.
+        after_import('tempfile', lambda tempfile: setattr(tempfile, 'tempdir', temp))
     # os.environ and os.environb share this mapping; emptying it leaves the native copies.
     os.environ._data.clear()
     os.set_inheritable(control_fd, False)

@@ -3,9 +3,11 @@ ordered writes. Every write happens under one lock, so frames from the program's
 native-output reader thread never interleave, and output reaches the host before the next
 statement runs (text printed just before a synchronous hot loop is not lost)."""
 
-import json
+import _thread
 import os
-import threading
+import time
+
+from .json_text import dumps, loads
 
 TRUNCATION_MARK = '\n... [message truncated]'
 
@@ -28,10 +30,6 @@ def well_formed(text):
         return text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace')
 
 
-def dumps(value):
-    return json.dumps(value, ensure_ascii=False, separators=(',', ':'), allow_nan=False)
-
-
 class FrameWriter:
     def __init__(self, fd, max_bytes, on_lost):
         self.fd = fd
@@ -39,13 +37,13 @@ class FrameWriter:
         self._on_lost = on_lost
         self._lost = False
         # Reentrant: a write may first drain native output (output.py), which writes frames too.
-        self.lock = threading.RLock()
+        self.lock = _thread.RLock()
         self.before_write = None  # called under the lock before every frame (native drain)
         os.register_at_fork(before=self.lock.acquire, after_in_parent=self.lock.release,
                             after_in_child=self._reset_after_fork)
 
     def _reset_after_fork(self):
-        self.lock = threading.RLock()
+        self.lock = _thread.RLock()
 
     def send_json(self, json_text, drain=True):
         """Sends one frame given as JSON text (no newline); FrameTooLargeError if it is over the
@@ -95,22 +93,13 @@ class FrameWriter:
             except InterruptedError:
                 continue
             except BlockingIOError:
-                threading.Event().wait(0.001)
+                time.sleep(0.001)
                 continue
             except OSError as error:
                 self._lost = True
                 self._on_lost(error)
                 return
             view = view[written:]
-
-
-def _no_constants(name):
-    raise ValueError(f'{name} is not JSON')
-
-
-def loads(text):
-    """Strict JSON: NaN/Infinity tokens are refused, integers keep every digit."""
-    return json.loads(text, parse_constant=_no_constants)
 
 
 class FrameReader:

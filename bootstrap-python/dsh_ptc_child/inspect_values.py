@@ -4,7 +4,6 @@ newline. Registered Images that repr() reaches, directly or nested, render as
 `[Image <id> <w>x<h>]` and split the group there: the text before it, then an `image` entry,
 then the rest, in argument order."""
 
-import re
 import os
 
 from . import images
@@ -28,6 +27,7 @@ def _render_pieces(value):
         images.collector = saved
     if not found:
         return [text]
+    import re  # only once an Image was reached
     pieces, last = [], 0
     for match in re.finditer(f'\ue000{nonce}:(\\d+)\ue001', text):
         image = found[int(match.group(1))]

@@ -4,12 +4,10 @@ and dict with str keys are JSON; everything else (tuples, sets, bytes, other obj
 of the JSON types, NaN, infinities, -0.0, lone surrogates, cycles) is refused with a message that
 names the offending path ("result['a'][2] is nan")."""
 
-import json
 import math
-import re
 import sys
 
-_IDENTIFIER = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+from .json_text import encode_string
 
 # The deepest nesting of lists and dicts a value sent to the host may have, as for the Node
 # runtime (bootstrap/PROTOCOL.md): the host parses frames with a 512-level bound.
@@ -30,7 +28,7 @@ def _string(value, path):
         value.encode('utf-8')
     except UnicodeEncodeError:
         raise LossyValueError(path, 'contains a lone surrogate') from None
-    return json.dumps(value, ensure_ascii=False)
+    return encode_string(value)
 
 
 def _describe(value):
@@ -48,7 +46,8 @@ def _describe(value):
 
 
 def _member(path, key):
-    return f'{path}.{key}' if _IDENTIFIER.match(key) else f'{path}[{_string(key, path)}]'
+    # An ASCII identifier ([A-Za-z_][A-Za-z0-9_]*) reads as .key, anything else as ["key"].
+    return f'{path}.{key}' if key.isascii() and key.isidentifier() else f'{path}[{_string(key, path)}]'
 
 
 def _encode(value, path, ancestors, root):

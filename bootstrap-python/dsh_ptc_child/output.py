@@ -6,11 +6,11 @@ output keep the order in which they were written. A reader thread forwards pipe 
 arrive while the program is busy, so output written before a synchronous hot loop still
 reaches the host."""
 
+import _thread
 import codecs
 import io
 import os
 import select
-import threading
 
 from .run_state import talking_run
 
@@ -105,7 +105,8 @@ class OutputCapture:
         self.streams = [out, err]
         sys_module.stdout = sys_module.__stdout__ = out
         sys_module.stderr = sys_module.__stderr__ = err
-        threading.Thread(target=self._forward_native, name='dsh-native-output', daemon=True).start()
+        # A bare thread (not one of the threading module's, which the child does not load).
+        _thread.start_new_thread(self._forward_native, ())
 
     def _drain_native(self):
         """Called with the writer lock held: forwards every byte already in the pipe. False once

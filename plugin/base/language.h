@@ -34,6 +34,9 @@ struct ptc_language {
     bool retaining_modes;
     /* describe()'s executionInstructions for per-call runs. */
     const char *per_call_instructions;
+    /* The constant program a prewarmed process evaluates (twice) before it serves one; it must
+     * succeed in every program format of the language and depend on nothing of a request. */
+    const char *warm_up_program;
 };
 
 #endif

@@ -27,15 +27,16 @@ static void become_ready(struct ptc_env *env)
         env->events->ready(env->consumer);
 }
 
-/* A prewarmed process's evaluations before any program: constant text, no bindings, the
- * completion discarded, valid in every program format. Nothing of them depends on a request. */
+/* A prewarmed process's evaluations before any program: the language's constant warm-up text,
+ * no bindings, the completion discarded, valid in every program format. Nothing of them depends
+ * on a request. */
 static void send_warm_up(struct ptc_env *env)
 {
     env->warm_up_wire_id = ++env->wire_ids_issued;
     json_object *frame = ptc__frame_for_run(PTC_FRAME_RUN, env->warm_up_wire_id);
     json_object_object_add(frame, "format", json_object_new_string(env->format));
     json_object_object_add(frame, "retain", json_object_new_boolean(false));
-    json_object_object_add(frame, "program", json_object_new_string("0"));
+    json_object_object_add(frame, "program", json_object_new_string(env->host->language->warm_up_program));
     json_object_object_add(frame, "cwd", json_object_new_string(env->identity.workspace_root));
     json_object_object_add(frame, "discardCompletion", json_object_new_boolean(true));
     json_object_object_add(frame, "bindings", json_object_new_array());

@@ -25,6 +25,9 @@ static const struct ptc_language python_language = {
     .timeout_overrides = false,
     .retaining_modes = false,
     .per_call_instructions = python_instructions,
+    /* The child starts without asyncio (bootstrap-python/README.md); a prewarmed one has it
+     * loaded and its event loop running before a program arrives. */
+    .warm_up_program = "import asyncio",
 };
 
 static int load(const char *config_yaml, size_t config_len, const struct dsh_services *services,

@@ -59,9 +59,12 @@ Test(catalog, providers_and_fields)
     cr_assert_null(dsh_catalog_field_find(p, "timeoutMs.x"));
     /* The Python row has no per-call knobs: no maxTimeoutMs, executionMode or launch. */
     const struct dsh_catalog_provider *py = dsh_catalog_find(cat, PTC_PYTHON_PROVIDER_NAME);
-    cr_assert_eq(py->n_fields, 13);
+    cr_assert_eq(py->n_fields, 16);
     cr_assert_null(dsh_catalog_field_find(py, "maxTimeoutMs"));
     cr_assert_null(dsh_catalog_field_find(py, "executionMode"));
+    cr_assert_not_null(dsh_catalog_field_find(py, "prewarmProcesses"));
+    cr_assert_not_null(dsh_catalog_field_find(py, "prewarmTotalProcesses"));
+    cr_assert_not_null(dsh_catalog_field_find(py, "prewarmIdleMs"));
 
     const struct dsh_catalog_field *repl = dsh_catalog_field_find(p, "replScoped");
     cr_assert_eq(repl->def.kind, DSH_DEFAULT_CONDITIONAL);

@@ -297,6 +297,9 @@ Test(ptc_python_config, defaults_and_fixed_values)
     cr_assert_eq(cfg.max_message_bytes, 134217728);
     cr_assert_eq(cfg.max_pending_calls, 128);
     cr_assert_eq(cfg.grace_ms, 3000);
+    cr_assert_eq(cfg.prewarm_processes, 0, "no pool unless the row asks for one");
+    cr_assert_eq(cfg.prewarm_total_processes, 0);
+    cr_assert_eq(cfg.prewarm_idle_ms, 60000);
     cr_assert(cfg.launch.is_explicit);
     cr_assert_str_eq(cfg.launch.executable, "/usr/bin/python3");
     cr_assert_null(cfg.launch.bootstrap_path);
@@ -307,9 +310,13 @@ Test(ptc_python_config, values_and_node_only_fields_refused)
 {
     struct ptc_config cfg;
     struct dsh_diagnostics diags;
-    const char *yaml = "python: python3\nbootstrapPath: /opt/b/process.py\ntimeoutMs: 5000\n";
+    const char *yaml = "python: python3\nbootstrapPath: /opt/b/process.py\ntimeoutMs: 5000\n"
+                       "prewarmProcesses: 2\nprewarmTotalProcesses: 3\nprewarmIdleMs: 700\n";
     cr_assert_eq(ptc_python_config_parse(yaml, strlen(yaml), &cfg, &diags), 0);
     cr_assert_eq(cfg.timeout_ms, 5000);
+    cr_assert_eq(cfg.prewarm_processes, 2);
+    cr_assert_eq(cfg.prewarm_total_processes, 3);
+    cr_assert_eq(cfg.prewarm_idle_ms, 700);
     cr_assert_eq(cfg.max_timeout_ms, 5000);
     cr_assert_str_eq(cfg.launch.executable, "python3");
     cr_assert_str_eq(cfg.launch.bootstrap_path, "/opt/b/process.py");

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Serve, prewarmed } from './harness.js';
+import { python } from './python-harness.js';
 
 // Runs a program that returns [process uptime in ms, ...rest] and tells whether its process was
 // already running when the request was sent.
@@ -181,3 +182,133 @@ for (const total of [2, 0]) {
     await s.close();
   });
 }
+
+// ---- the Python runtime's prewarmed processes ----------------------------------------------------
+// The same rules (plugin/README.md, "Prewarmed processes"); which process served a program is told
+// by identity, not by time: the program reports its own start (`/proc/self/stat`, clock ticks since
+// boot, the same number the host reads for that process), the test compares it with the pooled
+// Python processes it saw before sending the request.
+
+const pythonPrewarmed = (opts = {}) => prewarmed(python(opts));
+
+// The Python interpreters below dsh (their start times), not the supervisors whose command
+// lines name them.
+const pythonProcesses = (s) =>
+  descendants(s.child.pid).filter(({ pid }) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('python');
+    } catch {
+      return false;
+    }
+  });
+
+const PY_START = `with open("/proc/self/stat") as stat_file:
+    started = stat_file.read().rsplit(")", 1)[1].split()[19]
+`;
+
+// Leaves a builtin, a module and a file in its private temp dir; returns what it found of a
+// predecessor. The control below runs look() twice in one process.
+const PY_LOOK = `import builtins, os, sys, tempfile
+def look():
+    marker = os.path.join(tempfile.gettempdir(), "left-behind")
+    found = [hasattr(builtins, "left_behind"), "left_behind_module" in sys.modules, os.path.exists(marker)]
+    builtins.left_behind = "x"
+    sys.modules["left_behind_module"] = sys
+    with open(marker, "w") as marker_file:
+        marker_file.write("x")
+    return found
+`;
+
+async function pythonRun(s, id, body) {
+  const before = pythonProcesses(s).map((p) => p.start);
+  const r = await s.run(id, PY_START + body);
+  assert.equal(r.ok, true, JSON.stringify(r));
+  const [started, ...value] = r.value;
+  return { result: r, value, pooled: before.includes(started) };
+}
+
+test('Python: a prewarmed process serves one program: what the previous one left is not visible', async () => {
+  const s = pythonPrewarmed();
+  const cold = await pythonRun(s, 'cold', `${PY_LOOK}return [started, *look()]`);
+  assert.equal(cold.pooled, false, 'the first run of a policy starts its own process');
+  assert.deepEqual(cold.value, [false, false, false]);
+  await s.ready(1);
+  const first = await pythonRun(s, 'first', `${PY_LOOK}return [started, *look()]`);
+  assert.equal(first.pooled, true, 'served by the process pooled before the request');
+  assert.deepEqual(first.value, [false, false, false]);
+  await s.ready(2);
+  const second = await pythonRun(s, 'second', `${PY_LOOK}return [started, *look()]`);
+  assert.equal(second.pooled, true);
+  assert.deepEqual(second.value, [false, false, false]);
+  await s.close();
+});
+
+test('Python control: the same look in one process sees the builtin, the module and the file', async () => {
+  const s = pythonPrewarmed();
+  await pythonRun(s, 'cold', 'return [started]');
+  await s.ready(1);
+  const r = await pythonRun(s, 'twice', `${PY_LOOK}return [started, look(), look()]`);
+  assert.equal(r.pooled, true);
+  assert.deepEqual(r.value, [[false, false, false], [true, true, true]]);
+  await s.close();
+});
+
+test('Python: result.sandbox of a prewarmed run is the same as a cold run\'s', async () => {
+  for (const mode of ['workspace-write', 'read-only']) {
+    const s = pythonPrewarmed({ mode });
+    const cold = await pythonRun(s, 'cold', 'return [started]');
+    await s.ready(1);
+    const warm = await pythonRun(s, 'warm', 'return [started]');
+    assert.equal(cold.pooled, false);
+    assert.equal(warm.pooled, true);
+    assert.equal(warm.result.sandbox.mode, mode);
+    assert.deepEqual(warm.result.sandbox, cold.result.sandbox);
+    await s.close();
+  }
+});
+
+test('Python: a mode change drains the pool; the next run starts under the new mode', async () => {
+  const s = pythonPrewarmed();
+  await pythonRun(s, 'cold', 'return [started]');
+  await s.ready(1);
+  const pooled = descendants(s.child.pid);
+  assert.equal(pythonProcesses(s).length, 1);
+  s.send({ type: 'set-mode', mode: 'read-only' });
+  await gone(pooled);
+  const next = await pythonRun(s, 'next', 'return [started]');
+  assert.equal(next.pooled, false);
+  assert.equal(next.result.sandbox.mode, 'read-only');
+  await s.close();
+});
+
+test('Python: no process of the pool is left after unload; one nobody takes ends after prewarmIdleMs', async () => {
+  const s = pythonPrewarmed({ runtime: { prewarmProcesses: 2 } });
+  await pythonRun(s, 'cold', 'return [started]');
+  await s.ready(2);
+  const pooled = descendants(s.child.pid);
+  assert.equal(pythonProcesses(s).length, 2);
+  await s.close();
+  assert.deepEqual(pooled.filter(alive), []);
+
+  const idle = pythonPrewarmed({ runtime: { prewarmIdleMs: 500 } });
+  await pythonRun(idle, 'cold', 'return [started]');
+  await idle.ready(1);
+  const reaped = pythonProcesses(idle).map((p) => p.start);
+  // Barrier: dsh -v logs the reap.
+  await idle.stderrMatching(/a prewarmed process nobody took is ended \(prewarmIdleMs: 500\)/);
+  const next = await idle.run('next', `${PY_START}return [started]`);
+  assert.equal(next.ok, true, JSON.stringify(next));
+  assert.equal(reaped.includes(next.value[0]), false, 'the reaped process did not serve');
+  await idle.close();
+});
+
+test('Python: a prewarmed process was warmed with asyncio loaded (its constant warm-up); a cold one starts without it', async () => {
+  const s = pythonPrewarmed();
+  const program = 'import sys\nreturn [started, "asyncio" in sys.modules]';
+  const cold = await pythonRun(s, 'cold', program);
+  assert.deepEqual([cold.pooled, ...cold.value], [false, false]);
+  await s.ready(1);
+  const warm = await pythonRun(s, 'warm', program);
+  assert.deepEqual([warm.pooled, ...warm.value], [true, true]);
+  await s.close();
+});

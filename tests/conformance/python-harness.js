@@ -4,7 +4,8 @@
 import { runProgram as run, Serve as NodeServe, text, tempDir } from './harness.js';
 
 export const PYTHON_PROVIDER = '@deepseek-ai/dsh-ptc-runtime-python';
-const python = (opts = {}) => ({ ...opts, provider: PYTHON_PROVIDER, rows: [...(opts.rows ?? []), { id: 'workflow', disabled: true }] });
+/** Serve/runProgram options with the Python row (opts.runtime is its config). */
+export const python = (opts = {}) => ({ ...opts, provider: PYTHON_PROVIDER, rows: [...(opts.rows ?? []), { id: 'workflow', disabled: true }] });
 
 export const runPython = (program, opts) => run(program, python(opts));
 export class PythonServe extends NodeServe {
