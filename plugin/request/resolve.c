@@ -116,6 +116,32 @@ static int copy_optional(json_object *request, json_object *spec, const char *ke
     return 0;
 }
 
+/* An approved one-time escalation may also carry another network list (1.7): the request's
+ * `network` replaces the standing one for this run, which the sandbox service then validates as
+ * it validates the row's. The test-only resolverOverride stays the standing policy's. */
+static int escalated_network(json_object *request, json_object *policy, bool escalated, struct dsh_error *err)
+{
+    json_object *network;
+    if (!json_object_object_get_ex(request, "network", &network) || !network)
+        return 0;
+    if (!escalated)
+        return ptc__fail(err, DSH_E_REQUEST_INVALID,
+                         "request network needs mode: another network list is a one-time escalation");
+    if (!json_object_is_type(network, json_type_object))
+        return ptc__fail(err, DSH_E_REQUEST_INVALID, "request network must be an object");
+    if (json_object_object_get_ex(network, "resolverOverride", NULL))
+        return ptc__fail(err, DSH_E_REQUEST_INVALID,
+                         "request network.resolverOverride is refused: it is test-only configuration");
+    json_object *copy = NULL, *standing, *override;
+    if (json_object_deep_copy(network, &copy, NULL) < 0)
+        return ptc__fail(err, -ENOMEM, "out of memory");
+    if (json_object_object_get_ex(policy, "network", &standing) &&
+        json_object_object_get_ex(standing, "resolverOverride", &override))
+        json_object_object_add(copy, "resolverOverride", json_object_get(override));
+    json_object_object_add(policy, "network", copy);
+    return 0;
+}
+
 int ptc__resolve(struct ptc_host *host, const char *request_json, size_t request_len,
                  char **ret_spec_json, size_t *ret_spec_len, struct dsh_error *err)
 {
@@ -127,7 +153,7 @@ int ptc__resolve(struct ptc_host *host, const char *request_json, size_t request
         goto out;
     }
     static const char *const known[] = {"program", "cwd", "timeoutMs", "discardCompletion", "stateOwner",
-                                        "sessionId", "mode", "bindings", "images", NULL};
+                                        "sessionId", "mode", "network", "bindings", "images", NULL};
     const char *unknown = ptc__unknown_key(request, known);
     if (unknown) {
         rc = ptc__fail(err, DSH_E_REQUEST_INVALID, "request has unknown or unsupported field \"%s\"", unknown);
@@ -159,6 +185,8 @@ int ptc__resolve(struct ptc_host *host, const char *request_json, size_t request
         }
         json_object_object_add(policy, "mode", json_object_get(v));
     }
+    if ((rc = escalated_network(request, policy, escalated, err)) < 0)
+        goto out;
     json_object *root;
     json_object_object_get_ex(policy, "workspaceRoot", &root);
     if ((rc = check_workspace(json_object_get_string(root),

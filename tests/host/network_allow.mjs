@@ -353,6 +353,47 @@ await check('a process honouring HTTPS_PROXY goes through the CONNECT port, chec
   refused(literal, '127.0.0.1', P, 'an address the resolver did not give (IP literal)');
 });
 
+await check('an approved escalation carries its own list for that run only (controls: the standing list before and after)', async () => {
+  const standing = { ...base, resolverOverride: ['allowed.test', 'other.test'] };
+  const child = spawn(dsh, ['headless', '--patch', patch(standing), '--serve'], { cwd: ws, stdio: ['pipe', 'pipe', 'pipe'] });
+  const events = [];
+  let wake = () => {};
+  let buffered = '';
+  child.stdout.on('data', (d) => {
+    buffered += d;
+    for (let nl; (nl = buffered.indexOf('\n')) >= 0; buffered = buffered.slice(nl + 1)) events.push(JSON.parse(buffered.slice(0, nl)));
+    wake();
+  });
+  const answer = async (id) => {
+    for (;;) {
+      const ev = events.find((e) => e.id === id);
+      if (ev) return ev;
+      await new Promise((r) => (wake = r));
+    }
+  };
+  const send = (req) => child.stdin.write(JSON.stringify(req) + '\n');
+  const other = TRUST + FETCH(`https://other.test:${P}/`), allowed = TRUST + FETCH(`https://allowed.test:${P}/`);
+  const escalation = { mode: 'allow-list', allow: [`other.test:${P}`] };
+  send({ type: 'run', id: 'before', program: other });
+  refused((await answer('before')).result, 'other.test', 0, 'not on the allow-list');
+  send({ type: 'run', id: 'up', program: other, mode: 'read-only', network: escalation });
+  const up = (await answer('up')).result;
+  assert.equal(up.value, `hello other.test:${P}`, JSON.stringify(up));
+  assert.ok(conns(up).some((c) => c.host === 'other.test' && c.verdict === 'allowed'), JSON.stringify(up.sandbox.network));
+  send({ type: 'run', id: 'replaced', program: allowed, mode: 'read-only', network: escalation });
+  refused((await answer('replaced')).result, 'allowed.test', 0, 'not on the allow-list');
+  send({ type: 'run', id: 'after', program: other });
+  refused((await answer('after')).result, 'other.test', 0, 'not on the allow-list');
+  send({ type: 'run', id: 'alone', program: 'return 1', network: escalation });
+  assert.equal((await answer('alone')).message,
+    'run rejected (request-invalid): request network needs mode: another network list is a one-time escalation');
+  send({ type: 'run', id: 'override', program: 'return 1', mode: 'read-only', network: { ...escalation, resolverOverride: ['evil.test'] } });
+  assert.equal((await answer('override')).message,
+    'run rejected (request-invalid): request network.resolverOverride is refused: it is test-only configuration');
+  child.stdin.end();
+  await new Promise((r) => child.on('close', r));
+});
+
 await check('dsh mcp tells the model the hosts, and names a refused one in the result', async () => {
   const child = spawn(dsh, ['--workspace', ws, 'mcp', '--patch', patch(base)], { cwd: ws, stdio: ['pipe', 'pipe', 'inherit'] });
   const answers = new Map();

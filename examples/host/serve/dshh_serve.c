@@ -593,9 +593,10 @@ static bool check_bindings(struct client *c, json_object *bindings, const char *
 static void req_run(struct client *c, json_object *req, const char *id)
 {
     static const char *const allowed[] = {"type", "id", "program", "stateOwner", "timeoutMs", "cwd",
-                                          "discardCompletion", "sessionId", "mode", "bindings", "images", "stream",
-                                          "yieldAfterMs", NULL};
-    json_object *program, *owner, *cwd, *discard, *session, *mode, *bindings, *timeout, *images, *stream, *yield;
+                                          "discardCompletion", "sessionId", "mode", "network", "bindings", "images",
+                                          "stream", "yieldAfterMs", NULL};
+    json_object *program, *owner, *cwd, *discard, *session, *mode, *network, *bindings, *timeout, *images, *stream,
+        *yield;
     if (!check_keys(c, req, allowed, id) ||
         !field(c, req, "program", json_type_string, true, &program, id) ||
         !field(c, req, "stateOwner", json_type_string, false, &owner, id) ||
@@ -603,6 +604,7 @@ static void req_run(struct client *c, json_object *req, const char *id)
         !field(c, req, "discardCompletion", json_type_boolean, false, &discard, id) ||
         !field(c, req, "sessionId", json_type_string, false, &session, id) ||
         !field(c, req, "mode", json_type_string, false, &mode, id) ||
+        !field(c, req, "network", json_type_object, false, &network, id) ||
         !field(c, req, "bindings", json_type_array, false, &bindings, id) ||
         !field(c, req, "images", json_type_array, false, &images, id) ||
         !field(c, req, "stream", json_type_boolean, false, &stream, id) ||
@@ -675,6 +677,8 @@ static void req_run(struct client *c, json_object *req, const char *id)
         json_object_object_add(r, "sessionId", json_object_new_string(c->session));
     if (mode) /* an approved one-time escalation for this run only */
         json_object_object_add(r, "mode", json_object_get(mode));
+    if (network) /* with mode: the escalation's network list (the provider refuses it alone) */
+        json_object_object_add(r, "network", json_object_get(network));
     if (timeout_ms > c->srv->max_timeout_ms) /* beyond the provider's maximum: dsh keeps it */
         json_object_object_add(r, "timeoutMs", NULL);
     else if (has_timeout)
