@@ -471,7 +471,7 @@ static bool proxy_head(int i)
         else
             ledger_add(text, port, reason, false);
     } else {
-        snprintf(text, sizeof text, "%s", raw);
+        snprintf(text, sizeof text, "%.*s", (int)(sizeof text - 1), raw); /* the ledger shows a bounded copy */
         ledger_add(text, port, reason, false);
     }
     if (idx < 0) {
