@@ -83,6 +83,7 @@ Test(host_rows, policy_read_from_a_node_of_a_larger_document)
     cr_assert_eq(dsh_sandbox_policy_config_read(dsh_catalog_find(cat, "dsh-sandbox-policy"), &doc, NULL, &cfg), 0);
     cr_expect_eq(cfg.mode, DSH_SANDBOX_READ_ONLY);
     cr_expect_null(cfg.workspace_root);
+    dsh_sandbox_policy_config_destroy(&cfg);
     dsh_catalog_close(cat);
     yaml_document_delete(&doc);
 }
