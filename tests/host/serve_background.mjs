@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Dsh, check, done, isValidRequest } from "./harness.mjs";
+import { bindingsRow } from "../mcp/bindings-patch.mjs";
 
 const [dshPath, srcRoot] = process.argv.slice(2).map((p) => resolve(p));
 const cwd = mkdtempSync(join(tmpdir(), "dsh-serve-bg-"));
@@ -25,8 +26,6 @@ function patch(name, yaml) {
   writeFileSync(path, yaml);
   return path;
 }
-const bindingsRow = (config) =>
-  `- insert:\n  - id: mcp-bindings\n    name: dsh-mcp-bindings\n    config: ${JSON.stringify(config)}\n`;
 
 let gateCount = 0;
 function gate() {
@@ -65,6 +64,15 @@ async function waitFor(d, runId, what) {
     seen += texts(a.output ?? []);
     if (seen.includes(what) || a.type === "result") return answers;
   }
+}
+
+// Starts background run id: a program named marker (its process title) that prints "up" and waits
+// for a gate that never opens; returns once the run yielded and its "up" came back.
+async function startParked(d, id, marker) {
+  const g = gate();
+  d.send({ type: "run", id, yieldAfterMs: 0, program: `${FS} process.title = ${JSON.stringify(marker)}; inspect("up"); ${g.wait}` });
+  assert.equal((await answer(d, id)).type, "running");
+  await waitFor(d, id, "up\n");
 }
 
 await check("the requests are in host-abi/schemas/serve.json", async () => {
@@ -138,10 +146,7 @@ await check("a run that ends before its yield answers with its result (control: 
 await check("terminate_run ends the run as abort and nothing of its range keeps running", async () => {
   const d = serve();
   const marker = `dsh-bg-terminate-${process.pid}`;
-  const g = gate();
-  d.send({ type: "run", id: "t1", yieldAfterMs: 0, program: `${FS} process.title = ${JSON.stringify(marker)}; inspect("up"); ${g.wait}` });
-  assert.equal((await answer(d, "t1")).type, "running");
-  await waitFor(d, "t1", "up\n");
+  await startParked(d, "t1", marker);
   assert.ok(processesWith(marker).length > 0, "the program runs");
   d.send({ type: "list_runs", id: "l1" });
   const listed = (await d.next((e) => e.type === "runs" && e.id === "l1")).runs;
@@ -155,7 +160,7 @@ await check("terminate_run ends the run as abort and nothing of its range keeps 
   assert.equal(end.result.error.kind, "abort");
   assert.equal(end.result.error.message, "execution aborted during execution: terminate_run stopped the run");
   await until(() => processesWith(marker).length === 0);
-  // Control: the gate never opened, so only terminate_run ended it.
+  // Control: the parked run's gate never opens, so only terminate_run ended it.
   d.send({ type: "list_runs", id: "l2" });
   assert.deepEqual((await d.next((e) => e.type === "runs" && e.id === "l2")).runs, []);
 });
@@ -253,10 +258,7 @@ await check("a retaining profile: another run of the owner is rejected while its
 await check("the session's end stops its background runs; their results are written to the run requests", async () => {
   const d = serve();
   const marker = `dsh-bg-session-${process.pid}`;
-  const g = gate();
-  d.send({ type: "run", id: "s", yieldAfterMs: 0, program: `${FS} process.title = ${JSON.stringify(marker)}; inspect("up"); ${g.wait}` });
-  assert.equal((await answer(d, "s")).type, "running");
-  await waitFor(d, "s", "up\n");
+  await startParked(d, "s", marker);
   d.child.stdin.end();
   const end = await d.result("s");
   assert.equal(end.runId, "s");

@@ -9,22 +9,7 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsh-install-test-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-checks=0
-fail() {
-    fails=$((fails + 1))
-    echo "FAIL: $*" >&2
-}
-# expect DESCRIPTION EXPECTED ACTUAL: exact comparison
-expect() {
-    checks=$((checks + 1))
-    [ "$2" = "$3" ] || fail "$1: got [$3], want [$2]"
-}
-# expect_match DESCRIPTION PATTERN TEXT (grep -E)
-expect_match() {
-    checks=$((checks + 1))
-    printf '%s\n' "$3" | grep -Eq -- "$2" || fail "$1: [$3] lacks /$2/"
-}
+. "$root/tests/checks.sh"
 
 # A copy of the tree (tracked and new files, plus the pinned Node and npm deps, hard-linked).
 src="$tmp/src"

@@ -10,6 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import sdk from "./sdk.cjs";
+import { bindingsRow } from "./bindings-patch.mjs";
 
 const { Client, StdioClientTransport } = sdk;
 const here = dirname(fileURLToPath(import.meta.url));
@@ -43,8 +44,6 @@ function patch(name, yaml) {
   writeFileSync(path, yaml);
   return path;
 }
-const bindingsRow = (config) =>
-  `- insert:\n  - id: mcp-bindings\n    name: dsh-mcp-bindings\n    config: ${JSON.stringify(config)}\n`;
 
 const call = (s, name, args) => s.client.callTool({ name, arguments: args });
 const runCode = (s, program, extra = {}) => call(s, "run_code", { program, description: "a background test", ...extra });

@@ -14,6 +14,7 @@ import { dirname, join, resolve } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { bindingsRow } from "./bindings-patch.mjs";
 import sdk from "./sdk.cjs";
 
 const { Client, StdioClientTransport } = sdk;
@@ -31,21 +32,15 @@ writeFileSync(join(files, "notes.txt"), "stock servers answer\n");
 // The three servers, each started with this test's (pinned) Node; budget: the row's
 // declarationBudget, or the catalog default when undefined.
 function stockPatch(budget) {
-  const node = JSON.stringify(process.execPath);
-  const entry = (name) => JSON.stringify(join(pkg(`@modelcontextprotocol/${name}`), "dist/index.js"));
+  const node = process.execPath;
+  const entry = (name) => join(pkg(`@modelcontextprotocol/${name}`), "dist/index.js");
   const path = join(scratch, `stock-${budget ?? "default"}.yaml`);
-  writeFileSync(
-    path,
-    `- insert:
-  - id: mcp-bindings
-    name: dsh-mcp-bindings
-    config:
-${budget === undefined ? "" : `      declarationBudget: ${budget}\n`}      servers:
-        - {name: everything, command: ${node}, args: [${entry("server-everything")}, stdio]}
-        - {name: filesystem, command: ${node}, args: [${entry("server-filesystem")}, ${JSON.stringify(files)}]}
-        - {name: memory, command: ${node}, args: [${entry("server-memory")}], env: [${JSON.stringify("MEMORY_FILE_PATH=" + join(scratch, "memory.jsonl"))}]}
-`,
-  );
+  const servers = [
+    { name: "everything", command: node, args: [entry("server-everything"), "stdio"] },
+    { name: "filesystem", command: node, args: [entry("server-filesystem"), files] },
+    { name: "memory", command: node, args: [entry("server-memory")], env: ["MEMORY_FILE_PATH=" + join(scratch, "memory.jsonl")] },
+  ];
+  writeFileSync(path, bindingsRow(budget === undefined ? { servers } : { declarationBudget: budget, servers }));
   return path;
 }
 const stock = stockPatch();

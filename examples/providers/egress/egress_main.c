@@ -515,6 +515,21 @@ static int inspect(struct conn *c)
     }
 }
 
+/* Writes what buf holds to fd (either direction of the relay), counting the bytes; a write error
+ * ends both directions. */
+static void relay_out(struct conn *c, int fd, unsigned char *buf, size_t *len, uint64_t *count)
+{
+    ssize_t n = write(fd, buf, *len);
+    if (n > 0) {
+        *count += (uint64_t)n;
+        memmove(buf, buf + n, *len - (size_t)n);
+        *len -= (size_t)n;
+    } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        c->u_eof = c->c_eof = true;
+        *len = 0;
+    }
+}
+
 /* One step of a connection after poll; returns false when it ended. */
 static bool step(int i, short crev, short urev)
 {
@@ -579,17 +594,8 @@ static bool step(int i, short crev, short urev)
         if (r == DSHX_EGRESS_OK)
             c->state = RELAYING;
     }
-    if (c->state == RELAYING && c->c2u_len > 0) {
-        ssize_t n = write(c->ufd, c->c2u, c->c2u_len);
-        if (n > 0) {
-            c->sent += (uint64_t)n;
-            memmove(c->c2u, c->c2u + n, c->c2u_len - (size_t)n);
-            c->c2u_len -= (size_t)n;
-        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-            c->u_eof = c->c_eof = true;
-            c->c2u_len = 0;
-        }
-    }
+    if (c->state == RELAYING && c->c2u_len > 0)
+        relay_out(c, c->ufd, c->c2u, &c->c2u_len, &c->sent);
     if (c->state == RELAYING && c->c_eof && c->c2u_len == 0 && !c->u_shut) {
         shutdown(c->ufd, SHUT_WR);
         c->u_shut = true;
@@ -602,17 +608,8 @@ static bool step(int i, short crev, short urev)
         else if (n == 0 || (errno != EAGAIN && errno != EINTR))
             c->u_eof = true;
     }
-    if (c->u2c_len > 0) {
-        ssize_t n = write(c->cfd, c->u2c, c->u2c_len);
-        if (n > 0) {
-            c->received += (uint64_t)n;
-            memmove(c->u2c, c->u2c + n, c->u2c_len - (size_t)n);
-            c->u2c_len -= (size_t)n;
-        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-            c->c_eof = c->u_eof = true;
-            c->u2c_len = 0;
-        }
-    }
+    if (c->u2c_len > 0)
+        relay_out(c, c->cfd, c->u2c, &c->u2c_len, &c->received);
     if (c->u_eof && c->u2c_len == 0 && !c->c_shut) {
         shutdown(c->cfd, SHUT_WR);
         c->c_shut = true;
