@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define DSH_ABI_MAJOR 1
-#define DSH_ABI_MINOR 7
+#define DSH_ABI_MINOR 8
 
 /* Provider codes are -(DSH_ERROR_BASE + n); errno values never reach this block. */
 #define DSH_ERROR_BASE 4096

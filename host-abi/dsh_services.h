@@ -74,6 +74,11 @@ struct dsh_sandbox_service {
      * "open"?}],"refused":N,"omitted":N,"diagnostic"?}. 0 when the confinement has none. Never
      * waits: the connections as accounted so far. */
     int (*network_json)(void *ctx, const struct dsh_confinement *confinement, char *buf, size_t buflen);
+    /* Appended in 1.8. A run begins in this confinement (a retained environment or a prewarmed
+     * process serves runs one after another): network_json reports from now on only what this
+     * run does, the decisions after this call and the connections still open at it (with the
+     * bytes since). Never waits. */
+    void (*network_begin_run)(void *ctx, const struct dsh_confinement *confinement);
 };
 
 /* ---- subprocess: managed process ranges --------------------------------------------------------

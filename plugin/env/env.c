@@ -259,6 +259,11 @@ uint64_t ptc__env_attach(struct ptc_env *env, const struct ptc_env_events *event
     env->events = events;
     env->consumer = arg;
     env->consumer_wire_id = ++env->wire_ids_issued;
+    /* A confined environment may have served runs before this one (retained, prewarmed): its
+     * network accounting starts again here (sandbox service 1.8). */
+    const struct dsh_sandbox_service *sb = env->host->services.sandbox;
+    if (env->confinement && DSH_HAS(sb, network_begin_run) && sb->network_begin_run)
+        sb->network_begin_run(sb->ctx, env->confinement);
     *ret_ready = env->state == PTC_ENV_IDLE;
     if (*ret_ready)
         env->state = PTC_ENV_BUSY;

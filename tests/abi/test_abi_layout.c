@@ -15,7 +15,7 @@
 Test(abi, version_constants)
 {
     cr_expect_eq(DSH_ABI_MAJOR, 1);
-    cr_expect_eq(DSH_ABI_MINOR, 7);
+    cr_expect_eq(DSH_ABI_MINOR, 8);
 }
 
 Test(abi, error_details)
@@ -88,13 +88,14 @@ Test(abi, sandbox_service)
     OFF(dsh_confinement, argv, 8);
     OFF(dsh_confinement, env, 16);
     OFF(dsh_confinement, report_json, 24);
-    SIZE(dsh_sandbox_service, 56);
+    SIZE(dsh_sandbox_service, 64);
     OFF(dsh_sandbox_service, ctx, 8);
     OFF(dsh_sandbox_service, confine, 16);
     OFF(dsh_sandbox_service, cancel_confine, 24);
     OFF(dsh_sandbox_service, is_denial, 32);
     OFF(dsh_sandbox_service, release_confinement, 40);
     OFF(dsh_sandbox_service, network_json, 48); /* 1.7 */
+    OFF(dsh_sandbox_service, network_begin_run, 56); /* 1.8 */
 }
 
 Test(abi, subprocess_service)

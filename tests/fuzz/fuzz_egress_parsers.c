@@ -1,12 +1,14 @@
 /* The egress proxy's parsers of a program's bytes (examples/providers/egress/): a DNS query, a
  * connection's first bytes (TLS ClientHello SNI, HTTP Host), and the host patterns and names of
- * shared/net_policy.c, and the CONNECT request head of the proxy port. The first input byte picks
+ * shared/net_policy.c, the CONNECT request head of the proxy port, and the headers of a datagram
+ * the proxy's watch captured. The first input byte picks
  * the parser; the rest is its input. Properties:
  * nothing is read or written out of bounds (ASan), every answer stays within its stated bound,
  * and a name that passes the checks is what the policy code can match. */
 #include <string.h>
 
 #include "connect_head.h"
+#include "datagram.h"
 #include "dns_wire.h"
 #include "first_bytes.h"
 #include "fuzz_target.h"
@@ -94,11 +96,21 @@ static void patterns(const uint8_t *data, size_t size)
     fuzz_check(n == (p.port ? 1 : 2), "%d ports", n);
 }
 
+static void datagram(const uint8_t *data, size_t size)
+{
+    /* The watch keeps the first DSHX_DATAGRAM_CAPTURE bytes of a packet of size bytes. */
+    size_t kept = size < DSHX_DATAGRAM_CAPTURE ? size : DSHX_DATAGRAM_CAPTURE;
+    struct dshx__datagram d;
+    if (dshx__datagram_parse(data, kept, size, &d) < 0)
+        return;
+    fuzz_check(kept >= 28 && (size_t)d.payload + 28 <= size, "payload %u of a %zu-byte packet", d.payload, size);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    switch (data[0] % 4) {
+    switch (data[0] % 5) {
     case 0:
         dns(data + 1, size - 1);
         break;
@@ -107,6 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case 3:
         connect_head(data + 1, size - 1);
+        break;
+    case 4:
+        datagram(data + 1, size - 1);
         break;
     default:
         patterns(data + 1, size - 1);

@@ -119,6 +119,33 @@ function run(network, body, extra = [], mode = 'read-only') {
   });
 }
 
+// One `dsh headless --serve` with the network patch (and more options): send a request, await the
+// event answering an id, end the session.
+function serve(network, extra = []) {
+  const child = spawn(dsh, ['headless', '--patch', patch(network), ...extra, '--serve'], { cwd: ws, stdio: ['pipe', 'pipe', 'inherit'] });
+  const events = [];
+  let wake = () => {};
+  let buffered = '';
+  child.stdout.on('data', (d) => {
+    buffered += d;
+    for (let nl; (nl = buffered.indexOf('\n')) >= 0; buffered = buffered.slice(nl + 1)) events.push(JSON.parse(buffered.slice(0, nl)));
+    wake();
+  });
+  const answer = async (id) => {
+    for (;;) {
+      const ev = events.find((e) => e.id === id);
+      if (ev) return ev;
+      await new Promise((r) => (wake = r));
+    }
+  };
+  const send = (req) => child.stdin.write(JSON.stringify(req) + '\n');
+  const end = () => {
+    child.stdin.end();
+    return new Promise((r) => child.on('close', r));
+  };
+  return { send, answer, end };
+}
+
 const base = { mode: 'allow-list', allow: [`allowed.test:${P}`], resolverOverride: ['allowed.test'] };
 const FETCH = (url) => `try { const r = await fetch(${JSON.stringify(url)}); return await r.text(); } catch (e) { return fail(e); }`;
 const conns = (r) => r.sandbox.network.connections;
@@ -277,17 +304,50 @@ await check('plain TCP to a port not permitted is refused by the kernel (control
   permitted(control, 'allowed.test', R);
 });
 
-const UDP = `const dgram = await import('node:dgram');
-    return await new Promise((res) => { const s = dgram.createSocket('udp4'); s.on('error', (e) => res(fail(e)));
-      s.send('program', ${U}, '127.0.0.1', (e) => { s.close(); res(e ? fail(e) : 'sent'); }); });`;
+// A datagram to host:port, from a connected socket (whose error the range's closed port answers)
+// or not (UDP reports nothing to an unconnected sender).
+const UDP = (host, port, connected) => `const dgram = await import('node:dgram');
+    return await new Promise((res) => { const s = dgram.createSocket('udp4'); s.on('error', (e) => { s.close(); res(fail(e)); });
+      ${connected ? `s.connect(${port}, '${host}', () => s.send('program', (e) => e && res(fail(e))));`
+                  : `s.send('program', ${port}, '${host}', (e) => { s.close(); res(e ? fail(e) : 'sent'); });`} });`;
+const UDP_REFUSED = "UDP to another destination than the range's resolver";
 
-await check('UDP other than the resolver never leaves the range (control: unconfined, it arrives)', async () => {
-  const r = await run(base, UDP);
-  assert.equal(r.ok, true, JSON.stringify(r));
+await check('UDP other than the resolver never leaves the range and is refused (control: unconfined, it arrives)', async () => {
+  const r = await run(base, UDP('127.0.0.1', U, true));
+  assert.equal(r.value.error, 'ECONNREFUSED recvmsg ECONNREFUSED', JSON.stringify(r));
+  refused(r, '127.0.0.1', U, UDP_REFUSED);
+  assert.equal(conns(r).find((c) => c.port === U).bytesSent, 'program'.length);
   assert.deepEqual(await marked(), [], 'no datagram reached the host');
-  const control = await run({ mode: 'none' }, UDP, [], 'danger-full-access');
+  // An unconnected sender is told nothing, as by any closed port, but the result says it.
+  const quiet = await run(base, UDP('127.0.0.1', U, false));
+  assert.equal(quiet.value, 'sent');
+  refused(quiet, '127.0.0.1', U, UDP_REFUSED);
+  assert.deepEqual(await marked(), [], 'no datagram reached the host');
+  const control = await run({ mode: 'none' }, UDP('127.0.0.1', U, false), [], 'danger-full-access');
   assert.equal(control.value, 'sent');
   assert.deepEqual(await marked(), ['program']);
+});
+
+await check('UDP to a permitted name and to a public address is refused too (control: the resolver answers over UDP)', async () => {
+  const quic = await run(base, UDP('allowed.test', P, true));
+  assert.equal(quic.value.error, 'ECONNREFUSED recvmsg ECONNREFUSED', JSON.stringify(quic));
+  refused(quic, 'allowed.test', P, UDP_REFUSED);
+  const dns = await run(base, UDP('192.0.2.53', 53, true));
+  assert.equal(dns.value.error, 'ECONNREFUSED recvmsg ECONNREFUSED', JSON.stringify(dns));
+  refused(dns, '192.0.2.53', 53, UDP_REFUSED);
+  // Control: the name itself was resolved over UDP by the range's resolver, which is no refusal.
+  assert.deepEqual(conns(quic).map((c) => c.host), ['allowed.test']);
+});
+
+await check('a public IP literal reaches no network: the proxy refuses and names it (control: the name)', async () => {
+  const literal = `const net = await import('node:net');
+    return await new Promise((res) => { const s = net.connect(${P}, '198.51.100.7'); s.on('error', (e) => res(fail(e)));
+      s.on('connect', () => s.on('close', () => res('closed'))); });`;
+  const r = await run(base, literal);
+  assert.match(r.value.error ?? r.value, /^(ECONNRESET read ECONNRESET|closed)$/, JSON.stringify(r));
+  refused(r, '198.51.100.7', P, 'an address the resolver did not give (IP literal)');
+  const control = await run(base, FETCH(`https://allowed.test:${P}/`));
+  assert.equal(control.value, `hello allowed.test:${P}`);
 });
 
 await check('a redirect to a host not permitted is refused (control: a redirect to the permitted one)', async () => {
@@ -355,23 +415,7 @@ await check('a process honouring HTTPS_PROXY goes through the CONNECT port, chec
 
 await check('an approved escalation carries its own list for that run only (controls: the standing list before and after)', async () => {
   const standing = { ...base, resolverOverride: ['allowed.test', 'other.test'] };
-  const child = spawn(dsh, ['headless', '--patch', patch(standing), '--serve'], { cwd: ws, stdio: ['pipe', 'pipe', 'pipe'] });
-  const events = [];
-  let wake = () => {};
-  let buffered = '';
-  child.stdout.on('data', (d) => {
-    buffered += d;
-    for (let nl; (nl = buffered.indexOf('\n')) >= 0; buffered = buffered.slice(nl + 1)) events.push(JSON.parse(buffered.slice(0, nl)));
-    wake();
-  });
-  const answer = async (id) => {
-    for (;;) {
-      const ev = events.find((e) => e.id === id);
-      if (ev) return ev;
-      await new Promise((r) => (wake = r));
-    }
-  };
-  const send = (req) => child.stdin.write(JSON.stringify(req) + '\n');
+  const { send, answer, end } = serve(standing);
   const other = TRUST + FETCH(`https://other.test:${P}/`), allowed = TRUST + FETCH(`https://allowed.test:${P}/`);
   const escalation = { mode: 'allow-list', allow: [`other.test:${P}`] };
   send({ type: 'run', id: 'before', program: other });
@@ -390,8 +434,49 @@ await check('an approved escalation carries its own list for that run only (cont
   send({ type: 'run', id: 'override', program: 'return 1', mode: 'read-only', network: { ...escalation, resolverOverride: ['evil.test'] } });
   assert.equal((await answer('override')).message,
     'run rejected (request-invalid): request network.resolverOverride is refused: it is test-only configuration');
-  child.stdin.end();
-  await new Promise((r) => child.on('close', r));
+  await end();
+});
+
+await check("a retained environment accounts each run apart: its own decisions, open connections' new bytes", async () => {
+  const network = { ...base, allow: [`allowed.test:${P}`, `allowed.test:${R}`] };
+  const { send, answer, end } = serve(network, ['--patch', path.join(path.dirname(pythonProfile), 'persistent.yaml')]);
+  // Scoped REPL programs: the last expression is the value, top-level declarations stay.
+  const result = async (id, program) => {
+    send({ type: 'run', id, stateOwner: 'a', program });
+    const r = (await answer(id)).result;
+    assert.equal(r.ok, true, JSON.stringify(r));
+    return r;
+  };
+  const LOOKUP = (name) => `await (await import('node:dns')).promises.lookup(${JSON.stringify(name)}).catch((e) => e.code)`;
+  // Run 1 keeps a connection open and is refused a name.
+  const r1 = await result('r1', `var kept = (await import('node:net')).connect(${R}, 'allowed.test');
+    await new Promise((res) => kept.on('connect', res)); ${LOOKUP('evil.test')}`);
+  assert.equal(r1.value, 'ENOTFOUND');
+  assert.deepEqual(conns(r1).map((c) => [c.host, c.port, c.verdict, c.bytesSent, c.open ?? false]),
+    [['allowed.test', R, 'allowed', 0, true], ['evil.test', 0, 'refused', 0, false]]);
+  assert.equal(r1.sandbox.network.refused, 1);
+  // Run 2 only uses the kept connection: its bytes since run 1, and not run 1's refusal.
+  const r2 = await result('r2', `kept.write('ping'); await new Promise((res) => kept.once('data', (d) => res(String(d))))`);
+  assert.equal(r2.value, 'ping');
+  assert.deepEqual(conns(r2).map((c) => [c.host, c.port, c.verdict, c.bytesSent, c.bytesReceived, c.open ?? false]),
+    [['allowed.test', R, 'allowed', 4, 4, true]]);
+  assert.equal(r2.sandbox.network.refused, 0);
+  assert.equal(r2.sandbox.denied, false, JSON.stringify(r2.sandbox));
+  // Runs 3 and 4 each make 127 decisions: the ledger's 128 entries hold each run's own (entries
+  // of runs already reported are reused), and a name refused before is refused again.
+  const many = (tag) => `kept.destroy(); var dns = await import('node:dns'); var out = [];
+    for (let i = 0; i < 126; i++) out.push(await dns.promises.lookup('${tag}' + i + '.test').catch((e) => e.code));
+    out.push(${LOOKUP('evil.test')}); out.filter((c) => c === 'ENOTFOUND').length`;
+  for (const tag of ['a', 'b']) {
+    const r = await result(`many-${tag}`, many(tag));
+    assert.equal(r.value, 127);
+    const hosts = conns(r).filter((c) => c.verdict === 'refused').map((c) => c.host);
+    assert.equal(hosts.length, 127, JSON.stringify(r.sandbox.network));
+    assert.equal(hosts.filter((h) => h.startsWith(tag) || h === 'evil.test').length, 127);
+    assert.equal(r.sandbox.network.omitted, 0);
+    assert.equal(r.sandbox.network.refused, 127);
+  }
+  await end();
 });
 
 await check('dsh mcp tells the model the hosts, and names a refused one in the result', async () => {

@@ -20,9 +20,9 @@ await check("the first line is a hello event with versions and describe()", asyn
   const describe = JSON.parse(execFileSync(dshPath, ["headless"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
   assert.ok(dsh.hello, "no hello event");
   assert.equal(dsh.hello.version, "0.1.0");
-  assert.deepEqual(dsh.hello.abi, { major: 1, minor: 7 });
+  assert.deepEqual(dsh.hello.abi, { major: 1, minor: 8 });
   assert.equal(dsh.hello.provider.name, "@deepseek-ai/dsh-ptc-runtime-node");
-  assert.deepEqual(dsh.hello.provider.abi, { major: 1, minor: 7 });
+  assert.deepEqual(dsh.hello.provider.abi, { major: 1, minor: 8 });
   assert.deepEqual(dsh.hello.describe, describe);
   assert.equal(typeof dsh.hello.describe.executionInstructions, "string");
 });

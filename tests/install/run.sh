@@ -55,7 +55,7 @@ work="$tmp/work"
 mkdir -p "$work"
 cd "$work"
 
-expect "dsh --version" "dsh $(sed -n "s/^  version: '\(.*\)',$/\1/p" "$root/meson.build") (host ABI 1.7)" "$("$dsh" --version)"
+expect "dsh --version" "dsh $(sed -n "s/^  version: '\(.*\)',$/\1/p" "$root/meson.build") (host ABI 1.8)" "$("$dsh" --version)"
 expect_match "installed man page" "dsh.1$" "$(find "$moved" -path '*/man1/dsh.1')"
 
 out=$("$dsh" headless --json -e 'return 1 + await tools.add({a: 1, b: 2})' 2>&1)

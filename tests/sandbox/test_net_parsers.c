@@ -2,6 +2,7 @@
  * (shared/net_policy.c), the private-address rule, DNS queries and answers (egress/dns_wire.c), and
  * the server name of a connection's first bytes (egress/first_bytes.c). */
 #include "connect_head.h"
+#include "datagram.h"
 #include "dns_wire.h"
 #include "first_bytes.h"
 #include "net_policy.h"
@@ -246,4 +247,31 @@ Test(connect_head, the_proxy_port_reads_connect_requests)
     cr_assert_eq(connect_head("CONNECT a.test:443 HTTP/2\r\n\r\n", host, &port, &head), DSHX_CONNECT_MALFORMED);
     cr_assert_eq(connect_head("CONNECT [::1]:443 HTTP/1.1\r\n\r\n", host, &port, &head), DSHX_CONNECT_OK);
     cr_assert_str_eq(host, "[::1]", "an IPv6 literal comes out as it is: no host name, refused as a literal");
+}
+
+Test(datagram, a_captured_udp_header_and_what_is_not_one)
+{
+    /* 127.0.0.1:40000 -> 198.51.100.7:443, 8 bytes of payload, an IP header with 4 option bytes. */
+    unsigned char p[] = {0x46, 0, 0, 40, 0, 0, 0x40, 0, 64, 17, 0, 0, 127, 0, 0, 1, 198, 51, 100, 7, 1, 1, 1, 1,
+                         0x9c, 0x40, 0x01, 0xbb, 0, 16, 0, 0, 'p', 'r', 'o', 'g', 'r', 'a', 'm', 0};
+    struct dshx__datagram d;
+    cr_assert_eq(dshx__datagram_parse(p, sizeof p, sizeof p, &d), 0);
+    cr_expect_eq(d.destination, 0xc6336407u);
+    cr_expect_eq(d.port, 443);
+    cr_expect_eq(d.payload, 8);
+    /* Captured only to the UDP header: the length is the header's, bounded by the packet's. */
+    cr_assert_eq(dshx__datagram_parse(p, 32, sizeof p, &d), 0);
+    cr_expect_eq(d.payload, 8);
+    p[28] = 0, p[29] = 200; /* a UDP length beyond the packet */
+    cr_assert_eq(dshx__datagram_parse(p, sizeof p, sizeof p, &d), 0);
+    cr_expect_eq(d.payload, 8, "never more than the packet carried");
+    cr_expect_eq(dshx__datagram_parse(p, 31, sizeof p, &d), -1, "the UDP header cut");
+    p[9] = 6;
+    cr_expect_eq(dshx__datagram_parse(p, sizeof p, sizeof p, &d), -1, "TCP");
+    p[9] = 17, p[7] = 1;
+    cr_expect_eq(dshx__datagram_parse(p, sizeof p, sizeof p, &d), -1, "a later fragment");
+    p[7] = 0, p[0] = 0x44;
+    cr_expect_eq(dshx__datagram_parse(p, sizeof p, sizeof p, &d), -1, "a header shorter than 20 bytes");
+    p[0] = 0x66;
+    cr_expect_eq(dshx__datagram_parse(p, sizeof p, sizeof p, &d), -1, "IPv6");
 }

@@ -23,6 +23,7 @@
  * Every decision goes into the ledger (fd 4). A refused connection is reset. The proxy ends when
  * the library's end of fd 3 closes. */
 #include "connect_head.h"
+#include "datagram.h"
 #include "dns_wire.h"
 #include "egress_protocol.h"
 #include "first_bytes.h"
@@ -33,6 +34,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <poll.h>
@@ -58,6 +64,8 @@
 struct name {
     char text[DSHX_NET_NAME_MAX + 1];
     int reason; /* OK once resolved; else why the resolver refused it */
+    bool logged;           /* a refused name's refusal is in the ledger for the run that began ... */
+    uint32_t logged_start; /* ... at this period_start */
     struct sockaddr_storage addr[MAX_ADDRS];
     int naddr;
 };
@@ -100,6 +108,8 @@ static struct {
     struct conn *conns[MAX_CONNS];
     int nconns;
     struct dshx__egress_ledger *ledger;
+    bool live[DSHX_EGRESS_LEDGER_ENTRIES]; /* the entry belongs to a connection */
+    int watch_fd; /* the range's loopback: datagrams to anywhere but the resolver */
 } g;
 
 static _Noreturn void usage(const char *why)
@@ -140,43 +150,117 @@ static void parse_args(int argc, char **argv)
 
 /* ---- ledger ---------------------------------------------------------------------------------- */
 
+static uint32_t write_begin(struct dshx__egress_entry *e)
+{
+    uint32_t seq = e->seq;
+    __atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return seq;
+}
+
+static void write_end(struct dshx__egress_entry *e, uint32_t seq)
+{
+    __atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+static uint32_t take_serial(void)
+{
+    uint32_t serial = g.ledger->next_serial;
+    __atomic_store_n(&g.ledger->next_serial, serial + 1, __ATOMIC_RELEASE);
+    return serial;
+}
+
+/* An entry to write a decision into: an unused one, else the one that closed longest ago before
+ * the current run began (its runs have had their report); -1 when every entry may still be
+ * reported. */
+static int free_entry(void)
+{
+    struct dshx__egress_ledger *l = g.ledger;
+    if (l->count < DSHX_EGRESS_LEDGER_ENTRIES)
+        return (int)l->count;
+    uint32_t start = __atomic_load_n(&l->period_start, __ATOMIC_ACQUIRE);
+    int oldest = -1;
+    for (int i = 0; i < DSHX_EGRESS_LEDGER_ENTRIES; i++)
+        if (!g.live[i] && l->entries[i].closed < start &&
+            (oldest < 0 || l->entries[i].closed < l->entries[oldest].closed))
+            oldest = i;
+    return oldest;
+}
+
+/* A decision: its entry, or -1 when the ledger is full. A live entry (open) belongs to a
+ * connection until its last ledger_update. */
 static int ledger_add(const char *name, uint16_t port, int reason, bool open)
 {
     struct dshx__egress_ledger *l = g.ledger;
     if (reason != DSHX_EGRESS_OK)
         __atomic_add_fetch(&l->refused, 1, __ATOMIC_RELEASE);
-    if (l->count >= DSHX_EGRESS_LEDGER_ENTRIES) {
+    int i = free_entry();
+    if (i < 0) {
         __atomic_add_fetch(&l->omitted, 1, __ATOMIC_RELEASE);
         return -1;
     }
-    int i = (int)l->count;
     struct dshx__egress_entry *e = &l->entries[i];
-    __atomic_store_n(&e->seq, 1, __ATOMIC_RELEASE);
+    uint32_t seq = write_begin(e);
     e->port = port;
     e->reason = (uint8_t)reason;
     e->open = open;
+    e->serial = take_serial();
+    e->closed = open ? UINT32_MAX : e->serial;
     e->bytes_sent = e->bytes_received = 0;
     snprintf(e->name, sizeof(e->name), "%s", name);
-    __atomic_store_n(&e->seq, 2, __ATOMIC_RELEASE);
-    __atomic_store_n(&l->count, (uint32_t)i + 1, __ATOMIC_RELEASE);
+    write_end(e, seq);
+    if ((uint32_t)i == l->count)
+        __atomic_store_n(&l->count, (uint32_t)i + 1, __ATOMIC_RELEASE);
+    g.live[i] = open;
     return i;
 }
 
-static void ledger_update(struct conn *c, int reason)
+/* The connection's counts and verdict; closing, its last word: the entry is closed (reusable once
+ * a later run began). */
+static void ledger_update(struct conn *c, int reason, bool closing)
 {
     if (c->entry < 0)
         return;
     struct dshx__egress_entry *e = &g.ledger->entries[c->entry];
-    uint32_t seq = e->seq;
-    __atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELEASE);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    uint32_t seq = write_begin(e);
     if (reason != DSHX_EGRESS_OK && e->reason == DSHX_EGRESS_OK)
         __atomic_add_fetch(&g.ledger->refused, 1, __ATOMIC_RELEASE);
     e->reason = (uint8_t)reason;
-    e->open = c->state == RELAYING && !(c->c_shut && c->u_shut) && reason == DSHX_EGRESS_OK;
+    e->open = !closing && !(c->c_shut && c->u_shut) && reason == DSHX_EGRESS_OK;
     e->bytes_sent = c->sent;
     e->bytes_received = c->received;
-    __atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+    if (closing)
+        e->closed = take_serial();
+    write_end(e, seq);
+    if (closing) {
+        g.live[c->entry] = false;
+        c->entry = -1;
+    }
+}
+
+/* A datagram the program sent elsewhere than the resolver: one entry per destination and run,
+ * its bytes summed; every datagram counts as a refusal. */
+static void ledger_datagram(const char *name, uint16_t port, uint32_t bytes)
+{
+    struct dshx__egress_ledger *l = g.ledger;
+    uint32_t start = __atomic_load_n(&l->period_start, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < l->count; i++) {
+        struct dshx__egress_entry *e = &l->entries[i];
+        if (e->reason == DSHX_EGRESS_UDP && e->port == port && e->serial >= start && strcmp(e->name, name) == 0) {
+            __atomic_add_fetch(&l->refused, 1, __ATOMIC_RELEASE);
+            uint32_t seq = write_begin(e);
+            e->bytes_sent += bytes;
+            write_end(e, seq);
+            return;
+        }
+    }
+    int i = ledger_add(name, port, DSHX_EGRESS_UDP, false);
+    if (i >= 0) {
+        struct dshx__egress_entry *e = &l->entries[i];
+        uint32_t seq = write_begin(e);
+        e->bytes_sent = bytes;
+        write_end(e, seq);
+    }
 }
 
 /* ---- the resolver ------------------------------------------------------------------------------ */
@@ -249,7 +333,7 @@ static int reason_of_verdict(enum dshx__net_verdict v)
 
 /* The index of name text once resolved and checked (resolving it on first sight), or -1 with why in
  * *ret_reason; a name is refused by the policy (verdict, without a port) or by its addresses, and
- * each refused name is logged once. */
+ * each refused name is logged once per run. */
 static int lookup(const char *text, int *ret_reason)
 {
     int idx = find_name(text);
@@ -266,8 +350,13 @@ static int lookup(const char *text, int *ret_reason)
         n->reason = reason_of_verdict(dshx__net_decide(g.allow, g.nallow, g.deny, g.ndeny, text, 0));
         if (n->reason == DSHX_EGRESS_OK)
             resolve(n);
-        if (n->reason != DSHX_EGRESS_OK)
-            ledger_add(text, 0, n->reason, false);
+    }
+    struct name *n = &g.names[idx];
+    uint32_t start = __atomic_load_n(&g.ledger->period_start, __ATOMIC_ACQUIRE);
+    if (n->reason != DSHX_EGRESS_OK && (!n->logged || n->logged_start != start)) {
+        ledger_add(text, 0, n->reason, false);
+        n->logged = true;
+        n->logged_start = start;
     }
     *ret_reason = g.names[idx].reason;
     return g.names[idx].reason == DSHX_EGRESS_OK ? idx : -1;
@@ -298,6 +387,39 @@ static void on_dns(void)
     (void)sendto(g.dns_fd, out, n, MSG_DONTWAIT, (struct sockaddr *)&from, fromlen);
 }
 
+/* The name a synthetic address (host byte order) was given for, or -1: an address the resolver
+ * never gave. */
+static int name_of_address(uint32_t a)
+{
+    if ((a & 0xffff0000u) == SYNTH_NET && (a & 0xffffu) >= 1 && (int)(a & 0xffffu) <= g.nnames &&
+        g.names[(a & 0xffffu) - 1].reason == DSHX_EGRESS_OK)
+        return (int)(a & 0xffffu) - 1;
+    return -1;
+}
+
+/* Datagrams the program sent to any other destination: the range has no such peer (each one meets
+ * a closed port, so a connected socket sees ECONNREFUSED), and each is accounted as refused. */
+static void on_datagrams(void)
+{
+    for (int budget = 64; budget > 0; budget--) {
+        unsigned char buf[DSHX_DATAGRAM_CAPTURE];
+        struct sockaddr_ll from;
+        socklen_t fromlen = sizeof(from);
+        ssize_t n = recvfrom(g.watch_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *)&from,
+                             &fromlen);
+        if (n < 0)
+            return;
+        struct dshx__datagram d;
+        if (from.sll_pkttype != PACKET_HOST ||
+            dshx__datagram_parse(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf), (size_t)n, &d) < 0)
+            continue;
+        char text[INET_ADDRSTRLEN];
+        int idx = name_of_address(d.destination);
+        struct in_addr a = {.s_addr = htonl(d.destination)};
+        ledger_datagram(idx >= 0 ? g.names[idx].text : inet_ntop(AF_INET, &a, text, sizeof(text)), d.port, d.payload);
+    }
+}
+
 /* ---- connections ------------------------------------------------------------------------------- */
 
 static void reset_close(int fd)
@@ -312,7 +434,7 @@ static void reset_close(int fd)
 static void conn_free(int i, int reason)
 {
     struct conn *c = g.conns[i];
-    ledger_update(c, reason);
+    ledger_update(c, reason, true);
     if (reason != DSHX_EGRESS_OK) {
         reset_close(c->cfd);
         reset_close(c->ufd);
@@ -365,10 +487,7 @@ static void on_accept(int li)
     int idx = -1;
     if (getsockname(cfd, (struct sockaddr *)&local, &len) == 0 && local.sin_family == AF_INET) {
         inet_ntop(AF_INET, &local.sin_addr, addr_text, sizeof(addr_text));
-        uint32_t a = ntohl(local.sin_addr.s_addr);
-        if ((a & 0xffff0000u) == SYNTH_NET && (a & 0xffffu) >= 1 && (int)(a & 0xffffu) <= g.nnames &&
-            g.names[(a & 0xffffu) - 1].reason == DSHX_EGRESS_OK)
-            idx = (int)(a & 0xffffu) - 1;
+        idx = name_of_address(ntohl(local.sin_addr.s_addr));
     }
     if (idx < 0 || g.nconns >= MAX_CONNS) {
         ledger_add(idx < 0 ? addr_text : g.names[idx].text, port,
@@ -487,8 +606,7 @@ static bool proxy_head(int i)
     start_connect(c);
     if (c->ufd < 0) {
         proxy_answer(c, 502, text, port, DSHX_EGRESS_CONNECT_FAILED);
-        ledger_update(c, DSHX_EGRESS_CONNECT_FAILED);
-        c->entry = -1;
+        ledger_update(c, DSHX_EGRESS_CONNECT_FAILED, true);
         conn_free(i, DSHX_EGRESS_OK);
         return false;
     }
@@ -619,7 +737,7 @@ static bool step(int i, short crev, short urev)
                                                                      : DSHX_EGRESS_UNNAMED);
         return false;
     }
-    ledger_update(c, DSHX_EGRESS_OK);
+    ledger_update(c, DSHX_EGRESS_OK, false);
     return true;
 }
 
@@ -639,8 +757,78 @@ static int listen_on(int type, uint32_t addr, uint16_t port)
 {
     int fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
     struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(addr)};
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+    /* Not for the resolver's UDP port: a program's socket (it may bind UDP) cannot share it. */
+    if (fd < 0 || (type == SOCK_STREAM && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0) ||
         bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || (type == SOCK_STREAM && listen(fd, 128) < 0))
+        return -1;
+    return fd;
+}
+
+/* `local 0.0.0.0/0 dev lo`: every IPv4 address is the namespace's own, so whatever a program
+ * sends, to an IP literal too, stays in the range and meets the proxy (a listener or the datagram
+ * watch) instead of failing unseen with ENETUNREACH. */
+static int route_every_address_here(int lo_index)
+{
+    struct {
+        struct nlmsghdr nh;
+        struct rtmsg rt;
+        struct rtattr oif;
+        int32_t index;
+    } req = {
+        .nh = {.nlmsg_len = sizeof(req), .nlmsg_type = RTM_NEWROUTE, .nlmsg_seq = 1,
+               .nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL},
+        .rt = {.rtm_family = AF_INET, .rtm_table = RT_TABLE_LOCAL, .rtm_protocol = RTPROT_STATIC,
+               .rtm_scope = RT_SCOPE_HOST, .rtm_type = RTN_LOCAL},
+        .oif = {.rta_len = RTA_LENGTH(sizeof(int32_t)), .rta_type = RTA_OIF},
+        .index = lo_index,
+    };
+    struct {
+        struct nlmsghdr nh;
+        struct nlmsgerr err;
+    } ack;
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fd < 0)
+        return -1;
+    ssize_t n = send(fd, &req, sizeof(req), 0) == (ssize_t)sizeof(req) ? recv(fd, &ack, sizeof(ack), 0) : -1;
+    int err = n < (ssize_t)sizeof(ack) ? (n < 0 ? errno : EPROTO)
+              : ack.nh.nlmsg_type != NLMSG_ERROR ? EPROTO
+                                                 : -ack.err.error;
+    close(fd);
+    errno = err;
+    return err ? -1 : 0;
+}
+
+/* A packet socket on the range's loopback that keeps the headers of each UDP datagram the range
+ * sends, but the resolver's questions and answers. Every packet of the namespace passes loopback
+ * once as received (PACKET_HOST; an IPv4 socket sees no outgoing copies), and the filter runs in
+ * the kernel, so the relayed TCP bytes cost it nothing but the check. */
+static int watch_datagrams(int lo_index)
+{
+    enum { ACCEPT = 15, DROP = 16 };
+    static const struct sock_filter code[] = {
+        /* 0 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, (uint32_t)SKF_AD_OFF + SKF_AD_PKTTYPE),
+        /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_HOST, 0, DROP - 2),
+        /* 2 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 9), /* protocol */
+        /* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, DROP - 4),
+        /* 4 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 6), /* fragment offset */
+        /* 5 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x1fff, DROP - 6, 0),
+        /* 6 */ BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 0), /* X = the IP header's length */
+        /* 7 */ BPF_STMT(BPF_LD | BPF_H | BPF_IND, 0), /* source port */
+        /* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 53, 0, 11 - 9),
+        /* 9 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 12), /* source address */
+        /* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, INADDR_LOOPBACK, DROP - 11, 0),
+        /* 11 */ BPF_STMT(BPF_LD | BPF_H | BPF_IND, 2), /* destination port */
+        /* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 53, 0, ACCEPT - 13),
+        /* 13 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16), /* destination address */
+        /* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, INADDR_LOOPBACK, DROP - 15, 0),
+        /* 15 */ BPF_STMT(BPF_RET | BPF_K, DSHX_DATAGRAM_CAPTURE),
+        /* 16 */ BPF_STMT(BPF_RET | BPF_K, 0),
+    };
+    struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = (struct sock_filter *)code};
+    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP), .sll_ifindex = lo_index};
+    int fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ||
+        bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
         return -1;
     return fd;
 }
@@ -659,9 +847,13 @@ static int make_namespace(void)
     if (range < 0 || s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
         ready(-1, errno, "loopback");
     ifr.ifr_flags |= IFF_UP;
-    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0 || ioctl(s, SIOCGIFINDEX, &ifr) < 0)
         ready(-1, errno, "loopback up");
     close(s);
+    if (route_every_address_here(ifr.ifr_ifindex) < 0)
+        ready(-1, errno, "route every address to loopback");
+    if ((g.watch_fd = watch_datagrams(ifr.ifr_ifindex)) < 0)
+        ready(-1, errno, "the datagram watch");
     if ((g.dns_fd = listen_on(SOCK_DGRAM, INADDR_LOOPBACK, 53)) < 0)
         ready(-1, errno, "the resolver's socket");
     for (int i = 0; i < g.nports; i++)
@@ -724,6 +916,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     parse_args(argc, argv);
     g.ledger = mmap(NULL, sizeof(*g.ledger), PROT_READ | PROT_WRITE, MAP_SHARED, DSHX_EGRESS_FD_LEDGER, 0);
+    if (g.ledger != MAP_FAILED)
+        g.ledger->next_serial = 1;
     g.names = calloc(MAX_NAMES, sizeof(*g.names));
     if (g.ledger == MAP_FAILED || !g.names)
         ready(-1, errno ? errno : ENOMEM, "the ledger");
@@ -731,11 +925,12 @@ int main(int argc, char **argv)
     int range = make_namespace();
     confine_self();
     ready(range, 0, "");
-    static struct pollfd p[3 + DSHX_NET_MAX_PORTS + 2 * MAX_CONNS];
+    static struct pollfd p[4 + DSHX_NET_MAX_PORTS + 2 * MAX_CONNS];
     for (;;) {
         int n = 0;
         p[n++] = (struct pollfd){.fd = DSHX_EGRESS_FD_CONTROL, .events = POLLIN};
         p[n++] = (struct pollfd){.fd = g.dns_fd, .events = POLLIN};
+        p[n++] = (struct pollfd){.fd = g.watch_fd, .events = POLLIN};
         for (int i = 0; i < g.nports; i++)
             p[n++] = (struct pollfd){.fd = g.listen_fd[i], .events = g.nconns < MAX_CONNS ? POLLIN : 0};
         p[n++] = (struct pollfd){.fd = g.proxy_fd, .events = g.nconns < MAX_CONNS ? POLLIN : 0};
@@ -776,10 +971,12 @@ int main(int argc, char **argv)
         }
         if (p[1].revents & POLLIN)
             on_dns();
+        if (p[2].revents & POLLIN)
+            on_datagrams();
         for (int i = 0; i < g.nports; i++)
-            if (p[2 + i].revents & POLLIN)
+            if (p[3 + i].revents & POLLIN)
                 on_accept(i);
-        if (p[2 + g.nports].revents & POLLIN)
+        if (p[3 + g.nports].revents & POLLIN)
             on_proxy_accept();
     }
 }

@@ -274,11 +274,15 @@ static int build_table(scmp_filter_ctx ctx, bool inet, char *ret_err, size_t err
 {
     int rc = add_denied(ctx, ENOSYS, inet, ret_err, errlen);
     /* The allow-list's additions to the reviewed table: socket(2) (its arguments are the deny
-     * set's) and connect(2) (Landlock limits TCP to the listeners' ports; the namespace holds
-     * nothing else). */
+     * set's), connect(2) (Landlock limits TCP to the listeners' ports; the namespace holds
+     * nothing else) and bind(2), which Node's UDP sockets make before they send: a UDP port of
+     * the range's own namespace, where the proxy accounts every datagram that is no question to
+     * its resolver; a TCP bind stays refused by Landlock (no rule grants one), and with listen(2)
+     * and accept(2) refused a bound socket of any kind takes no connection. */
     if (rc == 0 && inet && ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 0)) < 0 ||
-                            (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(connect), 0)) < 0))
-        snprintf(ret_err, errlen, "seccomp: allow socket, connect: %s", strerror(-rc));
+                            (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(connect), 0)) < 0 ||
+                            (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bind), 0)) < 0))
+        snprintf(ret_err, errlen, "seccomp: allow socket, connect, bind: %s", strerror(-rc));
     for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
         int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, allowed[i]);
         if (nr == __NR_SCMP_ERROR)

@@ -21,10 +21,20 @@
 
 #define READY_TIMEOUT_MS 5000 /* the proxy's start-up: an exec and a few sockets */
 
+/* What an entry open when the current run began had carried by then (its serial says which
+ * decision: the proxy may reuse the entry once it closed). */
+struct run_base {
+    uint32_t serial;
+    uint64_t sent, received;
+};
+
 struct dshx__egress {
     pid_t pid;
     int control_fd;
     struct dshx__egress_ledger *ledger;
+    uint32_t run_start; /* the ledger's period_start, as written here */
+    uint32_t base_refused, base_omitted;
+    struct run_base base[DSHX_EGRESS_LEDGER_ENTRIES];
 };
 
 static const char *const reason_texts[] = {
@@ -207,7 +217,7 @@ int dshx__egress_start(const struct dshx__config *cfg, const struct dshx__net_al
     if (rc == 0 && ((ledger = memfd_create("dsh-egress-ledger", MFD_CLOEXEC)) < 0 ||
                     ftruncate(ledger, sizeof(struct dshx__egress_ledger)) < 0))
         rc = -errno;
-    if (rc == 0 && (e->ledger = mmap(NULL, sizeof(*e->ledger), PROT_READ, MAP_SHARED, ledger, 0)) == MAP_FAILED) {
+    if (rc == 0 && (e->ledger = mmap(NULL, sizeof(*e->ledger), PROT_READ | PROT_WRITE, MAP_SHARED, ledger, 0)) == MAP_FAILED) {
         e->ledger = NULL;
         rc = -errno;
     }
@@ -333,6 +343,36 @@ static bool read_entry(const struct dshx__egress_entry *src, struct dshx__egress
     return false;
 }
 
+void dshx__egress_begin_run(struct dshx__egress *e)
+{
+    struct dshx__egress_ledger *l = e->ledger;
+    e->run_start = __atomic_load_n(&l->next_serial, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&l->period_start, e->run_start, __ATOMIC_RELEASE);
+    e->base_refused = __atomic_load_n(&l->refused, __ATOMIC_ACQUIRE);
+    e->base_omitted = __atomic_load_n(&l->omitted, __ATOMIC_ACQUIRE);
+    uint32_t count = __atomic_load_n(&l->count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < DSHX_EGRESS_LEDGER_ENTRIES; i++) {
+        struct dshx__egress_entry en;
+        bool open = i < count && read_entry(&l->entries[i], &en) && en.closed == UINT32_MAX;
+        e->base[i] = open ? (struct run_base){en.serial, en.bytes_sent, en.bytes_received} : (struct run_base){0};
+    }
+}
+
+/* The entry's part in the current run: false when it was decided and closed before the run. */
+static bool in_run(const struct dshx__egress *e, uint32_t slot, struct dshx__egress_entry *en)
+{
+    if (en->serial >= e->run_start)
+        return true;
+    if (en->closed < e->run_start)
+        return false;
+    const struct run_base *b = &e->base[slot];
+    if (b->serial == en->serial) {
+        en->bytes_sent -= en->bytes_sent >= b->sent ? b->sent : en->bytes_sent;
+        en->bytes_received -= en->bytes_received >= b->received ? b->received : en->bytes_received;
+    }
+    return true;
+}
+
 json_object *dshx__egress_report(const struct dshx__egress *e)
 {
     json_object *o = json_object_new_object(), *list = json_object_new_array();
@@ -344,37 +384,57 @@ json_object *dshx__egress_report(const struct dshx__egress *e)
     uint32_t count = __atomic_load_n(&e->ledger->count, __ATOMIC_ACQUIRE);
     if (count > DSHX_EGRESS_LEDGER_ENTRIES)
         count = DSHX_EGRESS_LEDGER_ENTRIES;
+    /* In the order of the decisions (an entry is reused once its run has been reported). */
+    uint32_t order[DSHX_EGRESS_LEDGER_ENTRIES], serial[DSHX_EGRESS_LEDGER_ENTRIES], n = 0;
+    struct dshx__egress_entry *entries = malloc(sizeof(*entries) * DSHX_EGRESS_LEDGER_ENTRIES);
+    if (!entries) {
+        json_object_put(o);
+        json_object_put(list);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        if (!read_entry(&e->ledger->entries[i], &entries[i]) || !in_run(e, i, &entries[i]))
+            continue;
+        uint32_t k = n++;
+        for (; k > 0 && serial[k - 1] > entries[i].serial; k--) {
+            serial[k] = serial[k - 1];
+            order[k] = order[k - 1];
+        }
+        serial[k] = entries[i].serial;
+        order[k] = i;
+    }
     char diagnostic[512] = "";
     size_t dlen = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        struct dshx__egress_entry en;
-        if (!read_entry(&e->ledger->entries[i], &en))
-            continue;
-        const char *reason = en.reason < DSHX_EGRESS_REASON_COUNT ? reason_texts[en.reason] : "refused";
+    for (uint32_t k = 0; k < n; k++) {
+        const struct dshx__egress_entry *en = &entries[order[k]];
+        const char *reason = en->reason < DSHX_EGRESS_REASON_COUNT ? reason_texts[en->reason] : "refused";
         json_object *c = json_object_new_object();
-        json_object_object_add(c, "host", json_object_new_string(en.name));
-        json_object_object_add(c, "port", json_object_new_int(en.port));
-        json_object_object_add(c, "verdict", json_object_new_string(en.reason == DSHX_EGRESS_OK ? "allowed" : "refused"));
-        if (en.reason != DSHX_EGRESS_OK) {
+        json_object_object_add(c, "host", json_object_new_string(en->name));
+        json_object_object_add(c, "port", json_object_new_int(en->port));
+        json_object_object_add(c, "verdict", json_object_new_string(en->reason == DSHX_EGRESS_OK ? "allowed" : "refused"));
+        if (en->reason != DSHX_EGRESS_OK) {
             json_object_object_add(c, "reason", json_object_new_string(reason));
             const char *lead = dlen ? "; " : "the sandbox refused network access to ";
-            int k = en.port ? snprintf(diagnostic + dlen, sizeof(diagnostic) - dlen, "%s%s:%u (%s)", lead,
-                                       en.name, (unsigned)en.port, reason)
-                            : snprintf(diagnostic + dlen, sizeof(diagnostic) - dlen, "%s%s (%s)", lead,
-                                       en.name, reason);
-            if (k > 0 && (size_t)k < sizeof(diagnostic) - dlen)
-                dlen += (size_t)k;
+            int w = en->port ? snprintf(diagnostic + dlen, sizeof(diagnostic) - dlen, "%s%s:%u (%s)", lead,
+                                        en->name, (unsigned)en->port, reason)
+                             : snprintf(diagnostic + dlen, sizeof(diagnostic) - dlen, "%s%s (%s)", lead,
+                                        en->name, reason);
+            if (w > 0 && (size_t)w < sizeof(diagnostic) - dlen)
+                dlen += (size_t)w;
         }
-        json_object_object_add(c, "bytesSent", json_object_new_int64((int64_t)en.bytes_sent));
-        json_object_object_add(c, "bytesReceived", json_object_new_int64((int64_t)en.bytes_received));
-        if (en.open)
+        json_object_object_add(c, "bytesSent", json_object_new_int64((int64_t)en->bytes_sent));
+        json_object_object_add(c, "bytesReceived", json_object_new_int64((int64_t)en->bytes_received));
+        if (en->open)
             json_object_object_add(c, "open", json_object_new_boolean(true));
         json_object_array_add(list, c);
     }
+    free(entries);
+    uint32_t refused = __atomic_load_n(&e->ledger->refused, __ATOMIC_ACQUIRE);
+    uint32_t omitted = __atomic_load_n(&e->ledger->omitted, __ATOMIC_ACQUIRE);
     json_object_object_add(o, "mode", json_object_new_string("allow-list"));
     json_object_object_add(o, "connections", list);
-    json_object_object_add(o, "refused", json_object_new_int64(__atomic_load_n(&e->ledger->refused, __ATOMIC_ACQUIRE)));
-    json_object_object_add(o, "omitted", json_object_new_int64(__atomic_load_n(&e->ledger->omitted, __ATOMIC_ACQUIRE)));
+    json_object_object_add(o, "refused", json_object_new_int64((int64_t)(refused - e->base_refused)));
+    json_object_object_add(o, "omitted", json_object_new_int64((int64_t)(omitted - e->base_omitted)));
     if (dlen)
         json_object_object_add(o, "diagnostic", json_object_new_string(diagnostic));
     return o;

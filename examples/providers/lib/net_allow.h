@@ -40,7 +40,12 @@ int dshx__egress_start(const struct dshx__config *cfg, const struct dshx__net_al
                        struct dsh_strv *launcher_args, struct dsh_strv *env, struct dshx__egress **ret);
 /* Ends the proxy and frees the handle (NULL ok). */
 void dshx__egress_stop(struct dshx__egress *egress);
-/* The connections so far, read from the proxy's ledger without waiting for it:
+/* A run begins in the confinement: later reports hold only what it does (the decisions from now
+ * on, and the connections still open now with the bytes they carry from now on). */
+void dshx__egress_begin_run(struct dshx__egress *egress);
+
+/* The current run's connections so far (all of them before any begin_run), read from the proxy's
+ * ledger without waiting for it:
  * {"mode":"allow-list","connections":[{host,port,verdict,reason,bytesSent,bytesReceived,open}],
  *  "refused":N,"omitted":N[,"diagnostic":"..."]}. NULL on out of memory. */
 json_object *dshx__egress_report(const struct dshx__egress *egress);

@@ -461,6 +461,14 @@ static int network_json(void *ctx, const struct dsh_confinement *confinement, ch
     return n;
 }
 
+static void network_begin_run(void *ctx, const struct dsh_confinement *confinement)
+{
+    (void)ctx;
+    const struct confinement *c = (const struct confinement *)confinement;
+    if (c && c->egress)
+        dshx__egress_begin_run(c->egress);
+}
+
 static void release_confinement(void *ctx, struct dsh_confinement *confinement)
 {
     (void)ctx;
@@ -491,6 +499,7 @@ int dshx__sandbox_create(const struct dshx__config *cfg, struct dsh_sandbox_serv
         .is_denial = is_denial,
         .release_confinement = release_confinement,
         .network_json = network_json,
+        .network_begin_run = network_begin_run,
     };
     *ret_sandbox = sb;
     return 0;

@@ -4,9 +4,12 @@
  *         network namespace, its resolver and its listeners exist; the library's end closing
  *         ends the proxy.
  *   fd 4: a shared memory file of sizeof(struct dshx__egress_ledger) bytes the proxy writes every
- *         decision into (the bounded connection list of the run), and the library reads at any
- *         time without waiting for the proxy: each entry is guarded by its sequence number (odd
- *         while the proxy writes it).
+ *         decision into (the bounded connection list), and the library reads at any time without
+ *         waiting for the proxy: each entry is guarded by its sequence number (odd while the
+ *         proxy writes it). The library writes one field, period_start, when a run begins in the
+ *         confinement (a retained environment serves many runs); the proxy reuses the entry of a
+ *         closed connection only once it closed before that, so every entry a run may still
+ *         report stays.
  */
 #ifndef DSHX_EGRESS_PROTOCOL_H
 #define DSHX_EGRESS_PROTOCOL_H
@@ -40,7 +43,8 @@ struct dshx__egress_ready {
     X(NOT_TLS_OR_HTTP, "neither TLS nor HTTP on a web port")                                       \
     X(CONNECT_FAILED, "the host did not accept the connection")                                    \
     X(TOO_MANY_CONNECTIONS, "too many connections at once")                                        \
-    X(TOO_MANY_NAMES, "too many names resolved in this run")
+    X(TOO_MANY_NAMES, "too many names resolved in this run")                                      \
+    X(UDP, "UDP to another destination than the range's resolver")
 
 enum dshx__egress_reason {
 #define DSHX_EGRESS_REASON_ENUM(name, text) DSHX_EGRESS_##name,
@@ -55,16 +59,20 @@ struct dshx__egress_entry {
     uint32_t seq;    /* even: stable; odd: being written; 0: unused */
     uint16_t port;   /* 0: a name the resolver refused */
     uint8_t reason;  /* enum dshx__egress_reason */
-    uint8_t open;    /* 1 while the connection is relayed */
-    uint64_t bytes_sent;     /* program -> host */
+    uint8_t open;    /* 1 while the connection lasts */
+    uint32_t serial; /* the decision's number (from 1): orders the entries */
+    uint32_t closed; /* the ledger's next_serial when the connection closed (serial for a refusal) */
+    uint64_t bytes_sent;     /* program -> host (a refused datagram's bytes too) */
     uint64_t bytes_received; /* host -> program */
     char name[256];
 };
 
 struct dshx__egress_ledger {
-    uint32_t count;   /* entries in use (at most DSHX_EGRESS_LEDGER_ENTRIES) */
-    uint32_t omitted; /* decisions that found the ledger full */
-    uint32_t refused; /* every refusal, counted even when omitted */
+    uint32_t count;        /* entries in use (at most DSHX_EGRESS_LEDGER_ENTRIES) */
+    uint32_t omitted;      /* decisions that found the ledger full */
+    uint32_t refused;      /* every refusal, counted even when omitted */
+    uint32_t next_serial;  /* the proxy's: the serial of the next decision (and of a closing) */
+    uint32_t period_start; /* the library's: next_serial when the current run began */
     uint32_t pad;
     struct dshx__egress_entry entries[DSHX_EGRESS_LEDGER_ENTRIES];
 };
