@@ -45,7 +45,10 @@ const handler = (req, res) => {
         return false;
       }
     });
-    const status = proxies.map((p) => /NoNewPrivs:\s+(\d)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))[1]);
+    const status = proxies.map((p) => {
+      const text = fs.readFileSync(`/proc/${p}/status`, 'utf8');
+      return ['NoNewPrivs', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb'].map((k) => `${k} ${new RegExp(`${k}:\\s+(\\S+)`).exec(text)[1]}`).join(', ');
+    });
     return res.end(JSON.stringify(status));
   }
   if (u.pathname === '/redirect') {
@@ -202,9 +205,10 @@ await check('a permitted name: Node fetch succeeds without proxy settings, and t
   permitted(r, 'allowed.test', P);
 });
 
-await check('the egress proxy runs confined itself (no_new_privs, Landlock)', async () => {
+await check('the egress proxy runs confined itself (no_new_privs, Landlock, no capability)', async () => {
   const r = await run(base, FETCH(`https://allowed.test:${P}/proxy-status`));
-  assert.deepEqual(JSON.parse(r.value), ['1']);
+  const none = '0000000000000000';
+  assert.deepEqual(JSON.parse(r.value), [`NoNewPrivs 1, CapPrm ${none}, CapEff ${none}, CapBnd ${none}, CapAmb ${none}`]);
 });
 
 await check('a name not on the list: ENOTFOUND, denied, named in the diagnostic (control: listed)', async () => {

@@ -21,7 +21,8 @@
  *   pass only on a port named explicitly (not 80 or 443); then it relays both ways, counting.
  *
  * Every decision goes into the ledger (fd 4). A refused connection is reset. The proxy ends when
- * the library's end of fd 3 closes. */
+ * the library's end of fd 3 closes. Once its sockets exist it confines itself: Landlock, and no
+ * capability left. */
 #include "connect_head.h"
 #include "datagram.h"
 #include "dns_wire.h"
@@ -36,7 +37,9 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/if_ether.h>
+#include <linux/capability.h>
 #include <linux/if_packet.h>
+#include <linux/securebits.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -911,6 +914,22 @@ static void confine_self(void)
     close(ruleset);
 }
 
+/* Nor does it need a capability once its sockets exist: root keeps none (bounding, ambient,
+ * permitted, effective; exec could not give them back), so a proxy a program's bytes took over
+ * holds nothing of root but the uid, which Landlock leaves reading files. */
+static void drop_capabilities(void)
+{
+    (void)prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+                                       SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0);
+    for (int cap = 0; cap < 64 && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+            ready(-1, errno, "drop the bounding set");
+    struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct data[2] = {{0}};
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 || syscall(SYS_capset, &hdr, data) < 0)
+        ready(-1, errno, "drop the capabilities");
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -924,6 +943,7 @@ int main(int argc, char **argv)
     close(DSHX_EGRESS_FD_LEDGER);
     int range = make_namespace();
     confine_self();
+    drop_capabilities();
     ready(range, 0, "");
     static struct pollfd p[4 + DSHX_NET_MAX_PORTS + 2 * MAX_CONNS];
     for (;;) {
