@@ -14,7 +14,7 @@ expect_no_err_line() { # REGEX DESCRIPTION
 
 run --version
 expect_status 0 "--version"
-expect_out "^dsh $VERSION \(host ABI 1\.7\)$" "--version names the project and ABI versions"
+expect_out "^dsh $VERSION \(host ABI 1\.8\)$" "--version names the project and ABI versions"
 
 run --help
 expect_status 0 "--help"
