@@ -51,6 +51,7 @@ const handler = (req, res) => {
     });
     return res.end(JSON.stringify(status));
   }
+  if (u.pathname === '/release-slow') releaseSlow();
   if (u.pathname === '/redirect') {
     res.writeHead(302, { location: u.searchParams.get('to') });
     return res.end();
@@ -99,11 +100,13 @@ tls.setDefaultCACertificates([...tls.getCACertificates('default'), fs.readFileSy
 const fail = (e) => ({ error: String(e && e.cause ? e.cause.code + ' ' + e.cause.message : e && (e.code + ' ' + e.message)) });
 `;
 
-function run(network, body, extra = [], mode = 'read-only') {
+// wrap: the command and its arguments before dsh's (e.g. a private resolv.conf), or none.
+function run(network, body, extra = [], mode = 'read-only', wrap = []) {
   return new Promise((resolve) => {
     const file = path.join(tmp, `prog-${Math.random().toString(36).slice(2)}.${extra.length ? 'py' : 'ts'}`);
     fs.writeFileSync(file, extra.length ? body : TRUST + body);
-    const child = spawn(dsh, ['headless', '--json', ...extra, '--patch', patch(network, mode), '--program', file], {
+    const args = ['headless', '--json', ...extra, '--patch', patch(network, mode), '--program', file];
+    const child = spawn(wrap.length ? wrap[0] : dsh, [...wrap.slice(1), ...(wrap.length ? [dsh] : []), ...args], {
       cwd: ws,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -348,11 +351,77 @@ await check('a public IP literal reaches no network: the proxy refuses and names
     return await new Promise((res) => { const s = net.connect(${P}, '198.51.100.7'); s.on('error', (e) => res(fail(e)));
       s.on('connect', () => s.on('close', () => res('closed'))); });`;
   const r = await run(base, literal);
-  assert.match(r.value.error ?? r.value, /^(ECONNRESET read ECONNRESET|closed)$/, JSON.stringify(r));
+  // Reset as soon as accepted: before or after the program saw it connect.
+  assert.match(r.value.error ?? r.value, /^(ECONNRESET (connect|read) ECONNRESET.*|closed)$/, JSON.stringify(r));
   refused(r, '198.51.100.7', P, 'an address the resolver did not give (IP literal)');
   const control = await run(base, FETCH(`https://allowed.test:${P}/`));
   assert.equal(control.value, `hello allowed.test:${P}`);
 });
+
+// The host's resolver, as the proxy uses it, made a test DNS server: dsh runs in a mount namespace
+// whose /etc/resolv.conf names 127.0.0.2 (root; the proxy resolves in the host's network
+// namespace). It answers public.test with a public address, rebind.test with a public and a
+// private one, and slow.test only once released (or, so that a failure ends, after 20 s).
+const dnsServer = dgram.createSocket('udp4');
+let slowAnsweredBeforeRelease = null;
+const heldSlow = []; // the answers to slow.test's questions (A and AAAA), until released
+const releaseSlow = () => {
+  slowAnsweredBeforeRelease ??= false;
+  heldSlow.splice(0).forEach((answer) => answer());
+};
+const dnsBound = await new Promise((res) => {
+  dnsServer.once('error', (e) => res(e.code));
+  dnsServer.bind(53, '127.0.0.2', () => res(true));
+});
+dnsServer.on('message', (q, from) => {
+  let o = 12;
+  const labels = [];
+  while (q[o]) {
+    labels.push(q.subarray(o + 1, o + 1 + q[o]).toString());
+    o += q[o] + 1;
+  }
+  const name = labels.join('.'), qtype = q.readUInt16BE(o + 1), end = o + 5;
+  const addrs = qtype !== 1 ? [] : name === 'rebind.test' ? ['93.184.215.14', '10.0.0.1'] : ['93.184.215.14'];
+  const answer = () => {
+    const head = Buffer.from(q.subarray(0, end));
+    head.writeUInt16BE(0x8180, 2);
+    head.writeUInt16BE(addrs.length, 6);
+    const rrs = addrs.map((a) => Buffer.from([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, ...a.split('.').map(Number)]));
+    dnsServer.send(Buffer.concat([head, ...rrs]), from.port, from.address);
+  };
+  if (name !== 'slow.test') return answer();
+  heldSlow.push(answer);
+  setTimeout(() => {
+    slowAnsweredBeforeRelease ??= true;
+    releaseSlow();
+  }, 20000).unref();
+});
+const resolvConf = path.join(tmp, 'resolv.conf');
+fs.writeFileSync(resolvConf, 'nameserver 127.0.0.2\noptions timeout:30 attempts:1\n');
+const PRIVATE_RESOLVER = ['unshare', '-m', '--', 'sh', '-c', 'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolvConf];
+
+if (dnsBound !== true) {
+  console.log(`ok - # SKIP the host resolver's checks: cannot serve DNS on 127.0.0.2:53 (${dnsBound})`);
+} else {
+  await check("a name the host's resolver answers slowly holds up nothing else of the run (control: it resolves)", async () => {
+    const network = { ...base, allow: [`allowed.test:${P}`, 'slow.test'] };
+    const r = await run(network, `const dns = await import('node:dns');
+      const slow = dns.promises.lookup('slow.test').then((a) => a.address, (e) => e.code);
+      const fast = await (await fetch('https://allowed.test:${P}/release-slow')).text();
+      return { fast, slow: await slow };`, [], 'read-only', PRIVATE_RESOLVER);
+    assert.deepEqual(r.value, { fast: `hello allowed.test:${P}`, slow: '127.77.0.1' }, JSON.stringify(r));
+    assert.equal(slowAnsweredBeforeRelease, false, 'the permitted name was fetched while the other one resolved');
+  });
+
+  await check("names the host's resolver answers: a public address passes, a rebinding answer is refused", async () => {
+    const network = { ...base, allow: [`allowed.test:${P}`, 'public.test', 'rebind.test'] };
+    const r = await run(network, `const dns = await import('node:dns');
+      const lookup = (n) => dns.promises.lookup(n).then((a) => a.address, (e) => e.code);
+      return [await lookup('public.test'), await lookup('rebind.test')];`, [], 'read-only', PRIVATE_RESOLVER);
+    assert.deepEqual(r.value, ['127.77.0.1', 'ENOTFOUND'], JSON.stringify(r));
+    refused(r, 'rebind.test', 0, 'resolves to a private address');
+  });
+}
 
 await check('a redirect to a host not permitted is refused (control: a redirect to the permitted one)', async () => {
   const r = await run(base, FETCH(`https://allowed.test:${P}/redirect?to=https://evil.test:${P}/`));
@@ -539,5 +608,6 @@ tlsServer.close();
 httpServer.close();
 echoServer.close();
 udp.close();
+dnsServer.close();
 console.log(failures ? `${failures} failed` : 'all passed');
 process.exit(failures ? 1 : 0);

@@ -45,6 +45,7 @@
 #include <net/if.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -63,10 +64,14 @@
 #define MAX_CONNS   256
 #define RELAY_BUF   (64 * 1024)
 #define SYNTH_NET   0x7f4d0000u /* 127.77.0.0/16 */
+#define RESOLVERS   4  /* threads resolving names with the host's resolver, one name each at a time */
+#define MAX_PARKED  64 /* questions waiting for their name's resolution */
+#define RESOLVING   (-2) /* lookup(): a resolver thread has the name */
 
 struct name {
     char text[DSHX_NET_NAME_MAX + 1];
     int reason; /* OK once resolved; else why the resolver refused it */
+    bool resolving;        /* a resolver thread has it: no answer yet */
     bool logged;           /* a refused name's refusal is in the ledger for the run that began ... */
     uint32_t logged_start; /* ... at this period_start */
     struct sockaddr_storage addr[MAX_ADDRS];
@@ -86,6 +91,7 @@ struct conn {
     size_t c2u_len, u2c_len;
     bool c_eof, u_eof, c_shut, u_shut;
     bool via_proxy; /* came through the CONNECT port: answer 200 once connected */
+    bool waiting;   /* its CONNECT head names a name being resolved */
     uint64_t sent, received;
 };
 
@@ -112,6 +118,16 @@ static struct {
     int nconns;
     struct dshx__egress_ledger *ledger;
     bool live[DSHX_EGRESS_LEDGER_ENTRIES]; /* the entry belongs to a connection */
+    int resolver_fd[2];    /* SOCK_SEQPACKET: [0] the loop's end, [1] the resolver threads' */
+    int queue[MAX_NAMES];  /* names waiting for a resolver thread (each name once) */
+    int queue_head, queue_tail;
+    int resolving;         /* names a resolver thread has now */
+    struct parked_query {
+        struct dshx__dns_query q;
+        struct sockaddr_storage from;
+        socklen_t fromlen;
+    } parked[MAX_PARKED];
+    int nparked;
     int watch_fd; /* the range's loopback: datagrams to anywhere but the resolver */
 } g;
 
@@ -284,40 +300,80 @@ static bool overridden(const char *text)
     return false;
 }
 
-/* Resolves a permitted name once (blocking: the host's resolver) and checks every address. */
-static void resolve(struct name *n)
+/* What a resolver thread found for a name: its addresses, or why the name is refused. */
+struct resolution {
+    int idx;
+    int reason;
+    int naddr;
+    struct sockaddr_storage addr[MAX_ADDRS];
+};
+
+struct resolve_request {
+    int idx;
+    char text[DSHX_NET_NAME_MAX + 1];
+};
+
+/* Resolves a permitted name with the host's resolver (blocking: a resolver thread's work) and
+ * checks every address. */
+static void resolve_host(const char *text, struct resolution *r)
 {
-    if (overridden(n->text)) {
-        struct sockaddr_in *sin = (struct sockaddr_in *)&n->addr[0];
-        sin->sin_family = AF_INET;
-        sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        n->naddr = 1;
-        n->reason = DSHX_EGRESS_OK;
-        return;
-    }
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-    if (getaddrinfo(n->text, NULL, &hints, &res) != 0 || !res) {
-        n->reason = DSHX_EGRESS_RESOLVE_FAILED;
+    r->naddr = 0;
+    if (getaddrinfo(text, NULL, &hints, &res) != 0 || !res) {
+        r->reason = DSHX_EGRESS_RESOLVE_FAILED;
         return;
     }
-    n->reason = DSHX_EGRESS_OK;
+    r->reason = DSHX_EGRESS_OK;
     for (struct addrinfo *a = res; a; a = a->ai_next) {
         if ((a->ai_family != AF_INET && a->ai_family != AF_INET6) ||
-            a->ai_addrlen > sizeof(n->addr[0]))
+            a->ai_addrlen > sizeof(r->addr[0]))
             continue;
         /* Every address is checked: one private answer refuses the name (a rebinding answer
          * mixes a public and a private one). */
         if (!g.allow_private && dshx__net_address_private(a->ai_addr)) {
-            n->reason = DSHX_EGRESS_PRIVATE_ADDRESS;
-            n->naddr = 0;
+            r->reason = DSHX_EGRESS_PRIVATE_ADDRESS;
+            r->naddr = 0;
             break;
         }
-        if (n->naddr < MAX_ADDRS)
-            memcpy(&n->addr[n->naddr++], a->ai_addr, a->ai_addrlen);
+        if (r->naddr < MAX_ADDRS)
+            memcpy(&r->addr[r->naddr++], a->ai_addr, a->ai_addrlen);
     }
     freeaddrinfo(res);
-    if (n->reason == DSHX_EGRESS_OK && n->naddr == 0)
-        n->reason = DSHX_EGRESS_RESOLVE_FAILED;
+    if (r->reason == DSHX_EGRESS_OK && r->naddr == 0)
+        r->reason = DSHX_EGRESS_RESOLVE_FAILED;
+}
+
+/* A resolver thread: one name at a time from the loop, its resolution back. The names and the
+ * policy it reads are the loop's, fixed before the threads start; nothing else is shared. */
+static void *resolver_thread(void *arg)
+{
+    (void)arg;
+    struct resolve_request rq;
+    while (recv(g.resolver_fd[1], &rq, sizeof(rq), 0) == (ssize_t)sizeof(rq)) {
+        struct resolution r = {.idx = rq.idx};
+        rq.text[sizeof(rq.text) - 1] = '\0';
+        resolve_host(rq.text, &r);
+        if (send(g.resolver_fd[1], &r, sizeof(r), MSG_NOSIGNAL) != (ssize_t)sizeof(r))
+            break;
+    }
+    return NULL;
+}
+
+/* Hands the waiting names to idle resolver threads (at most RESOLVERS at once, so the loop's
+ * writes never wait for room). */
+static void dispatch_resolutions(void)
+{
+    while (g.resolving < RESOLVERS && g.queue_head != g.queue_tail) {
+        struct resolve_request rq = {.idx = g.queue[g.queue_head]};
+        g.queue_head = (g.queue_head + 1) % MAX_NAMES;
+        snprintf(rq.text, sizeof(rq.text), "%s", g.names[rq.idx].text);
+        if (send(g.resolver_fd[0], &rq, sizeof(rq), MSG_NOSIGNAL) != (ssize_t)sizeof(rq)) {
+            g.names[rq.idx].reason = DSHX_EGRESS_RESOLVE_FAILED;
+            g.names[rq.idx].resolving = false;
+            continue;
+        }
+        g.resolving++;
+    }
 }
 
 static int reason_of_verdict(enum dshx__net_verdict v)
@@ -334,9 +390,9 @@ static int reason_of_verdict(enum dshx__net_verdict v)
     }
 }
 
-/* The index of name text once resolved and checked (resolving it on first sight), or -1 with why in
- * *ret_reason; a name is refused by the policy (verdict, without a port) or by its addresses, and
- * each refused name is logged once per run. */
+/* The index of name text once resolved and checked, RESOLVING while a resolver thread has it (its
+ * first sight hands it to one), or -1 with why in *ret_reason; a name is refused by the policy
+ * (verdict, without a port) or by its addresses, and each refused name is logged once per run. */
 static int lookup(const char *text, int *ret_reason)
 {
     int idx = find_name(text);
@@ -351,10 +407,21 @@ static int lookup(const char *text, int *ret_reason)
         memset(n, 0, sizeof(*n));
         snprintf(n->text, sizeof(n->text), "%s", text);
         n->reason = reason_of_verdict(dshx__net_decide(g.allow, g.nallow, g.deny, g.ndeny, text, 0));
-        if (n->reason == DSHX_EGRESS_OK)
-            resolve(n);
+        if (n->reason == DSHX_EGRESS_OK && overridden(text)) {
+            struct sockaddr_in *sin = (struct sockaddr_in *)&n->addr[0];
+            sin->sin_family = AF_INET;
+            sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            n->naddr = 1;
+        } else if (n->reason == DSHX_EGRESS_OK) {
+            n->resolving = true;
+            g.queue[g.queue_tail] = idx;
+            g.queue_tail = (g.queue_tail + 1) % MAX_NAMES;
+            dispatch_resolutions();
+        }
     }
     struct name *n = &g.names[idx];
+    if (n->resolving)
+        return RESOLVING;
     uint32_t start = __atomic_load_n(&g.ledger->period_start, __ATOMIC_ACQUIRE);
     if (n->reason != DSHX_EGRESS_OK && (!n->logged || n->logged_start != start)) {
         ledger_add(text, 0, n->reason, false);
@@ -365,29 +432,41 @@ static int lookup(const char *text, int *ret_reason)
     return g.names[idx].reason == DSHX_EGRESS_OK ? idx : -1;
 }
 
+/* Answers a question, or parks it while its name resolves (SERVFAIL when the park is full: the
+ * program's resolver asks again). */
+static void answer_query(const struct dshx__dns_query *q, const struct sockaddr_storage *from, socklen_t fromlen)
+{
+    uint8_t out[DSHX_DNS_MAX_QUERY + 32];
+    char text[DSHX_NET_NAME_MAX + 1];
+    int rcode = DSHX_DNS_NXDOMAIN, idx = -1, reason;
+    if (q->qclass != 1) {
+        rcode = DSHX_DNS_REFUSED;
+    } else if (dshx__net_name_normalize(q->name, strlen(q->name), text) == 0) {
+        idx = lookup(text, &reason);
+        if (idx == RESOLVING && g.nparked < MAX_PARKED) {
+            g.parked[g.nparked++] = (struct parked_query){.q = *q, .from = *from, .fromlen = fromlen};
+            return;
+        }
+        rcode = idx >= 0 ? DSHX_DNS_NOERROR
+                : idx == RESOLVING || reason == DSHX_EGRESS_TOO_MANY_NAMES ? DSHX_DNS_SERVFAIL
+                                                                          : DSHX_DNS_NXDOMAIN;
+    }
+    uint32_t synth = htonl(SYNTH_NET + (uint32_t)idx + 1);
+    int a = rcode == DSHX_DNS_NOERROR && q->qtype == DSHX_DNS_TYPE_A;
+    size_t n = dshx__dns_answer(q, rcode, a, (const uint8_t *)&synth, 60, out);
+    (void)sendto(g.dns_fd, out, n, MSG_DONTWAIT, (const struct sockaddr *)from, fromlen);
+}
+
 static void on_dns(void)
 {
-    uint8_t msg[DSHX_DNS_MAX_QUERY + 1], out[DSHX_DNS_MAX_QUERY + 32];
+    uint8_t msg[DSHX_DNS_MAX_QUERY + 1];
     struct sockaddr_storage from;
     socklen_t fromlen = sizeof(from);
     ssize_t len = recvfrom(g.dns_fd, msg, sizeof(msg), MSG_DONTWAIT, (struct sockaddr *)&from, &fromlen);
     struct dshx__dns_query q;
     if (len <= 0 || dshx__dns_parse_query(msg, (size_t)len, &q) < 0)
         return; /* not a query: no answer */
-    char text[DSHX_NET_NAME_MAX + 1];
-    int rcode = DSHX_DNS_NXDOMAIN, idx = -1, reason;
-    if (q.qclass != 1) {
-        rcode = DSHX_DNS_REFUSED;
-    } else if (dshx__net_name_normalize(q.name, strlen(q.name), text) == 0) {
-        idx = lookup(text, &reason);
-        rcode = idx >= 0 ? DSHX_DNS_NOERROR
-                : reason == DSHX_EGRESS_TOO_MANY_NAMES ? DSHX_DNS_SERVFAIL
-                                                       : DSHX_DNS_NXDOMAIN;
-    }
-    uint32_t synth = htonl(SYNTH_NET + (uint32_t)idx + 1);
-    int a = rcode == DSHX_DNS_NOERROR && q.qtype == DSHX_DNS_TYPE_A;
-    size_t n = dshx__dns_answer(&q, rcode, a, (const uint8_t *)&synth, 60, out);
-    (void)sendto(g.dns_fd, out, n, MSG_DONTWAIT, (struct sockaddr *)&from, fromlen);
+    answer_query(&q, &from, fromlen);
 }
 
 /* The name a synthetic address (host byte order) was given for, or -1: an address the resolver
@@ -596,6 +675,10 @@ static bool proxy_head(int i)
         snprintf(text, sizeof text, "%.*s", (int)(sizeof text - 1), raw); /* the ledger shows a bounded copy */
         ledger_add(text, port, reason, false);
     }
+    if (idx == RESOLVING) {
+        c->waiting = true; /* on_resolved() asks again */
+        return true;
+    }
     if (idx < 0) {
         proxy_answer(c, 403, text, port, reason);
         conn_free(i, DSHX_EGRESS_OK);
@@ -742,6 +825,36 @@ static bool step(int i, short crev, short urev)
     }
     ledger_update(c, DSHX_EGRESS_OK, false);
     return true;
+}
+
+/* Resolutions the threads finished: each name takes its addresses (or its refusal), and the
+ * questions and CONNECT heads that waited for it are decided. */
+static void on_resolved(void)
+{
+    struct resolution r;
+    while (recv(g.resolver_fd[0], &r, sizeof(r), MSG_DONTWAIT) == (ssize_t)sizeof(r)) {
+        g.resolving--;
+        if (r.idx < 0 || r.idx >= g.nnames || !g.names[r.idx].resolving || r.naddr < 0 || r.naddr > MAX_ADDRS)
+            continue;
+        struct name *n = &g.names[r.idx];
+        n->reason = r.reason;
+        n->naddr = r.naddr;
+        memcpy(n->addr, r.addr, sizeof(n->addr));
+        n->resolving = false;
+    }
+    dispatch_resolutions();
+    /* Whatever waited is asked again: answered now, or parked again (then at most as many). */
+    int parked = g.nparked;
+    struct parked_query waiting[MAX_PARKED];
+    memcpy(waiting, g.parked, sizeof(waiting[0]) * (size_t)parked);
+    g.nparked = 0;
+    for (int i = 0; i < parked; i++)
+        answer_query(&waiting[i].q, &waiting[i].from, waiting[i].fromlen);
+    for (int i = g.nconns - 1; i >= 0; i--)
+        if (g.conns[i]->state == PROXY_HEAD && g.conns[i]->waiting) {
+            g.conns[i]->waiting = false;
+            proxy_head(i);
+        }
 }
 
 /* ---- start-up ---------------------------------------------------------------------------------- */
@@ -930,6 +1043,23 @@ static void drop_capabilities(void)
         ready(-1, errno, "drop the capabilities");
 }
 
+/* After the confinement, which the threads inherit. */
+static void start_resolvers(void)
+{
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, g.resolver_fd) < 0)
+        ready(-1, errno, "the resolvers' socket");
+    pthread_attr_t attr;
+    pthread_t thread;
+    int err = pthread_attr_init(&attr);
+    if (!err)
+        err = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    for (int i = 0; !err && i < RESOLVERS; i++)
+        err = pthread_create(&thread, &attr, resolver_thread, NULL);
+    if (err)
+        ready(-1, err, "a resolver thread");
+    pthread_attr_destroy(&attr);
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -944,13 +1074,15 @@ int main(int argc, char **argv)
     int range = make_namespace();
     confine_self();
     drop_capabilities();
+    start_resolvers();
     ready(range, 0, "");
-    static struct pollfd p[4 + DSHX_NET_MAX_PORTS + 2 * MAX_CONNS];
+    static struct pollfd p[5 + DSHX_NET_MAX_PORTS + 2 * MAX_CONNS];
     for (;;) {
         int n = 0;
         p[n++] = (struct pollfd){.fd = DSHX_EGRESS_FD_CONTROL, .events = POLLIN};
         p[n++] = (struct pollfd){.fd = g.dns_fd, .events = POLLIN};
         p[n++] = (struct pollfd){.fd = g.watch_fd, .events = POLLIN};
+        p[n++] = (struct pollfd){.fd = g.resolver_fd[0], .events = POLLIN};
         for (int i = 0; i < g.nports; i++)
             p[n++] = (struct pollfd){.fd = g.listen_fd[i], .events = g.nconns < MAX_CONNS ? POLLIN : 0};
         p[n++] = (struct pollfd){.fd = g.proxy_fd, .events = g.nconns < MAX_CONNS ? POLLIN : 0};
@@ -959,7 +1091,7 @@ int main(int argc, char **argv)
             struct conn *c = g.conns[i];
             short ce = 0, ue = 0;
             if (c->state == PROXY_HEAD) {
-                ce = POLLIN;
+                ce = c->waiting ? 0 : POLLIN;
             } else if (c->state == CONNECTING) {
                 ue = POLLOUT;
             } else {
@@ -993,10 +1125,12 @@ int main(int argc, char **argv)
             on_dns();
         if (p[2].revents & POLLIN)
             on_datagrams();
+        if (p[3].revents & POLLIN)
+            on_resolved();
         for (int i = 0; i < g.nports; i++)
-            if (p[3 + i].revents & POLLIN)
+            if (p[4 + i].revents & POLLIN)
                 on_accept(i);
-        if (p[3 + g.nports].revents & POLLIN)
+        if (p[4 + g.nports].revents & POLLIN)
             on_proxy_accept();
     }
 }
