@@ -126,12 +126,20 @@ function run(network, body, extra = [], mode = 'read-only', wrap = []) {
 }
 
 // One `dsh headless --serve` with the network patch (and more options): send a request, await the
-// event answering an id, end the session.
+// event answering an id, await a count of stderr lines matching a pattern, end the session.
 function serve(network, extra = []) {
-  const child = spawn(dsh, ['headless', '--patch', patch(network), ...extra, '--serve'], { cwd: ws, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(dsh, ['headless', '--patch', patch(network), ...extra, '--serve'], { cwd: ws, stdio: ['pipe', 'pipe', 'pipe'] });
   const events = [];
   let wake = () => {};
-  let buffered = '';
+  let buffered = '', stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += d;
+    process.stderr.write(d);
+    wake();
+  });
+  const logged = async (pattern, count) => {
+    while ((stderr.match(pattern) ?? []).length < count) await new Promise((r) => (wake = r));
+  };
   child.stdout.on('data', (d) => {
     buffered += d;
     for (let nl; (nl = buffered.indexOf('\n')) >= 0; buffered = buffered.slice(nl + 1)) events.push(JSON.parse(buffered.slice(0, nl)));
@@ -149,7 +157,7 @@ function serve(network, extra = []) {
     child.stdin.end();
     return new Promise((r) => child.on('close', r));
   };
-  return { send, answer, end };
+  return { send, answer, logged, end };
 }
 
 const base = { mode: 'allow-list', allow: [`allowed.test:${P}`], resolverOverride: ['allowed.test'] };
@@ -507,6 +515,20 @@ await check('an approved escalation carries its own list for that run only (cont
   send({ type: 'run', id: 'override', program: 'return 1', mode: 'read-only', network: { ...escalation, resolverOverride: ['evil.test'] } });
   assert.equal((await answer('override')).message,
     'run rejected (request-invalid): request network.resolverOverride is refused: it is test-only configuration');
+  await end();
+});
+
+await check('prewarmed processes: each run served by one accounts only its own connections', async () => {
+  const { send, answer, logged, end } = serve(base, ['-v']);
+  const ready = /a prewarmed process is ready/g;
+  // The pool fills after the session's first run: the second and third take a prewarmed process.
+  for (const [i, path] of ['cold', 'second', 'third'].entries()) {
+    await logged(ready, i);
+    send({ type: 'run', id: path, program: TRUST + FETCH(`https://allowed.test:${P}/${path}`) });
+    const r = (await answer(path)).result;
+    assert.equal(r.value, `hello allowed.test:${P}`, JSON.stringify(r));
+    assert.deepEqual(conns(r).map((c) => [c.host, c.port, c.verdict]), [['allowed.test', P, 'allowed']]);
+  }
   await end();
 });
 
