@@ -59,11 +59,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define MAX_NAMES   4095
+#define MAX_NAMES   DSHX_EGRESS_NAMES
 #define MAX_ADDRS   8
 #define MAX_CONNS   256
 #define RELAY_BUF   (64 * 1024)
-#define SYNTH_NET   0x7f4d0000u /* 127.77.0.0/16 */
+#define SYNTH_NET   DSHX_EGRESS_SYNTH_NET
 #define RESOLVERS   4  /* threads resolving names with the host's resolver, one name each at a time */
 #define MAX_PARKED  64 /* questions waiting for their name's resolution */
 #define RESOLVING   (-2) /* lookup(): a resolver thread has the name */
@@ -128,7 +128,7 @@ static struct {
         socklen_t fromlen;
     } parked[MAX_PARKED];
     int nparked;
-    int watch_fd; /* the range's loopback: datagrams to anywhere but the resolver */
+    int watch_fd; /* the range's loopback: datagrams to anywhere but the resolver (the library's) */
 } g;
 
 static _Noreturn void usage(const char *why)
@@ -257,31 +257,6 @@ static void ledger_update(struct conn *c, int reason, bool closing)
     }
 }
 
-/* A datagram the program sent elsewhere than the resolver: one entry per destination and run,
- * its bytes summed; every datagram counts as a refusal. */
-static void ledger_datagram(const char *name, uint16_t port, uint32_t bytes)
-{
-    struct dshx__egress_ledger *l = g.ledger;
-    uint32_t start = __atomic_load_n(&l->period_start, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < l->count; i++) {
-        struct dshx__egress_entry *e = &l->entries[i];
-        if (e->reason == DSHX_EGRESS_UDP && e->port == port && e->serial >= start && strcmp(e->name, name) == 0) {
-            __atomic_add_fetch(&l->refused, 1, __ATOMIC_RELEASE);
-            uint32_t seq = write_begin(e);
-            e->bytes_sent += bytes;
-            write_end(e, seq);
-            return;
-        }
-    }
-    int i = ledger_add(name, port, DSHX_EGRESS_UDP, false);
-    if (i >= 0) {
-        struct dshx__egress_entry *e = &l->entries[i];
-        uint32_t seq = write_begin(e);
-        e->bytes_sent = bytes;
-        write_end(e, seq);
-    }
-}
-
 /* ---- the resolver ------------------------------------------------------------------------------ */
 
 static int find_name(const char *text)
@@ -406,6 +381,9 @@ static int lookup(const char *text, int *ret_reason)
         struct name *n = &g.names[idx];
         memset(n, 0, sizeof(*n));
         snprintf(n->text, sizeof(n->text), "%s", text);
+        /* Before the resolver can give this name's address out (the library reads it). */
+        snprintf(g.ledger->names[idx], sizeof(g.ledger->names[idx]), "%s", text);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
         n->reason = reason_of_verdict(dshx__net_decide(g.allow, g.nallow, g.deny, g.ndeny, text, 0));
         if (n->reason == DSHX_EGRESS_OK && overridden(text)) {
             struct sockaddr_in *sin = (struct sockaddr_in *)&n->addr[0];
@@ -477,29 +455,6 @@ static int name_of_address(uint32_t a)
         g.names[(a & 0xffffu) - 1].reason == DSHX_EGRESS_OK)
         return (int)(a & 0xffffu) - 1;
     return -1;
-}
-
-/* Datagrams the program sent to any other destination: the range has no such peer (each one meets
- * a closed port, so a connected socket sees ECONNREFUSED), and each is accounted as refused. */
-static void on_datagrams(void)
-{
-    for (int budget = 64; budget > 0; budget--) {
-        unsigned char buf[DSHX_DATAGRAM_CAPTURE];
-        struct sockaddr_ll from;
-        socklen_t fromlen = sizeof(from);
-        ssize_t n = recvfrom(g.watch_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *)&from,
-                             &fromlen);
-        if (n < 0)
-            return;
-        struct dshx__datagram d;
-        if (from.sll_pkttype != PACKET_HOST ||
-            dshx__datagram_parse(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf), (size_t)n, &d) < 0)
-            continue;
-        char text[INET_ADDRSTRLEN];
-        int idx = name_of_address(d.destination);
-        struct in_addr a = {.s_addr = htonl(d.destination)};
-        ledger_datagram(idx >= 0 ? g.names[idx].text : inet_ntop(AF_INET, &a, text, sizeof(text)), d.port, d.payload);
-    }
 }
 
 /* ---- connections ------------------------------------------------------------------------------- */
@@ -859,14 +814,31 @@ static void on_resolved(void)
 
 /* ---- start-up ---------------------------------------------------------------------------------- */
 
+/* The ready record; once ready, with the datagram watch, which the library reads from then on. */
 static void ready(int netns_fd, int error, const char *step)
 {
     struct dshx__egress_ready r = {.magic = DSHX_EGRESS_READY_MAGIC, .netns_fd = netns_fd, .error = error,
                                    .proxy_port = g.proxy_port};
     snprintf(r.step, sizeof(r.step), "%s", step);
-    (void)!send(DSHX_EGRESS_FD_CONTROL, &r, sizeof(r), MSG_NOSIGNAL);
+    struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control = {0};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (!error) {
+        msg.msg_control = control.buf;
+        msg.msg_controllen = sizeof(control.buf);
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &g.watch_fd, sizeof(int));
+    }
+    (void)!sendmsg(DSHX_EGRESS_FD_CONTROL, &msg, MSG_NOSIGNAL);
     if (error)
         exit(1);
+    close(g.watch_fd);
 }
 
 static int listen_on(int type, uint32_t addr, uint16_t port)
@@ -1076,12 +1048,11 @@ int main(int argc, char **argv)
     drop_capabilities();
     start_resolvers();
     ready(range, 0, "");
-    static struct pollfd p[5 + DSHX_NET_MAX_PORTS + 2 * MAX_CONNS];
+    static struct pollfd p[4 + DSHX_NET_MAX_PORTS + 2 * MAX_CONNS];
     for (;;) {
         int n = 0;
         p[n++] = (struct pollfd){.fd = DSHX_EGRESS_FD_CONTROL, .events = POLLIN};
         p[n++] = (struct pollfd){.fd = g.dns_fd, .events = POLLIN};
-        p[n++] = (struct pollfd){.fd = g.watch_fd, .events = POLLIN};
         p[n++] = (struct pollfd){.fd = g.resolver_fd[0], .events = POLLIN};
         for (int i = 0; i < g.nports; i++)
             p[n++] = (struct pollfd){.fd = g.listen_fd[i], .events = g.nconns < MAX_CONNS ? POLLIN : 0};
@@ -1124,13 +1095,11 @@ int main(int argc, char **argv)
         if (p[1].revents & POLLIN)
             on_dns();
         if (p[2].revents & POLLIN)
-            on_datagrams();
-        if (p[3].revents & POLLIN)
             on_resolved();
         for (int i = 0; i < g.nports; i++)
-            if (p[4 + i].revents & POLLIN)
+            if (p[3 + i].revents & POLLIN)
                 on_accept(i);
-        if (p[4 + g.nports].revents & POLLIN)
+        if (p[3 + g.nports].revents & POLLIN)
             on_proxy_accept();
     }
 }

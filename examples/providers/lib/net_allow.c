@@ -1,11 +1,14 @@
 /* The network allow-list, library side (net_allow.h). */
 #include "net_allow.h"
+#include "datagram.h"
 #include "egress_protocol.h"
 #include "net_policy.h"
 #include "dsh_strv.h"
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/if_packet.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,12 +17,15 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define READY_TIMEOUT_MS 5000 /* the proxy's start-up: an exec and a few sockets */
+#define RUN_DATAGRAM_DESTINATIONS 32 /* refused UDP destinations listed per run; the rest omitted */
+#define DRAIN_BUDGET 1024 /* datagrams read per report: the watch's queue holds a few hundred */
 
 /* What an entry open when the current run began had carried by then (its serial says which
  * decision: the proxy may reuse the entry once it closed). */
@@ -28,13 +34,23 @@ struct run_base {
     uint64_t sent, received;
 };
 
+/* Datagrams of the current run to one destination (all refused). */
+struct run_datagrams {
+    uint32_t destination; /* IPv4, host byte order */
+    uint16_t port;
+    uint64_t bytes;
+};
+
 struct dshx__egress {
     pid_t pid;
     int control_fd;
+    int watch_fd; /* the range's UDP datagrams but the resolver's (the proxy's packet socket) */
     struct dshx__egress_ledger *ledger;
     uint32_t run_start; /* the ledger's period_start, as written here */
     uint32_t base_refused, base_omitted;
     struct run_base base[DSHX_EGRESS_LEDGER_ENTRIES];
+    struct run_datagrams datagrams[RUN_DATAGRAM_DESTINATIONS];
+    uint32_t ndatagrams, datagrams_refused, datagrams_omitted;
 };
 
 static const char *const reason_texts[] = {
@@ -188,6 +204,34 @@ static char *proxy_path(const struct dshx__config *cfg)
     return path;
 }
 
+/* The ready record and the datagram watch that comes with it (SCM_RIGHTS); any other fd that came
+ * is closed. */
+static ssize_t receive_ready(int fd, struct dshx__egress_ready *ready, int *ret_watch)
+{
+    struct iovec iov = {.iov_base = ready, .iov_len = sizeof(*ready)};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(4 * sizeof(int))];
+    } control;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof(control.buf)};
+    ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    for (struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm; cm = CMSG_NXTHDR(&msg, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+            continue;
+        for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+            int got;
+            struct stat st;
+            memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+            if (*ret_watch < 0 && fstat(got, &st) == 0 && S_ISSOCK(st.st_mode))
+                *ret_watch = got;
+            else
+                close(got);
+        }
+    }
+    return n;
+}
+
 int dshx__egress_start(const struct dshx__config *cfg, const struct dshx__net_allow *policy,
                        struct dsh_strv *launcher_args, struct dsh_strv *env, struct dshx__egress **ret)
 {
@@ -199,6 +243,8 @@ int dshx__egress_start(const struct dshx__config *cfg, const struct dshx__net_al
         return DSH_E_SANDBOX_UNAVAILABLE;
     }
     struct dshx__egress *e = calloc(1, sizeof(*e));
+    if (e)
+        e->watch_fd = -1;
     char *path = proxy_path(cfg);
     struct dsh_strv argv = {0};
     int sp[2] = {-1, -1}, ledger = -1, rc = e && path ? 0 : -ENOMEM;
@@ -267,10 +313,10 @@ int dshx__egress_start(const struct dshx__config *cfg, const struct dshx__net_al
             if (r < 0 && errno == EINTR)
                 continue;
             if (r > 0)
-                n = recv(e->control_fd, &ready, sizeof(ready), MSG_DONTWAIT);
+                n = receive_ready(e->control_fd, &ready, &e->watch_fd);
             break;
         }
-        if (n != (ssize_t)sizeof(ready) || ready.magic != DSHX_EGRESS_READY_MAGIC || ready.error ||
+        if (n != (ssize_t)sizeof(ready) || ready.magic != DSHX_EGRESS_READY_MAGIC || ready.error || e->watch_fd < 0 ||
             ready.netns_fd < 0 || ready.proxy_port <= 0 || ready.proxy_port > 65535) {
             ready.step[sizeof(ready.step) - 1] = '\0';
             dshx__log(cfg, DSH_LOG_ERROR, "sandbox unavailable: the egress proxy did not start: %s%s%s",
@@ -314,6 +360,8 @@ void dshx__egress_stop(struct dshx__egress *e)
         return;
     if (e->control_fd >= 0)
         close(e->control_fd);
+    if (e->watch_fd >= 0)
+        close(e->watch_fd);
     if (e->pid > 0) {
         kill(e->pid, SIGKILL);
         while (waitpid(e->pid, NULL, 0) < 0 && errno == EINTR) {
@@ -343,9 +391,48 @@ static bool read_entry(const struct dshx__egress_entry *src, struct dshx__egress
     return false;
 }
 
+/* Reads the datagrams the range sent since the last look (never waits: the kernel queued each one
+ * before the program's send returned) into the current run's list. */
+static void drain_watch(struct dshx__egress *e)
+{
+    for (int budget = DRAIN_BUDGET; budget > 0; budget--) {
+        unsigned char buf[DSHX_DATAGRAM_CAPTURE];
+        struct sockaddr_ll from;
+        socklen_t fromlen = sizeof(from);
+        ssize_t n = recvfrom(e->watch_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *)&from,
+                             &fromlen);
+        if (n < 0)
+            break;
+        struct dshx__datagram d;
+        if (from.sll_pkttype != PACKET_HOST ||
+            dshx__datagram_parse(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf), (size_t)n, &d) < 0)
+            continue;
+        e->datagrams_refused++;
+        uint32_t i = 0;
+        while (i < e->ndatagrams && (e->datagrams[i].destination != d.destination || e->datagrams[i].port != d.port))
+            i++;
+        if (i == e->ndatagrams && i == RUN_DATAGRAM_DESTINATIONS) {
+            e->datagrams_omitted++;
+            continue;
+        }
+        if (i == e->ndatagrams)
+            e->datagrams[e->ndatagrams++] = (struct run_datagrams){d.destination, d.port, 0};
+        e->datagrams[i].bytes += d.payload;
+    }
+    /* What the watch's full queue dropped is refused all the same, and not listed. */
+    struct tpacket_stats stats;
+    socklen_t len = sizeof(stats);
+    if (getsockopt(e->watch_fd, SOL_PACKET, PACKET_STATISTICS, &stats, &len) == 0) {
+        e->datagrams_refused += stats.tp_drops;
+        e->datagrams_omitted += stats.tp_drops;
+    }
+}
+
 void dshx__egress_begin_run(struct dshx__egress *e)
 {
     struct dshx__egress_ledger *l = e->ledger;
+    drain_watch(e); /* the run before's, reported or not: not this one's */
+    e->ndatagrams = e->datagrams_refused = e->datagrams_omitted = 0;
     e->run_start = __atomic_load_n(&l->next_serial, __ATOMIC_ACQUIRE);
     __atomic_store_n(&l->period_start, e->run_start, __ATOMIC_RELEASE);
     e->base_refused = __atomic_load_n(&l->refused, __ATOMIC_ACQUIRE);
@@ -373,25 +460,67 @@ static bool in_run(const struct dshx__egress *e, uint32_t slot, struct dshx__egr
     return true;
 }
 
-json_object *dshx__egress_report(const struct dshx__egress *e)
+/* A datagram's destination: the name of a synthetic address (the proxy's table), else the address. */
+static void destination_text(const struct dshx__egress *e, uint32_t address, char out[256])
 {
-    json_object *o = json_object_new_object(), *list = json_object_new_array();
-    if (!o || !list) {
+    uint32_t i = address & 0xffffu;
+    if ((address & 0xffff0000u) == DSHX_EGRESS_SYNTH_NET && i >= 1 && i <= DSHX_EGRESS_NAMES) {
+        memcpy(out, e->ledger->names[i - 1], 256);
+        out[255] = '\0';
+        if (out[0])
+            return;
+    }
+    struct in_addr in = {.s_addr = htonl(address)};
+    inet_ntop(AF_INET, &in, out, 256);
+}
+
+struct report {
+    json_object *list;
+    char diagnostic[512];
+    size_t dlen;
+};
+
+static void report_connection(struct report *r, const char *host, unsigned port, unsigned reason, uint64_t sent,
+                              uint64_t received, bool open)
+{
+    const char *why = reason < DSHX_EGRESS_REASON_COUNT ? reason_texts[reason] : "refused";
+    json_object *c = json_object_new_object();
+    json_object_object_add(c, "host", json_object_new_string(host));
+    json_object_object_add(c, "port", json_object_new_int((int)port));
+    json_object_object_add(c, "verdict", json_object_new_string(reason == DSHX_EGRESS_OK ? "allowed" : "refused"));
+    if (reason != DSHX_EGRESS_OK) {
+        json_object_object_add(c, "reason", json_object_new_string(why));
+        const char *lead = r->dlen ? "; " : "the sandbox refused network access to ";
+        size_t room = sizeof(r->diagnostic) - r->dlen;
+        int w = port ? snprintf(r->diagnostic + r->dlen, room, "%s%s:%u (%s)", lead, host, port, why)
+                     : snprintf(r->diagnostic + r->dlen, room, "%s%s (%s)", lead, host, why);
+        if (w > 0 && (size_t)w < room)
+            r->dlen += (size_t)w;
+    }
+    json_object_object_add(c, "bytesSent", json_object_new_int64((int64_t)sent));
+    json_object_object_add(c, "bytesReceived", json_object_new_int64((int64_t)received));
+    if (open)
+        json_object_object_add(c, "open", json_object_new_boolean(true));
+    json_object_array_add(r->list, c);
+}
+
+json_object *dshx__egress_report(struct dshx__egress *e)
+{
+    struct report r = {.list = json_object_new_array()};
+    json_object *o = json_object_new_object();
+    struct dshx__egress_entry *entries = malloc(sizeof(*entries) * DSHX_EGRESS_LEDGER_ENTRIES);
+    if (!o || !r.list || !entries) {
         json_object_put(o);
-        json_object_put(list);
+        json_object_put(r.list);
+        free(entries);
         return NULL;
     }
+    drain_watch(e);
     uint32_t count = __atomic_load_n(&e->ledger->count, __ATOMIC_ACQUIRE);
     if (count > DSHX_EGRESS_LEDGER_ENTRIES)
         count = DSHX_EGRESS_LEDGER_ENTRIES;
     /* In the order of the decisions (an entry is reused once its run has been reported). */
     uint32_t order[DSHX_EGRESS_LEDGER_ENTRIES], serial[DSHX_EGRESS_LEDGER_ENTRIES], n = 0;
-    struct dshx__egress_entry *entries = malloc(sizeof(*entries) * DSHX_EGRESS_LEDGER_ENTRIES);
-    if (!entries) {
-        json_object_put(o);
-        json_object_put(list);
-        return NULL;
-    }
     for (uint32_t i = 0; i < count; i++) {
         if (!read_entry(&e->ledger->entries[i], &entries[i]) || !in_run(e, i, &entries[i]))
             continue;
@@ -403,39 +532,23 @@ json_object *dshx__egress_report(const struct dshx__egress *e)
         serial[k] = entries[i].serial;
         order[k] = i;
     }
-    char diagnostic[512] = "";
-    size_t dlen = 0;
     for (uint32_t k = 0; k < n; k++) {
         const struct dshx__egress_entry *en = &entries[order[k]];
-        const char *reason = en->reason < DSHX_EGRESS_REASON_COUNT ? reason_texts[en->reason] : "refused";
-        json_object *c = json_object_new_object();
-        json_object_object_add(c, "host", json_object_new_string(en->name));
-        json_object_object_add(c, "port", json_object_new_int(en->port));
-        json_object_object_add(c, "verdict", json_object_new_string(en->reason == DSHX_EGRESS_OK ? "allowed" : "refused"));
-        if (en->reason != DSHX_EGRESS_OK) {
-            json_object_object_add(c, "reason", json_object_new_string(reason));
-            const char *lead = dlen ? "; " : "the sandbox refused network access to ";
-            int w = en->port ? snprintf(diagnostic + dlen, sizeof(diagnostic) - dlen, "%s%s:%u (%s)", lead,
-                                        en->name, (unsigned)en->port, reason)
-                             : snprintf(diagnostic + dlen, sizeof(diagnostic) - dlen, "%s%s (%s)", lead,
-                                        en->name, reason);
-            if (w > 0 && (size_t)w < sizeof(diagnostic) - dlen)
-                dlen += (size_t)w;
-        }
-        json_object_object_add(c, "bytesSent", json_object_new_int64((int64_t)en->bytes_sent));
-        json_object_object_add(c, "bytesReceived", json_object_new_int64((int64_t)en->bytes_received));
-        if (en->open)
-            json_object_object_add(c, "open", json_object_new_boolean(true));
-        json_object_array_add(list, c);
+        report_connection(&r, en->name, en->port, en->reason, en->bytes_sent, en->bytes_received, en->open);
     }
     free(entries);
-    uint32_t refused = __atomic_load_n(&e->ledger->refused, __ATOMIC_ACQUIRE);
-    uint32_t omitted = __atomic_load_n(&e->ledger->omitted, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < e->ndatagrams; i++) {
+        char host[256];
+        destination_text(e, e->datagrams[i].destination, host);
+        report_connection(&r, host, e->datagrams[i].port, DSHX_EGRESS_UDP, e->datagrams[i].bytes, 0, false);
+    }
+    uint32_t refused = __atomic_load_n(&e->ledger->refused, __ATOMIC_ACQUIRE) - e->base_refused;
+    uint32_t omitted = __atomic_load_n(&e->ledger->omitted, __ATOMIC_ACQUIRE) - e->base_omitted;
     json_object_object_add(o, "mode", json_object_new_string("allow-list"));
-    json_object_object_add(o, "connections", list);
-    json_object_object_add(o, "refused", json_object_new_int64((int64_t)(refused - e->base_refused)));
-    json_object_object_add(o, "omitted", json_object_new_int64((int64_t)(omitted - e->base_omitted)));
-    if (dlen)
-        json_object_object_add(o, "diagnostic", json_object_new_string(diagnostic));
+    json_object_object_add(o, "connections", r.list);
+    json_object_object_add(o, "refused", json_object_new_int64((int64_t)refused + e->datagrams_refused));
+    json_object_object_add(o, "omitted", json_object_new_int64((int64_t)omitted + e->datagrams_omitted));
+    if (r.dlen)
+        json_object_object_add(o, "diagnostic", json_object_new_string(r.diagnostic));
     return o;
 }

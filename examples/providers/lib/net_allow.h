@@ -48,6 +48,6 @@ void dshx__egress_begin_run(struct dshx__egress *egress);
  * ledger without waiting for it:
  * {"mode":"allow-list","connections":[{host,port,verdict,reason,bytesSent,bytesReceived,open}],
  *  "refused":N,"omitted":N[,"diagnostic":"..."]}. NULL on out of memory. */
-json_object *dshx__egress_report(const struct dshx__egress *egress);
+json_object *dshx__egress_report(struct dshx__egress *egress);
 
 #endif /* DSHX_NET_ALLOW_H */

@@ -1,8 +1,11 @@
 /* Between the services library and the egress proxy of one confinement (dsh-egress-proxy):
  *
  *   fd 3: a SOCK_SEQPACKET socket; the proxy sends one struct dshx__egress_ready once the range's
- *         network namespace, its resolver and its listeners exist; the library's end closing
- *         ends the proxy.
+ *         network namespace, its resolver and its listeners exist, with the datagram watch (a
+ *         packet socket on the range's loopback: the UDP datagrams that are no question to the
+ *         resolver) as SCM_RIGHTS, which the library reads itself, so a run's report holds every
+ *         datagram the range sent before it without waiting for the proxy; the library's end
+ *         closing ends the proxy.
  *   fd 4: a shared memory file of sizeof(struct dshx__egress_ledger) bytes the proxy writes every
  *         decision into (the bounded connection list), and the library reads at any time without
  *         waiting for the proxy: each entry is guarded by its sequence number (odd while the
@@ -27,6 +30,10 @@ struct dshx__egress_ready {
     char step[48];     /* the failed step, NUL-terminated */
 };
 #define DSHX_EGRESS_READY_MAGIC 0x64736e65u
+
+/* The resolver's synthetic addresses: 127.77.0.0/16, the name of index i at host part i + 1. */
+#define DSHX_EGRESS_SYNTH_NET 0x7f4d0000u
+#define DSHX_EGRESS_NAMES     4095
 
 /* Why a connection or a name was refused (or OK). */
 #define DSHX_EGRESS_REASON_TABLE(X)                                                                \
@@ -75,6 +82,9 @@ struct dshx__egress_ledger {
     uint32_t period_start; /* the library's: next_serial when the current run began */
     uint32_t pad;
     struct dshx__egress_entry entries[DSHX_EGRESS_LEDGER_ENTRIES];
+    /* The proxy's: the name of each synthetic address, written before the resolver gives the
+     * address out (the library names a datagram's destination by it). */
+    char names[DSHX_EGRESS_NAMES][256];
 };
 
 #endif /* DSHX_EGRESS_PROTOCOL_H */

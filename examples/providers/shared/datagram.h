@@ -1,6 +1,6 @@
-/* A datagram a program sent to another destination than the range's resolver, as the egress
- * proxy's watch on the range's loopback captured it (untrusted, cut at the capture length): what
- * its IPv4 and UDP headers say. */
+/* A datagram a program sent to another destination than the range's resolver, as the watch on the
+ * range's loopback captured it (untrusted, cut at the capture length): what its IPv4 and UDP
+ * headers say. The egress proxy makes the watch; the library reads it (net_allow.c). */
 #ifndef DSHX_DATAGRAM_H
 #define DSHX_DATAGRAM_H
 
