@@ -1,9 +1,10 @@
 // Reads the inherited control socket. Until the first `run` frame the child has nothing else to
 // do, so it reads synchronously on the main thread; only then does it read asynchronously, on the
-// next turn of the event loop, through libuv's pipe handle itself (`process.binding('pipe_wrap')`,
-// on Node's list of bindings that API still serves): it costs about 0.3 ms where `net` and its
-// stream modules cost about 8 ms, which the first binding call of a run waited for. A Node without
-// that binding gets a net.Socket adopting the descriptor. A trivial per-call program has sent its
+// next turn of the event loop, through libuv's pipe handle itself: `process.binding('pipe_wrap')`
+// (deprecated in documentation only, DEP0111, and still serving an allow-list with `pipe_wrap`,
+// `stream_wrap` and `uv`). It costs about 0.3 ms where `net` and its stream modules cost about
+// 8 ms, which the first binding call of a process waited for. A Node without those bindings gets a
+// net.Socket adopting the descriptor. A trivial per-call program has sent its
 // result before either starts (and the host freezes the range at the result). Reading on the
 // threadpool instead would keep a thread blocked in read(2) that some of Node's exit paths wait
 // for forever.
