@@ -297,7 +297,8 @@ export function bundleId(text) {
 }
 
 // Runs the entry once with a trivial program through a real control socket, the way the host
-// does (hello, one run, then the channel closed), and lets it write its code cache.
+// does (hello, one run with a binding call, then the channel closed), and lets it write its code
+// cache: it then also holds the binding path and the asynchronous reader a first call starts.
 async function makeCodeCache(entry, cachePath) {
   const tmp = `${cachePath}.tmp`;
   fs.rmSync(tmp, { force: true });
@@ -314,8 +315,11 @@ async function makeCodeCache(entry, cachePath) {
     for (let newline; (newline = buffered.indexOf('\n')) !== -1; buffered = buffered.slice(newline + 1)) {
       const frame = JSON.parse(buffered.slice(0, newline));
       if (frame.type === 'hello') {
-        const program = 'inspect("warm-up"); return { value: [1, "two", null] }';
-        control.write(`${JSON.stringify({ type: 'run', run: 1, format: 'async-function', program, cwd: path.dirname(entry), discardCompletion: false, bindings: [] })}\n`);
+        const program = 'inspect("warm-up"); return { value: [1, "two", await tools.echo(null)] }';
+        const bindings = [{ global: 'tools', functions: ['echo'] }];
+        control.write(`${JSON.stringify({ type: 'run', run: 1, format: 'async-function', program, cwd: path.dirname(entry), discardCompletion: false, bindings })}\n`);
+      } else if (frame.type === 'call') {
+        control.write(`${JSON.stringify({ type: 'reply', call: frame.call, ok: true, value: frame.args[0] })}\n`);
       } else if (frame.type === 'result') {
         if (!frame.ok) throw new BundleError(`the code-cache warm-up run failed: ${JSON.stringify(frame)}`);
         control.end();

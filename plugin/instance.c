@@ -92,6 +92,7 @@ void ptc__instance_unload(struct dsh_instance *inst)
     ptc__strippers_destroy_all(&inst->strippers);
     ptc__loop_dispatch(&inst->host.loop);
     ptc__owners_forget_notices(&inst->runs);
+    ptc__runs_destroy(&inst->runs);
     while (inst->initializers) {
         struct ptc_initializer *i = inst->initializers;
         inst->initializers = i->next;

@@ -12,6 +12,7 @@
 int ptc__loop_init(struct ptc_loop *loop)
 {
     loop->queue.prev = loop->queue.next = &loop->queue;
+    loop->woken = loop->in_watches = false;
     loop->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     if (loop->epoll_fd < 0)
         return -errno;
@@ -132,9 +133,12 @@ void ptc__defer(struct ptc_loop *loop, struct ptc_deferred *call, ptc_deferred_f
     call->next = &loop->queue;
     call->prev->next = call;
     loop->queue.prev = call;
-    if (wake) {
+    /* Deferred by a watch, the call runs at the end of this dispatch: waking the loop would only
+     * cost a write and a read of the wake fd per deferred call (one per run, its delivery). */
+    if (wake && !loop->in_watches) {
         uint64_t one = 1;
         (void)!write(loop->wake_fd, &one, sizeof one);
+        loop->woken = true;
     }
 }
 
@@ -149,8 +153,11 @@ void ptc__defer_cancel(struct ptc_deferred *call)
 
 static void run_deferred(struct ptc_loop *loop)
 {
-    uint64_t count;
-    (void)!read(loop->wake_fd, &count, sizeof count);
+    if (loop->woken) {
+        uint64_t count;
+        (void)!read(loop->wake_fd, &count, sizeof count);
+        loop->woken = false;
+    }
     if (!has_deferred(loop))
         return;
     /* Calls queued while this batch runs wait for the next dispatch, so one dispatch stays
@@ -175,6 +182,7 @@ int ptc__loop_dispatch(struct ptc_loop *loop)
     if (n < 0)
         return errno == EINTR ? 0 : -errno;
     bool wake = false;
+    loop->in_watches = true;
     for (int i = 0; i < n; i++) {
         struct ptc_watch *watch = events[i].data.ptr;
         if (!watch) {
@@ -186,6 +194,7 @@ int ptc__loop_dispatch(struct ptc_loop *loop)
         if (watch->armed)
             watch->fn(watch, events[i].events);
     }
+    loop->in_watches = false;
     if (wake || has_deferred(loop))
         run_deferred(loop);
     return 0;

@@ -34,7 +34,9 @@ struct ptc_deferred {
 
 struct ptc_loop {
     int epoll_fd;
-    int wake_fd; /* eventfd: readable while deferred work is queued */
+    int wake_fd; /* eventfd: readable while deferred work is queued from outside a dispatch */
+    bool woken;  /* wake_fd was written and not read since */
+    bool in_watches; /* a dispatch runs watches: what they defer runs before it returns, unwoken */
     struct ptc_deferred queue; /* head of a circular list: the calls for the next dispatch */
 };
 

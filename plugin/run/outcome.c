@@ -4,6 +4,7 @@
 #include "result.h"
 #include "dsh_list.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,15 +28,84 @@ static void stop_waiting(struct ptc_run *run)
     ptc__env_unref(old);
 }
 
+/* Spares kept at most: sequential runs need one, concurrent ones a few. */
+#define SPARE_TIMERS_MAX 8
+
+int ptc__run_timer_take(struct ptc_run *run, void (*fn)(struct ptc_timer *))
+{
+    struct ptc_runs *runs = run->runs;
+    struct ptc_run_timer *t = runs->spare_timers;
+    if (t) {
+        runs->spare_timers = t->next_spare;
+        runs->n_spare_timers--;
+    } else {
+        t = calloc(1, sizeof *t);
+        if (!t)
+            return -ENOMEM;
+        int rc = ptc__timer_init(&run->host->loop, &t->timer, fn);
+        if (rc < 0) {
+            free(t);
+            return rc;
+        }
+    }
+    t->run = run;
+    t->next_spare = NULL;
+    run->timer = t;
+    ptc__run_timer_arm(run, 0); /* a spare may still hold its last run's stop grace */
+    return 0;
+}
+
+struct ptc_run *ptc__run_timer_owner(struct ptc_timer *timer)
+{
+    return ptc__container_of(timer, struct ptc_run_timer, timer)->run;
+}
+
+void ptc__run_timer_arm(struct ptc_run *run, uint64_t delay_ms)
+{
+    struct ptc_run_timer *t = run->timer;
+    if (!delay_ms && !t->armed)
+        return;
+    t->armed = delay_ms > 0;
+    ptc__timer_arm(&t->timer, delay_ms);
+}
+
+static void release_timer(struct ptc_run *run)
+{
+    struct ptc_run_timer *t = run->timer;
+    struct ptc_runs *runs = run->runs;
+    if (!t)
+        return;
+    run->timer = NULL;
+    t->run = NULL;
+    if (runs->n_spare_timers >= SPARE_TIMERS_MAX) {
+        ptc__timer_destroy(&run->host->loop, &t->timer);
+        free(t);
+        return;
+    }
+    t->next_spare = runs->spare_timers;
+    runs->spare_timers = t;
+    runs->n_spare_timers++;
+}
+
+void ptc__run_timers_close(struct ptc_runs *runs)
+{
+    while (runs->spare_timers) {
+        struct ptc_run_timer *t = runs->spare_timers;
+        runs->spare_timers = t->next_spare;
+        ptc__timer_destroy(&runs->host->loop, &t->timer);
+        free(t);
+    }
+    runs->n_spare_timers = 0;
+}
+
 void ptc__run_destroy(struct ptc_run *run)
 {
-    struct ptc_host *host = run->host;
     stop_waiting(run);
     ptc__strip_cancel(run->strip);
     free(run->stripped);
     if (run->env)
         ptc__env_unref(run->env);
-    ptc__timer_destroy(&host->loop, &run->timer);
+    release_timer(run);
     ptc__ledger_destroy(&run->ledger);
     free(run->value);
     free(run->message);
@@ -141,7 +211,7 @@ static void send_revoke(struct ptc_run *run)
     if (rc < 0)
         ptc__env_terminate(run->env);
     else
-        ptc__timer_arm(&run->timer, (uint64_t)run->host->config.stop_grace_ms);
+        ptc__run_timer_arm(run, (uint64_t)run->host->config.stop_grace_ms);
 }
 
 static void close_after_outcome(struct ptc_run *run)
@@ -191,7 +261,7 @@ void ptc__run_select(struct ptc_run *run, enum ptc_failure kind, const char *fmt
     }
     /* The deadline stops when an outcome is selected, before cleanup; a stop reads what the
      * child still has to say (a revoked frame, the rest of its output) however slow the host. */
-    ptc__timer_arm(&run->timer, 0);
+    ptc__run_timer_arm(run, 0);
     if (run->env)
         ptc__env_hold_reading(run->env, run, false);
     close_after_outcome(run);

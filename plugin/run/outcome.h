@@ -21,6 +21,15 @@ struct ptc_open_call {
     size_t arg_bytes;
 };
 
+/* A run's deadline and stop-grace timer. A finished run leaves it to the next run: a timerfd of
+ * its own and its epoll registration cost every run four system calls. Written by outcome.c. */
+struct ptc_run_timer {
+    struct ptc_timer timer;
+    struct ptc_run *run; /* NULL while spare: a spare's stale expiration is ignored */
+    bool armed;          /* set since the last disarm: disarming an idle timer costs nothing */
+    struct ptc_run_timer *next_spare;
+};
+
 struct ptc_run {
     struct ptc_run *next;
     struct ptc_runs *runs;
@@ -46,8 +55,8 @@ struct ptc_run {
     uint64_t open_arg_bytes;
     struct ptc_ledger ledger;
     /* The deadline until an outcome is selected, then the stop grace (they never overlap):
-     * one timer, so a run costs one timerfd. */
-    struct ptc_timer timer;
+     * one timer, so a run costs at most one timerfd, and none when a spare is left. */
+    struct ptc_run_timer *timer;
 
     bool outcome_selected;
     bool terminal_seen;
@@ -71,7 +80,15 @@ void ptc__run_override_protocol(struct ptc_run *run, const char *message);
 void ptc__run_schedule_finish(struct ptc_run *run);
 /* Abort before the result: the host cancelled, released the owner or the instance unloads. */
 int ptc__run_cancel(struct ptc_run *run, const char *reason);
-/* Frees a run that delivered its result, or one refused at admission. */
+/* Gives run a timer calling fn: a spare one (disarmed) or a new one. */
+int ptc__run_timer_take(struct ptc_run *run, void (*fn)(struct ptc_timer *));
+/* The run a timer serves, or NULL for a spare whose old deadline expired. */
+struct ptc_run *ptc__run_timer_owner(struct ptc_timer *timer);
+/* Arms (delay_ms > 0) or disarms (0) the run's timer. */
+void ptc__run_timer_arm(struct ptc_run *run, uint64_t delay_ms);
+/* Frees a run that delivered its result, or one refused at admission; its timer becomes a spare. */
 void ptc__run_destroy(struct ptc_run *run);
+/* Closes the spare timers (the instance unloads). */
+void ptc__run_timers_close(struct ptc_runs *runs);
 
 #endif

@@ -40,9 +40,16 @@ void ptc__runs_cancel_all(struct ptc_runs *runs, const char *reason)
         ptc__run_cancel(run, reason);
 }
 
+void ptc__runs_destroy(struct ptc_runs *runs)
+{
+    ptc__run_timers_close(runs);
+}
+
 static void on_timer(struct ptc_timer *timer)
 {
-    struct ptc_run *run = ptc__container_of(timer, struct ptc_run, timer);
+    struct ptc_run *run = ptc__run_timer_owner(timer);
+    if (!run)
+        return; /* a spare's stale deadline */
     if (!run->outcome_selected) { /* the deadline */
         ptc__run_select(run, PTC_FAILURE_TIMEOUT, "execution timed out %s (%lld ms)",
                         run->code_started ? "during execution" : "before code started",
@@ -102,7 +109,7 @@ static void on_env_failed(void *arg, enum ptc_failure kind, const char *message)
         return;
     }
     if (run->phase == PTC_RUN_STOPPING) {
-        ptc__timer_arm(&run->timer, 0);
+        ptc__run_timer_arm(run, 0);
         return; /* stays timeout/abort; the closure reports the state as cleared */
     }
     ptc__run_select(run, kind, "%s", message);
@@ -131,7 +138,7 @@ static void on_env_closed(void *arg, int status)
     }
     if (run->retained)
         run->retained_state = "cleared";
-    ptc__timer_arm(&run->timer, 0);
+    ptc__run_timer_arm(run, 0);
     ptc__run_schedule_finish(run);
 }
 
@@ -288,7 +295,7 @@ int ptc__run_start(struct ptc_runs *runs, const char *spec_json, size_t spec_len
     memcpy(&run->cb, callbacks, callbacks->struct_size < sizeof run->cb ? callbacks->struct_size : sizeof run->cb);
     run->retained = runs->retains_state && run->spec.state_owner;
     ptc__ledger_init(&run->ledger, (uint64_t)host->config.max_output_bytes);
-    if ((rc = ptc__timer_init(&host->loop, &run->timer, on_timer)) < 0) {
+    if ((rc = ptc__run_timer_take(run, on_timer)) < 0) {
         ptc__ledger_destroy(&run->ledger);
         ptc__spec_destroy(&run->spec);
         free(run);
@@ -306,7 +313,7 @@ int ptc__run_start(struct ptc_runs *runs, const char *spec_json, size_t spec_len
     *ret_run = run->id;
     /* The deadline starts now and covers setup, launch and every binding wait. */
     if (run->spec.has_timeout && !run->outcome_selected)
-        ptc__timer_arm(&run->timer, (uint64_t)run->spec.timeout_ms);
+        ptc__run_timer_arm(run, (uint64_t)run->spec.timeout_ms);
     return 0;
 }
 

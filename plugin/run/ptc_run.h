@@ -12,6 +12,8 @@ void ptc__runs_init(struct ptc_runs *runs, struct ptc_host *host, struct ptc_env
 bool ptc__runs_active(const struct ptc_runs *runs);
 /* Selects abort for every live run (unload). */
 void ptc__runs_cancel_all(struct ptc_runs *runs, const char *reason);
+/* Frees what runs leave to later runs (their spare timers); once no run is active. */
+void ptc__runs_destroy(struct ptc_runs *runs);
 
 /* The provider calls run, cancel and pause_output (host-abi/ABI.md, the provider table); reply and
  * registerImage are run_frames.h's. */

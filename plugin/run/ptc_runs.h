@@ -9,6 +9,7 @@
 #include "stripper.h"
 
 struct ptc_run;
+struct ptc_run_timer;
 
 /* What the run layer asks of the instance above it. */
 struct ptc_runs_source {
@@ -28,7 +29,7 @@ struct ptc_subscription {
 struct ptc_owner_notice;
 
 /* Every run of one instance. Written only by ptc_run.c (and owners.c, its subscription and
- * notices). */
+ * notices; outcome.c, the spare timers). */
 struct ptc_runs {
     struct ptc_host *host;
     struct ptc_envs *envs;
@@ -42,6 +43,8 @@ struct ptc_runs {
     bool admitted_any; /* initializers may only be registered before this */
     struct ptc_subscription subscription;
     struct ptc_owner_notice *notices; /* newest first */
+    struct ptc_run_timer *spare_timers; /* finished runs' timers, for the next runs */
+    unsigned n_spare_timers;
 };
 
 #endif

@@ -147,7 +147,7 @@ static void on_result(struct ptc_run *run, const struct ptc_frame *frame)
     run->terminal_seen = true;
     if (run->phase == PTC_RUN_STOPPING) {
         /* The stopped evaluation settled: the outcome stays timeout/abort, state preserved. */
-        ptc__timer_arm(&run->timer, 0);
+        ptc__run_timer_arm(run, 0);
         ptc__env_detach(run->env, run);
         run->retained_state = "preserved";
         ptc__run_schedule_finish(run);

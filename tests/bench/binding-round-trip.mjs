@@ -1,24 +1,45 @@
 // Binding round trip: time per sequential `await tools.echo({})` (child -> plugin -> the host's demo
 // tool -> child), measured inside the program, against the same loop in a bare pinned Node whose
 // calls are answered by this benchmark over a pipe. Batches interleave in the same run.
-// Usage: node tests/bench/binding-round-trip.mjs [batches] [calls-per-batch]
+// Then the same loop as the whole program of a per-call run (a fresh process each batch) against
+// it in a retained run (a warm process): what a process's first calls cost (`SUMMARY
+// binding-per-call`).
+// Usage: node tests/bench/binding-round-trip.mjs [batches] [calls-per-batch] [--vs DSH]
+//   --vs DSH interleaves the per-call batch through another dsh build instead of the retained run
+//   (an A/B of two builds, e.g. main's).
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { Serve } from '../conformance/harness.js';
 import { NODE, report } from './lib.mjs';
 
-const batches = Number(process.argv[2] ?? 20);
-const calls = Number(process.argv[3] ?? 500);
+const args = process.argv.slice(2);
+const vsAt = args.indexOf('--vs');
+const vs = vsAt >= 0 ? args.splice(vsAt, 2)[1] : null;
+const batches = Number(args[0] ?? 20);
+const calls = Number(args[1] ?? 500);
 
-const serve = new Serve({ mode: 'workspace-write', runtime: { executionMode: 'vm-script', scriptPersistence: true } });
+const loop = `const t0 = performance.now();
+    for (let i = 0; i < ${calls}; i++) await tools.echo({});
+    return (performance.now() - t0) / ${calls};`;
+const retained = new Serve({ mode: 'workspace-write', runtime: { executionMode: 'vm-script', scriptPersistence: true } });
 let id = 0;
 async function bindingBatch() {
-  const program = `(async () => { const t0 = performance.now();
-    for (let i = 0; i < ${calls}; i++) await tools.echo({});
-    return (performance.now() - t0) / ${calls}; })()`;
-  const r = await serve.run(`b${id++}`, program, { stateOwner: 'bench' });
+  const r = await retained.run(`b${id++}`, `(async () => { ${loop} })()`, { stateOwner: 'bench' });
   if (!r.ok) throw new Error(JSON.stringify(r));
   return r.value;
+}
+
+/** The loop as a per-call program (async-function): every batch in a fresh process. */
+function perCallBatches(bin) {
+  const serve = new Serve({ mode: 'workspace-write', bin });
+  return {
+    batch: async () => {
+      const r = await serve.run(`p${id++}`, loop);
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      return r.value;
+    },
+    close: () => serve.close(),
+  };
 }
 
 // The bare child asks over stdout and reads answers on stdin, one line each, like a binding call.
@@ -40,16 +61,31 @@ function bareBatch() {
   });
 }
 
-await bindingBatch();
-await bareBatch();
-const figures = { subject: [], baseline: [], ratios: [] };
-for (let i = 0; i < batches; i++) {
-  const s = await bindingBatch();
-  const b = await bareBatch();
-  figures.subject.push(s * 1000);
-  figures.baseline.push(b * 1000);
-  figures.ratios.push(s / b);
+/** Batches of subject and baseline interleaved after one unmeasured pair; microseconds per call. */
+async function interleaved(subject, baseline) {
+  await subject();
+  await baseline();
+  const figures = { subject: [], baseline: [], ratios: [] };
+  for (let i = 0; i < batches; i++) {
+    const s = await subject();
+    const b = await baseline();
+    figures.subject.push(s * 1000);
+    figures.baseline.push(b * 1000);
+    figures.ratios.push(s / b);
+  }
+  return figures;
 }
-await serve.close();
-console.log(`binding-round-trip: ${batches} batches of ${calls} sequential calls, workspace-write`);
-report('binding-round-trip', 'tools.echo round trip', 'bare node pipe round trip', figures, 'us', 1);
+
+const perCall = perCallBatches();
+const other = vs ? perCallBatches(vs) : null;
+if (!vs) {
+  const figures = await interleaved(bindingBatch, bareBatch);
+  console.log(`binding-round-trip: ${batches} batches of ${calls} sequential calls, workspace-write`);
+  report('binding-round-trip', 'tools.echo round trip', 'bare node pipe round trip', figures, 'us', 1);
+}
+const figures = await interleaved(perCall.batch, other ? other.batch : bindingBatch);
+console.log(`binding-per-call: ${batches} batches of ${calls} sequential calls, each batch a per-call run${vs ? `, against ${vs}` : ''}`);
+report('binding-per-call', 'per-call run (fresh process)', vs ? 'the other build' : 'retained run (warm process)', figures, 'us', 1);
+await perCall.close();
+await other?.close();
+await retained.close();

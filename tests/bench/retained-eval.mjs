@@ -1,13 +1,19 @@
 // Retained evaluation: host-side round trip of `x += 1; x` in an owner's retained environment,
 // vm-script (scriptPersistence) and scoped REPL (persistent-in-memory), each interleaved with the
 // same-run floor of any retained evaluation: one JSON line through a bare pinned Node over pipes.
-// Usage: node tests/bench/retained-eval.mjs [evaluations]
+// Usage: node tests/bench/retained-eval.mjs [evaluations] [--vs DSH]
+//   --vs DSH interleaves the same evaluation through another dsh build instead of the bare echo
+//   (an A/B of two builds, e.g. main's), and prints each dsh's CPU time per evaluation.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Serve } from '../conformance/harness.js';
 import { NODE, pairs, report } from './lib.mjs';
 
-const evaluations = Number(process.argv[2] ?? 1000);
+const args = process.argv.slice(2);
+const vsAt = args.indexOf('--vs');
+const vs = vsAt >= 0 ? args.splice(vsAt, 2)[1] : null;
+const evaluations = Number(args[0] ?? 1000);
 
 /** A bare Node that echoes each line back: the pipe round trip a retained evaluation cannot avoid. */
 function lineEcho() {
@@ -21,24 +27,41 @@ function lineEcho() {
   };
 }
 
-const modes = [
-  ['vm-script', { executionMode: 'vm-script', scriptPersistence: true }, 'var x = 0'],
-  ['scoped-repl', { executionMode: 'persistent-in-memory' }, 'let x = 0'],
-];
-const echo = lineEcho();
-for (const [name, runtime, declare] of modes) {
-  const serve = new Serve({ mode: 'workspace-write', runtime });
+/** An owner declared in a fresh `dsh headless --serve` (bin: another build); evaluate() adds one. */
+async function retainedOwner(runtime, declare, bin) {
+  const serve = new Serve({ mode: 'workspace-write', runtime, bin });
   let id = 0;
   let expected = 0;
   const first = await serve.run(`d${id++}`, declare, { stateOwner: 'bench' });
   if (!first.ok) throw new Error(JSON.stringify(first));
-  const evaluate = async () => {
-    const r = await serve.run(`e${id++}`, 'x += 1; x', { stateOwner: 'bench' });
-    if (!r.ok || r.value !== ++expected) throw new Error(`expected ${expected}: ${JSON.stringify(r)}`);
+  return {
+    evaluate: async () => {
+      const r = await serve.run(`e${id++}`, 'x += 1; x', { stateOwner: 'bench' });
+      if (!r.ok || r.value !== ++expected) throw new Error(`expected ${expected}: ${JSON.stringify(r)}`);
+    },
+    /** Nanoseconds dsh (single-threaded) has run on a CPU. */
+    cpuNs: () => Number(readFileSync(`/proc/${serve.child.pid}/schedstat`, 'utf8').split(' ')[0]),
+    close: () => serve.close(),
   };
-  console.log(`retained-${name}: \`x += 1; x\`, one owner, workspace-write`);
-  const figures = await pairs(evaluations, evaluate, echo.roundTrip, 20);
-  await serve.close();
-  report(`retained-${name}`, 'retained evaluation', 'bare node line echo', figures, 'ms', 3);
 }
-echo.close();
+
+const modes = [
+  ['vm-script', { executionMode: 'vm-script', scriptPersistence: true }, 'var x = 0'],
+  ['scoped-repl', { executionMode: 'persistent-in-memory' }, 'let x = 0'],
+];
+const echo = vs ? null : lineEcho();
+for (const [name, runtime, declare] of modes) {
+  const owner = await retainedOwner(runtime, declare);
+  const other = vs ? await retainedOwner(runtime, declare, vs) : null;
+  console.log(`retained-${name}: \`x += 1; x\`, one owner, workspace-write${vs ? `, against ${vs}` : ''}`);
+  const cpu0 = [owner.cpuNs(), other?.cpuNs()];
+  const figures = await pairs(evaluations, owner.evaluate, other ? other.evaluate : echo.roundTrip, 20);
+  if (other) {
+    const perEval = (ns) => `${(ns / (evaluations + 20) / 1000).toFixed(0)} us`;
+    console.log(`  dsh CPU per evaluation: ${perEval(owner.cpuNs() - cpu0[0])} vs ${perEval(other.cpuNs() - cpu0[1])}`);
+  }
+  await owner.close();
+  await other?.close();
+  report(`retained-${name}`, 'retained evaluation', vs ? 'the other build' : 'bare node line echo', figures, 'ms', 3);
+}
+echo?.close();

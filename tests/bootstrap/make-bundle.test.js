@@ -99,6 +99,28 @@ test('the bundled child answers a trivial program without loading net, streams o
   ]);
 });
 
+// Binding calls of a process's first run are read through libuv's pipe handle
+// (bootstrap/control-reader.js), not a net.Socket, whose modules cost the first call about 8 ms.
+// The control shows the probe sees net once a program loads it.
+test('the first run of the bundled child reads its binding replies without loading net or streams', async () => {
+  process.env.PTC_BOOTSTRAP_ENTRY = 'child.cjs';
+  const { runProgram } = await import('./fake-host.js');
+  const probe = 'process.moduleLoadList.filter((m) => /^NativeModule (net|stream)$/.test(m))';
+  const bindings = [{ global: 'tools', functions: ['echo'] }];
+  const loaded = async (program) => {
+    const { result, calls } = await runProgram(program, { bindings, reply: () => ({ ok: true, value: 2 }) });
+    assert.equal(result.ok, true, JSON.stringify(result));
+    assert.equal(calls.length, 3);
+    return result.value;
+  };
+  const threeCalls = 'let sum = 0; for (let i = 0; i < 3; i++) sum += await tools.echo(i);';
+  assert.deepEqual(await loaded(`${threeCalls} return [sum, ${probe}]`), [6, []]);
+  assert.deepEqual(await loaded(`${threeCalls} await import("node:net"); return [sum, ${probe}.sort()]`), [
+    6,
+    ['NativeModule net', 'NativeModule stream'],
+  ]);
+});
+
 // The entry child.cjs compiles the bundle from the build's code cache (make-bundle.mjs, loader()).
 test('the code cache the build made fits this bundle and this Node: V8 accepts it', async () => {
   const { NODE } = await import('./fake-host.js');
