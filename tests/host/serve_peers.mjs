@@ -132,7 +132,9 @@ await check("a paused run's deadline still ends it while the client reads nothin
   const cwd = mkdtempSync(join(tmpdir(), "dsh-serve-peers-"));
   const dsh = start(cwd, [], ["-v"]);
   // Unpaused it would pass maxOutputBytes (64 MiB) long before its deadline and fail as output-limit.
-  dsh.send({ type: "run", id: "endless", stream: true, timeoutMs: 3000,
+  // The deadline leaves a slow start (ASan, a loaded machine) the time to fill the client's queue:
+  // the run must be paused before it passes, or the wait below has nothing to see.
+  dsh.send({ type: "run", id: "endless", stream: true, timeoutMs: 8000,
              program: "for (;;) process.stdout.write('x'.repeat(1 << 20))" });
   while (!/run \d+ paused: the client has \d+ KiB of output unread/.test(dsh.stderr()))
     await new Promise((r) => setTimeout(r, 20));
