@@ -16,6 +16,12 @@ export class FrameTooLargeError extends RangeError {
   }
 }
 
+// What JSON.stringify writes for the characters it escapes in a well-formed string.
+const ESCAPED = /["\\\x00-\x1f]/g;
+// After this many escapes, a text with one in every 8 characters or more is stringified whole.
+const DENSE_ESCAPES = 64;
+const ESCAPES = Array.from({ length: 0x5d }, (_, code) => JSON.stringify(String.fromCharCode(code)).slice(1, -1));
+
 // Bytes that JSON.stringify + UTF-8 produce for one BMP code unit (surrogate pairs are counted
 // by the caller as the 4 bytes of their code point).
 function escapedSize(code) {
@@ -60,13 +66,13 @@ export class FrameWriter {
   sendText(run, text) {
     if (text.length === 0) return;
     const wellFormed = text.isWellFormed() ? text : text.toWellFormed();
-    const prefix = `{"type":"text","run":${run},"text":`;
-    const frame = this.#encode(prefix, JSON.stringify(wellFormed));
+    const prefix = `{"type":"text","run":${run},"text":"`;
+    const frame = this.#encodeText(prefix, wellFormed);
     if (frame.length - 1 <= this.#maxBytes) {
       this.#writeAll(frame);
       return;
     }
-    const budget = this.#maxBytes - (Buffer.byteLength(prefix) + 2 /* quotes */ + 1 /* } */);
+    const budget = this.#maxBytes - (Buffer.byteLength(prefix) + 1 /* closing quote */ + 1 /* } */);
     let start = 0;
     while (start < wellFormed.length) {
       let end = start;
@@ -80,26 +86,59 @@ export class FrameWriter {
         used += cost;
         end += pair;
       }
-      this.#writeAll(this.#encode(prefix, JSON.stringify(wellFormed.slice(start, end))));
+      this.#writeAll(this.#encodeText(prefix, wellFormed.slice(start, end)));
       start = end;
     }
   }
 
-  // `${prefix}${body}}\n` as UTF-8, encoded once into a reused buffer (output is the child's
-  // largest traffic: no joined string, no second pass to count bytes, no fresh pages per frame).
+  // `${prefix}${escaped text}"}\n` as UTF-8, written once into a reused buffer: output is the
+  // child's largest traffic. The text is escaped as JSON.stringify would (it is well formed, so
+  // only quote, backslash and control characters change) between runs copied as they are; a
+  // JSON.stringify of a long text would build and copy the whole string again, in fresh pages.
   // Valid until the next call.
-  #encode(prefix, body) {
-    const most = prefix.length + body.length * 3 + 2; // a UTF-16 unit is at most 3 UTF-8 bytes
-    let buffer = this.#scratch;
-    if (buffer.length < most) {
-      buffer = Buffer.allocUnsafeSlow(most);
-      if (most <= SCRATCH_MAX_BYTES) this.#scratch = buffer;
-    }
+  #encodeText(prefix, text) {
+    // A UTF-16 unit is at most 3 UTF-8 bytes; only a rare control character escapes to more.
+    let buffer = this.#room(this.#scratch, prefix.length + text.length * 3 + 3, 0);
     let n = buffer.write(prefix, 0, 'latin1');
-    n += buffer.write(body, n, 'utf8');
+    let copied = 0;
+    let escapes = 0;
+    ESCAPED.lastIndex = 0;
+    for (let match = ESCAPED.exec(text); match !== null; match = ESCAPED.exec(text)) {
+      const at = match.index;
+      // Dense escapes (binary-like text) cost a call each: JSON.stringify is faster there.
+      if (++escapes > DENSE_ESCAPES && escapes * 8 > at) return this.#encodeStringified(prefix, text);
+      const escape = ESCAPES[text.charCodeAt(at)];
+      buffer = this.#room(buffer, n + (text.length - copied) * 3 + escape.length + 3, n);
+      if (at > copied) n += buffer.write(text.slice(copied, at), n, 'utf8');
+      n += buffer.write(escape, n, 'latin1');
+      copied = at + 1;
+    }
+    if (copied < text.length) n += buffer.write(copied === 0 ? text : text.slice(copied), n, 'utf8');
+    buffer[n++] = 0x22; // "
     buffer[n++] = 0x7d; // }
     buffer[n++] = 0x0a;
     return buffer.subarray(0, n);
+  }
+
+  // #encodeText through one JSON.stringify of the whole text.
+  #encodeStringified(prefix, text) {
+    const quoted = JSON.stringify(text);
+    const buffer = this.#room(this.#scratch, prefix.length + Buffer.byteLength(quoted, 'utf8') + 2, 0);
+    let n = buffer.write(prefix, 0, 'latin1');
+    n += buffer.write(quoted, n - 1, 'utf8') - 1; // the prefix ends in the same opening quote
+    buffer[n++] = 0x7d; // }
+    buffer[n++] = 0x0a;
+    return buffer.subarray(0, n);
+  }
+
+  // `buffer`, or a larger one holding its first `kept` bytes, with room for `bytes`; the larger
+  // one becomes the scratch buffer unless it exceeds SCRATCH_MAX_BYTES.
+  #room(buffer, bytes, kept) {
+    if (buffer.length >= bytes) return buffer;
+    const larger = Buffer.allocUnsafeSlow(Math.max(bytes, buffer.length * 2));
+    buffer.copy(larger, 0, 0, kept);
+    if (larger.length <= SCRATCH_MAX_BYTES) this.#scratch = larger;
+    return larger;
   }
 
   #writeAll(bytes) {

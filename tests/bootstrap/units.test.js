@@ -119,6 +119,27 @@ test('text frames are split below the limit at code point boundaries', () => {
   assert.equal(frames.map((frame) => frame.text).join(''), text.toWellFormed());
 });
 
+test('text frames carry exactly what JSON.stringify would write, on every encoding path', () => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ptc-writer-')), 'frames');
+  const fd = fs.openSync(file, 'w');
+  const texts = [
+    'plain',
+    'a"b\\c\n\t\r\b\f\u0000\u001f\u007f é€🎉\u2028\u2029 end',
+    '\uD800 lone \uDC00',
+    ('y'.repeat(79) + '\n').repeat(2000), // sparse escapes: copied between them
+    '\u0001a'.repeat(5000), // dense escapes: stringified whole
+    'x'.repeat(3 << 20) + '\u0002'.repeat(10), // longer than the kept scratch buffer, and grown
+    'é'.repeat(50) + '\u0004'.repeat(60), // grows the buffer it is written into
+  ];
+  // Each text through a fresh writer, then all through one (its scratch buffer reused).
+  for (const text of texts) new FrameWriter(fd, 1 << 30, () => assert.fail('lost')).sendText(9, text);
+  const writer = new FrameWriter(fd, 1 << 30, () => assert.fail('lost'));
+  for (const text of texts) writer.sendText(9, text);
+  fs.closeSync(fd);
+  const want = texts.map((text) => `{"type":"text","run":9,"text":${JSON.stringify(text.toWellFormed())}}\n`).join('').repeat(2);
+  assert.ok(fs.readFileSync(file).equals(Buffer.from(want, 'utf8')));
+});
+
 test('frames over the limit are refused whole', () => {
   const writer = new FrameWriter(-1, 16, () => assert.fail('nothing may be written'));
   assert.throws(() => writer.send({ type: 'call', args: ['long enough'] }), FrameTooLargeError);
