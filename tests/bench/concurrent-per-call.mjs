@@ -1,21 +1,39 @@
 // Concurrency: 16 trivial per-call runs in flight at once through one `dsh headless --serve`
 // (workspace-write), against 16 concurrent bare `node -e 0`; rounds interleave in the same run.
 // Throughput ratio = runs/s of the runtime over runs/s of bare Node = bare time / runtime time.
-// Usage: node tests/bench/concurrent-per-call.mjs [rounds] [width]
+// Usage: node tests/bench/concurrent-per-call.mjs [rounds] [width] [--vs DSH]
+//   --vs DSH interleaves the same rounds through another dsh build instead of bare Node (an A/B
+//   of two builds).
 import { Serve } from '../conformance/harness.js';
 import { bareNode, median, pairs, report } from './lib.mjs';
 
-const rounds = Number(process.argv[2] ?? 10);
-const width = Number(process.argv[3] ?? 16);
+const args = process.argv.slice(2);
+const vsAt = args.indexOf('--vs');
+const vs = vsAt >= 0 ? args.splice(vsAt, 2)[1] : null;
+const rounds = Number(args[0] ?? 10);
+const width = Number(args[1] ?? 16);
 
-const serve = new Serve({ mode: 'workspace-write' });
 let id = 0;
-async function runRound() {
-  const results = await Promise.all(Array.from({ length: width }, () => serve.run(`c${id++}`, 'return 1')));
-  const failed = results.find((r) => !r.ok);
-  if (failed) throw new Error(JSON.stringify(failed));
+function rounder(bin) {
+  const serve = new Serve({ mode: 'workspace-write', bin });
+  const round = async () => {
+    const results = await Promise.all(Array.from({ length: width }, () => serve.run(`c${id++}`, 'return 1')));
+    const failed = results.find((r) => !r.ok);
+    if (failed) throw new Error(JSON.stringify(failed));
+  };
+  return { serve, round };
 }
+const { serve, round: runRound } = rounder();
 const bareRound = () => Promise.all(Array.from({ length: width }, () => bareNode()));
+
+if (vs) {
+  const other = rounder(vs);
+  console.log(`concurrent-per-call-vs: ${width} trivial runs at once, this build vs ${vs}`);
+  const figures = await pairs(rounds, runRound, other.round, 1);
+  await Promise.all([serve.close(), other.serve.close()]);
+  report('concurrent-per-call-vs', 'this build', 'the other build', figures);
+  process.exit(0);
+}
 
 console.log(`concurrent-per-call: ${width} trivial runs at once, workspace-write`);
 const figures = await pairs(rounds, runRound, bareRound, 1);

@@ -3,7 +3,13 @@
  * The host does not wait for the supervisor: the range starts while the host's loop goes on.
  * Between clone and exec the child touches only syscalls and memory prepared beforehand, so a
  * multithreaded host cannot deadlock it. The child has no exit signal (exit_signal 0): a host's
- * waitpid(-1) without __WALL cannot steal its status from our pidfd. */
+ * waitpid(-1) without __WALL cannot steal its status from our pidfd.
+ *
+ * Where the child needs nothing from the host after the clone (no user namespace to map), it
+ * shares the host's memory until its exec (CLONE_VM | CLONE_VFORK, on a stack of its own, the
+ * host thread suspended meanwhile), as posix_spawn does: a copy of the host's page tables, and
+ * the copy-on-write faults and TLB shootdowns the host then took, cost about 2.5 ms of CPU per
+ * range (README, "Benchmarks", concurrent-per-call). */
 #include "range_spawn.h"
 #include "environment.h"
 #include "proc_write.h"
@@ -12,6 +18,8 @@
 #include "dsh_strv.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/sched.h>
@@ -42,10 +50,24 @@ struct plan {
     const char *path;
     char **argv;
     char **envp;
+    bool shared_memory; /* the child runs on the host's memory until its exec (see above) */
+    sigset_t host_mask; /* the spawning thread's signal mask, for the exec */
 };
 
 static _Noreturn void child_main(const struct plan *p)
 {
+    if (p->shared_memory) {
+        /* A host handler must not run here, on the host's memory: the host blocked every signal
+         * before the clone; caught ones go back to the default (as the exec would do anyway),
+         * then the host thread's own mask returns for the exec. */
+        for (int sig = 1; sig < NSIG; sig++) {
+            struct sigaction old;
+            if (sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)
+                (void)signal(sig, SIG_DFL);
+        }
+        if (sigprocmask(SIG_SETMASK, &p->host_mask, NULL) < 0)
+            _exit(127);
+    }
     /* Into the range's cgroups before anything else runs (cgroup2 needs no step: clone3 did it). */
     for (size_t i = 0; i < p->n_join; i++)
         if (write(p->join_fd[i], "0", 1) != 1)
@@ -147,7 +169,39 @@ static int supervisor_argv(const struct dshx__config *cfg, const struct dsh_spaw
     return 0;
 }
 
-static pid_t clone_range(bool pid_ns, bool user_ns, int cgroup_fd, int *ret_pidfd)
+/* The shared-memory clone needs a trampoline in assembly (the child starts on its own stack and
+ * must not return through the caller's frames); sanitizers' interceptors would run in the child
+ * on the host's memory, so those builds copy it instead. */
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define SHARED_MEMORY_SPAWN 1
+/* Enough for child_main and the libc calls it makes. */
+#define CHILD_STACK_BYTES (32 * 1024)
+
+/* clone3 whose child calls child_main(plan) on the stack args describes and never returns. */
+static long clone3_into_child_main(struct clone_args *args, const struct plan *plan)
+{
+    long ret;
+    register const struct plan *r12 __asm__("r12") = plan;
+    register void (*r13)(const struct plan *) __asm__("r13") = child_main;
+    __asm__ volatile("syscall\n\t"
+                     "testq %%rax, %%rax\n\t"
+                     "jnz 1f\n\t"
+                     "xorl %%ebp, %%ebp\n\t"
+                     "movq %%r12, %%rdi\n\t"
+                     "callq *%%r13\n\t"
+                     "ud2\n"
+                     "1:"
+                     : "=a"(ret)
+                     : "0"((long)SYS_clone3), "D"(args), "S"(sizeof(*args)), "r"(r12), "r"(r13)
+                     : "rcx", "r11", "memory", "cc");
+    return ret;
+}
+#else
+#define SHARED_MEMORY_SPAWN 0
+#endif
+
+/* Starts the child in child_main(plan); returns its pid (in the host), or -1 with errno. */
+static pid_t clone_range(bool pid_ns, bool user_ns, int cgroup_fd, int *ret_pidfd, struct plan *plan)
 {
     struct clone_args args = {
         .flags = CLONE_PIDFD | (pid_ns ? CLONE_NEWPID : 0) | (user_ns ? CLONE_NEWUSER : 0) |
@@ -156,7 +210,33 @@ static pid_t clone_range(bool pid_ns, bool user_ns, int cgroup_fd, int *ret_pidf
         .exit_signal = 0,
         .cgroup = cgroup_fd >= 0 ? (uint64_t)cgroup_fd : 0,
     };
-    return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+#if SHARED_MEMORY_SPAWN
+    /* The child waits for the host to map its user namespace: the host must not be suspended. */
+    if (plan->sync_fd < 0) {
+        _Alignas(16) unsigned char stack[CHILD_STACK_BYTES];
+        sigset_t all;
+        sigfillset(&all);
+        if (pthread_sigmask(SIG_SETMASK, &all, &plan->host_mask) != 0)
+            return -1;
+        plan->shared_memory = true;
+        args.flags |= CLONE_VM | CLONE_VFORK;
+        args.stack = (uint64_t)(uintptr_t)stack;
+        args.stack_size = sizeof(stack);
+        long rc = clone3_into_child_main(&args, plan);
+        /* Back here once the child has exec'd or exited. */
+        int saved = (int)-rc;
+        (void)pthread_sigmask(SIG_SETMASK, &plan->host_mask, NULL);
+        if (rc < 0) {
+            errno = saved;
+            return -1;
+        }
+        return (pid_t)rc;
+    }
+#endif
+    pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+    if (pid == 0)
+        child_main(plan);
+    return pid;
 }
 
 /* The range's own cgroup, in the session's group; NULL without a session (no cgroup2 or v1
@@ -349,7 +429,7 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dshx__range_c
     };
     if (cgroup)
         plan.n_join = dshx__range_cgroup_join_fds(cgroup, plan.join_fd, sizeof(plan.join_fd) / sizeof(plan.join_fd[0]));
-    pid_t pid = clone_range(pid_ns, user_ns, cgroup ? dshx__range_cgroup_clone_fd(cgroup) : -1, &pidfd);
+    pid_t pid = clone_range(pid_ns, user_ns, cgroup ? dshx__range_cgroup_clone_fd(cgroup) : -1, &pidfd, &plan);
     if (pid < 0) {
         rc = -errno;
         /* Docker's default seccomp profile answers clone3 with ENOSYS (to make glibc fall back to
@@ -360,8 +440,6 @@ int dshx__range_spawn(const struct dshx__config *cfg, const struct dshx__range_c
                                       : "");
         goto out;
     }
-    if (pid == 0)
-        child_main(&plan);
     static const int child_side[] = {CTL_CHILD, OUT_W, ERR_W, CMD_CHILD, DEVNULL, SYNC_R};
     for (size_t i = 0; i < sizeof(child_side) / sizeof(child_side[0]); i++)
         close_fd(&fd[child_side[i]]);
