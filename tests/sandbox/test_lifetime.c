@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -410,5 +411,54 @@ Test(lifetime, terminate_is_idempotent_and_may_shorten_the_grace)
     struct run r;
     live_end(&l, &r);
     cr_assert(strstr(r.out, "TERM:OK"), "the program saw SIGTERM first");
+    run_free(&r);
+}
+
+static void ignore_signal(int sig)
+{
+    (void)sig;
+}
+
+/* The bits of one "SigXxx:" line of /proc/PID/status. */
+static unsigned long long status_mask(pid_t pid, const char *field)
+{
+    char path[64], *status;
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    cr_assert_not_null(status = fx_read(path));
+    const char *line = strstr(status, field);
+    cr_assert_not_null(line, "%s in %s", field, path);
+    unsigned long long bits = strtoull(line + strlen(field), NULL, 16);
+    free(status);
+    return bits;
+}
+
+/* The supervisor starts with the spawning thread's signal mask and none of the host's handlers,
+ * also where the child ran on the host's memory until its exec with every signal blocked
+ * (examples/providers/lib/range_spawn.c). */
+Test(lifetime, supervisor_starts_with_the_spawning_threads_mask_and_no_host_handler)
+{
+    struct sigaction caught = {.sa_handler = ignore_signal}, host_usr1;
+    sigset_t usr2, host_mask;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    cr_assert_eq(sigaction(SIGUSR1, &caught, &host_usr1), 0);
+    cr_assert_eq(pthread_sigmask(SIG_BLOCK, &usr2, &host_mask), 0);
+    struct live l;
+    int rc = live_start(&f, WW, "console.log('UP'); setTimeout(() => {}, 30000)", NULL, &l);
+    (void)pthread_sigmask(SIG_SETMASK, &host_mask, NULL);
+    (void)sigaction(SIGUSR1, &host_usr1, NULL);
+    cr_assert_eq(rc, 0);
+    /* The program runs: its supervisor has long been exec'd. */
+    for (int i = 0; i < 200 && !(l.out && strstr(l.out, "UP")); i++)
+        (void)live_pump(&l, 50);
+    cr_assert(l.out && strstr(l.out, "UP"), "the program started");
+    unsigned long long blocked = status_mask(l.proc->pid, "SigBlk:"), caught_bits = status_mask(l.proc->pid, "SigCgt:");
+    const unsigned long long bit = 1;
+    cr_assert(blocked & bit << (SIGUSR2 - 1), "the spawning thread's mask: %llx", blocked);
+    cr_assert(!(blocked & bit << (SIGTERM - 1)) && !(blocked & bit << (SIGUSR1 - 1)),
+              "not every signal blocked: %llx", blocked);
+    cr_assert(!(caught_bits & bit << (SIGUSR1 - 1)), "no host handler: %llx", caught_bits);
+    struct run r;
+    live_end(&l, &r);
     run_free(&r);
 }

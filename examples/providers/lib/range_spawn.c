@@ -172,7 +172,14 @@ static int supervisor_argv(const struct dshx__config *cfg, const struct dsh_spaw
 /* The shared-memory clone needs a trampoline in assembly (the child starts on its own stack and
  * must not return through the caller's frames); sanitizers' interceptors would run in the child
  * on the host's memory, so those builds copy it instead. */
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define SANITIZED_BUILD 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(SANITIZED_BUILD)
 #define SHARED_MEMORY_SPAWN 1
 /* Enough for child_main and the libc calls it makes. */
 #define CHILD_STACK_BYTES (32 * 1024)
