@@ -8,7 +8,7 @@
  * Where the child needs nothing from the host after the clone (no user namespace to map), it
  * shares the host's memory until its exec (CLONE_VM | CLONE_VFORK, on a stack of its own, the
  * host thread suspended meanwhile), as posix_spawn does: a copy of the host's page tables, and
- * the copy-on-write faults and TLB shootdowns the host then took, cost about 2.5 ms of CPU per
+ * the copy-on-write faults and TLB shootdowns the host then took, cost it over 2 ms of CPU per
  * range (README, "Benchmarks", concurrent-per-call). */
 #include "range_spawn.h"
 #include "environment.h"
@@ -181,8 +181,9 @@ static int supervisor_argv(const struct dshx__config *cfg, const struct dsh_spaw
 #endif
 #if defined(__x86_64__) && !defined(SANITIZED_BUILD)
 #define SHARED_MEMORY_SPAWN 1
-/* Enough for child_main and the libc calls it makes. */
-#define CHILD_STACK_BYTES (32 * 1024)
+/* Many times what child_main and the libc calls it makes use (no handler runs there), kept
+ * small: it lives on the spawning thread's stack, which a host may have made small. */
+#define CHILD_STACK_BYTES (16 * 1024)
 
 /* clone3 whose child calls child_main(plan) on the stack args describes and never returns. */
 static long clone3_into_child_main(struct clone_args *args, const struct plan *plan)
@@ -223,8 +224,11 @@ static pid_t clone_range(bool pid_ns, bool user_ns, int cgroup_fd, int *ret_pidf
         _Alignas(16) unsigned char stack[CHILD_STACK_BYTES];
         sigset_t all;
         sigfillset(&all);
-        if (pthread_sigmask(SIG_SETMASK, &all, &plan->host_mask) != 0)
+        int e = pthread_sigmask(SIG_SETMASK, &all, &plan->host_mask);
+        if (e != 0) {
+            errno = e;
             return -1;
+        }
         plan->shared_memory = true;
         args.flags |= CLONE_VM | CLONE_VFORK;
         args.stack = (uint64_t)(uintptr_t)stack;
