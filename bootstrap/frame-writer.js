@@ -52,9 +52,21 @@ export class FrameWriter {
   // Sends one frame given as JSON text (without newline). Throws FrameTooLargeError when the text
   // exceeds the message limit (the newline is not counted); nothing is written then.
   sendJson(jsonText) {
-    const bytes = Buffer.from(`${jsonText}\n`, 'utf8');
-    if (bytes.length - 1 > this.#maxBytes) throw new FrameTooLargeError(bytes.length - 1, this.#maxBytes);
-    this.#writeAll(bytes);
+    // A frame that surely fits the kept buffer (a UTF-16 unit is at most 3 UTF-8 bytes) is
+    // encoded into it, so a binding call allocates no buffer; a larger one gets its exact size.
+    const bound = jsonText.length * 3 + 1;
+    let buffer;
+    if (bound <= SCRATCH_MAX_BYTES) {
+      buffer = this.#room(this.#scratch, bound, 0);
+    } else {
+      const exact = Buffer.byteLength(jsonText, 'utf8');
+      if (exact > this.#maxBytes) throw new FrameTooLargeError(exact, this.#maxBytes);
+      buffer = Buffer.allocUnsafeSlow(exact + 1);
+    }
+    const bytes = buffer.write(jsonText, 0, 'utf8');
+    if (bytes > this.#maxBytes) throw new FrameTooLargeError(bytes, this.#maxBytes);
+    buffer[bytes] = 0x0a;
+    this.#writeAll(buffer, bytes + 1);
   }
 
   send(object) {
@@ -141,10 +153,10 @@ export class FrameWriter {
     return larger;
   }
 
-  #writeAll(bytes) {
+  #writeAll(bytes, length = bytes.length) {
     if (this.#lost) return;
     try {
-      writeFullySync(this.#fd, bytes);
+      writeFullySync(this.#fd, bytes, length);
     } catch (error) {
       this.#lost = true;
       this.#onLost(error);
@@ -152,13 +164,13 @@ export class FrameWriter {
   }
 }
 
-// Writes all of `bytes` to `fd` before returning, waiting out EAGAIN on a non-blocking
-// descriptor; any other error is thrown.
-export function writeFullySync(fd, bytes) {
+// Writes the first `length` of `bytes` to `fd` before returning, waiting out EAGAIN on a
+// non-blocking descriptor; any other error is thrown.
+export function writeFullySync(fd, bytes, length = bytes.length) {
   let offset = 0;
-  while (offset < bytes.length) {
+  while (offset < length) {
     try {
-      offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
+      offset += fs.writeSync(fd, bytes, offset, length - offset);
     } catch (error) {
       if (error.code !== 'EAGAIN' && error.code !== 'EWOULDBLOCK' && error.code !== 'EINTR') throw error;
       Atomics.wait(sleepCell, 0, 0, 1);

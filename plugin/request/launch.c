@@ -104,7 +104,7 @@ int ptc__launch_argv(struct ptc_host *host, char ***ret_argv, char ***ret_env,
     snprintf(message, sizeof message, "--max-message-bytes=%lld", (long long)host->config.max_message_bytes);
     snprintf(pending, sizeof pending, "--max-pending-calls=%lld", (long long)host->config.max_pending_calls);
 
-    const char *argv[8];
+    const char *argv[9];
     const char *env[2] = {NULL, NULL};
     size_t n = 0;
     char node_options[96];
@@ -117,6 +117,9 @@ int ptc__launch_argv(struct ptc_host *host, char ***ret_argv, char ***ret_env,
     } else {
         argv[n++] = heap;
         argv[n++] = "--experimental-vm-modules";
+        /* Optimizing compiles on the main thread: a fresh process's binding calls cost less
+         * CPU and time, a CPU-bound program no more (bootstrap/README.md). */
+        argv[n++] = "--no-concurrent-recompilation";
         argv[n++] = bootstrap;
     }
     argv[n++] = message;

@@ -145,6 +145,29 @@ test('frames over the limit are refused whole', () => {
   assert.throws(() => writer.send({ type: 'call', args: ['long enough'] }), FrameTooLargeError);
 });
 
+test('JSON frames are written byte for byte, in the kept buffer and in one of their own', () => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ptc-writer-')), 'frames');
+  const fd = fs.openSync(file, 'w');
+  const frames = [
+    '{"type":"call","run":1,"call":0,"args":[{}]}',
+    `{"type":"result","value":${JSON.stringify('é€🎉'.repeat(1000))}}`,
+    `{"type":"result","value":${JSON.stringify('é'.repeat((2 << 20) + 5))}}`, // over the kept buffer's bound
+    '{"type":"call","run":1,"call":1,"args":[2]}', // after it, in the kept buffer again
+  ];
+  const writer = new FrameWriter(fd, 1 << 30, () => assert.fail('lost'));
+  for (const frame of frames) writer.sendJson(frame);
+  fs.closeSync(fd);
+  assert.ok(fs.readFileSync(file).equals(Buffer.from(frames.map((frame) => `${frame}\n`).join(''), 'utf8')));
+  // The limit counts UTF-8 bytes without the newline, on both paths.
+  const exact = '"éé"'; // 6 bytes
+  new FrameWriter(-1, 6, () => {}).sendJson(exact); // fits: written (to a bad fd, so lost, not thrown)
+  const small = new FrameWriter(-1, 5, () => assert.fail('nothing may be written'));
+  assert.throws(() => small.sendJson(exact), { name: 'FrameTooLargeError', message: 'control frame of 6 bytes exceeds the 5-byte message limit' });
+  const large = JSON.stringify('é'.repeat(2 << 20)); // 4 MiB + 2 bytes, over the kept buffer's bound
+  const limited = new FrameWriter(-1, 4 << 20, () => assert.fail('nothing may be written'));
+  assert.throws(() => limited.sendJson(large), { message: `control frame of ${(4 << 20) + 2} bytes exceeds the ${4 << 20}-byte message limit` });
+});
+
 test('result frames stay within the limit: oversized values are invalid-output, messages are shortened', () => {
   const big = buildResultFrame(3, { ok: true, value: 'x'.repeat(500) }, 200);
   assert.ok(Buffer.byteLength(big) <= 200);
