@@ -15,14 +15,12 @@
 // `var count = count + 1` reads the earlier value), while program let/const/class/function
 // declarations of a name get no copy (their own TDZ or hoisted value applies).
 
-import { createRequire } from 'node:module';
 import vm from 'node:vm';
 import { FUNCTION_BODY_WRAP } from '../strip-wraps.js';
 import { formatCompileError, formatSyntaxError, ProgramSyntaxError, rejectSourceAt, stripProgramTypes } from '../typescript.js';
 import { programImportOption } from '../imports/program-imports.js';
 import { mayRunUnstripped } from '../plain-javascript.js';
-
-const require = createRequire(import.meta.url);
+import { loadParser } from '../parser.js'; // acorn is loaded on first use: per-call formats never need it
 
 // Every generated identifier starts with this prefix, and programs may not contain it.
 export const RESERVED_PREFIX = '__$binding_';
@@ -36,12 +34,6 @@ export const COMPLETION_SHIFT = COMPLETION_PREFIX.length; // 17
 // Type stripping sees the program inside an async function so top-level `await` parses.
 const HEADER_LINES = 2;
 
-let parser; // acorn + acorn-walk, loaded on first use: per-call formats never need them
-
-function loadParser() {
-  parser ??= { acorn: require('acorn'), walk: require('acorn-walk') };
-  return parser;
-}
 
 // `#!` only works at the very start of a Script, and `__$binding_` names the generated code.
 function checkReserved(source, filename) {

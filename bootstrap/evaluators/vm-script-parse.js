@@ -6,8 +6,7 @@
 // methods, field initializers or static blocks (each is its own scope), but does enter computed
 // class keys, which the enclosing code evaluates.
 
-import * as acorn from 'acorn';
-import * as walk from 'acorn-walk';
+import { loadParser } from '../parser.js';
 import { VM_SCRIPT_RETURN_MESSAGE } from '../strip-wraps.js';
 
 const PARSE_OPTIONS = {
@@ -47,6 +46,7 @@ const FORBIDDEN = {
 };
 
 function scan(program) {
+  const { walk } = loadParser();
   const found = { awaits: false, forbidden: null, vars: [] };
   const heads = new Map(); // VariableDeclaration -> 'for-init' | 'for-left'
   const forbid = (node) => {
@@ -97,7 +97,7 @@ export function analyzeScript(code) {
   let program;
   let found;
   try {
-    program = acorn.parse(code, PARSE_OPTIONS);
+    program = loadParser().acorn.parse(code, PARSE_OPTIONS);
     found = scan(program);
   } catch (error) {
     // Nesting too deep for acorn's recursion: leave the program to V8 unanalyzed.

@@ -8,8 +8,7 @@
 // Names starting with the importer prefix are reserved. Source-phase imports (`import.source`)
 // and input acorn cannot parse are left as they are; V8 reports the syntax errors.
 
-import { parse } from 'acorn';
-import { full } from 'acorn-walk';
+import { loadParser } from '../parser.js';
 import { rejectSourceAt } from '../typescript.js';
 
 export const IMPORTER_PREFIX = '__$i';
@@ -17,7 +16,7 @@ const KEYWORD = 'import';
 
 function parseProgram(text) {
   try {
-    return parse(text, { ecmaVersion: 'latest', sourceType: 'script', allowAwaitOutsideFunction: true });
+    return loadParser().acorn.parse(text, { ecmaVersion: 'latest', sourceType: 'script', allowAwaitOutsideFunction: true });
   } catch {
     return null;
   }
@@ -33,7 +32,7 @@ export function rewriteDynamicImports(code, { importer, wrap = { prefix: '', suf
   if (ast === null) return code;
   const offset = wrap.prefix.length;
   const starts = [];
-  full(ast, (node) => {
+  loadParser().walk.full(ast, (node) => {
     if (node.start < offset || node.start >= offset + code.length) return;
     // Declarations and references; property names never resolve to the importer.
     if (node.type === 'Identifier' && node.name.startsWith(IMPORTER_PREFIX)) {

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUNDLE_FILE, CACHE_FILE, WRAP_PREFIX, WRAP_SUFFIX, transformModule } from '../../bootstrap/make-bundle.mjs';
+import { createRequire } from 'node:module';
+import { BUNDLE_FILE, CACHE_FILE, PARSER_FILE, WRAP_PREFIX, WRAP_SUFFIX, squeeze, transformModule } from '../../bootstrap/make-bundle.mjs';
 
 const BOOTSTRAP = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bootstrap');
 
@@ -65,6 +66,38 @@ test('default, namespace and shorthand uses; `new` of an imported member keeps i
   assert.ok(exports.s instanceof Socket);
   assert.deepEqual(exports.s.o, { fd: 3 });
   assert.deepEqual(exports.o, { ns: { a: 1 } });
+});
+
+test('a relative require of a .cjs file stays a require: Node loads that file', () => {
+  const { exports, loaded } = evaluate(
+    "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\nexport const load = () => require('../generated.cjs');",
+    { '../generated.cjs': { generated: true } },
+  );
+  assert.deepEqual(exports.load(), { generated: true });
+  assert.deepEqual(loaded, ['require:../generated.cjs']);
+});
+
+test('squeezing drops comments and spaces between tokens, keeps every token and each line break', () => {
+  const source = "/* head */ var a = 1 // one\n\n  var b = a\n  ++b; /* a\n break */ b =\tb   /x/g; var r = /re  g/g; `t ${ a  }  u`";
+  assert.equal(squeeze('s.js', source), " var a = 1\nvar b = a\n++b;\nb = b /x/g; var r = /re  g/g; `t ${ a }  u`");
+  assert.throws(() => squeeze('s.js', 'var s = "\u00e9";'), /^Error: s\.js: a token at offset 8 is not ASCII: "\\"\u00e9\\""$/);
+  assert.equal(squeeze('s.js', '// \u2014 only a comment\nx'), '\nx');
+});
+
+// The parser the child loads (bootstrap/parser.js) is npm's acorn and acorn-walk, squeezed.
+test('parser-bundle.cjs is ASCII and parses and walks as the npm packages do', () => {
+  const text = fs.readFileSync(path.join(BOOTSTRAP, PARSER_FILE), 'latin1');
+  assert.equal(/[^\x00-\x7f]/.test(text), false);
+  const require = createRequire(path.join(BOOTSTRAP, 'make-bundle.mjs'));
+  const bundled = require(path.join(BOOTSTRAP, PARSER_FILE));
+  const npm = { acorn: require('acorn'), walk: require('acorn-walk') };
+  assert.equal(bundled.acorn.version, npm.acorn.version);
+  const program = fs.readFileSync(path.join(BOOTSTRAP, 'evaluators/scoped-repl.js'), 'utf8');
+  const options = { ecmaVersion: 'latest', sourceType: 'module', locations: true };
+  assert.deepEqual(JSON.parse(JSON.stringify(bundled.acorn.parse(program, options))), JSON.parse(JSON.stringify(npm.acorn.parse(program, options))));
+  const types = (walk, ast) => { const seen = []; walk.full(ast, (node) => seen.push(node.type)); return seen; };
+  assert.deepEqual(types(bundled.walk, bundled.acorn.parse(program, options)), types(npm.walk, npm.acorn.parse(program, options)));
+  assert.throws(() => bundled.acorn.parse('let let = 1', { ecmaVersion: 'latest' }), { name: 'SyntaxError', pos: 4 });
 });
 
 test('line numbers stay those of the source', () => {
