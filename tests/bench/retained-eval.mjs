@@ -1,6 +1,8 @@
 // Retained evaluation: host-side round trip of `x += 1; x` in an owner's retained environment,
 // vm-script (scriptPersistence) and scoped REPL (persistent-in-memory), each interleaved with the
 // same-run floor of any retained evaluation: one JSON line through a bare pinned Node over pipes.
+// First the floor of two processes in a row (`SUMMARY retained-floor`): the line through a bare
+// Node relaying it to a bare Node echo, against the echo alone.
 // Usage: node tests/bench/retained-eval.mjs [evaluations] [--vs DSH]
 //   --vs DSH interleaves the same evaluation through another dsh build instead of the bare echo
 //   (an A/B of two builds, e.g. main's), and prints each dsh's CPU time per evaluation.
@@ -15,10 +17,17 @@ const vsAt = args.indexOf('--vs');
 const vs = vsAt >= 0 ? args.splice(vsAt, 2)[1] : null;
 const evaluations = Number(args[0] ?? 1000);
 
-/** A bare Node that echoes each line back: the pipe round trip a retained evaluation cannot avoid. */
-function lineEcho() {
-  const child = spawn(NODE, ['-e', 'require("readline").createInterface({input: process.stdin}).on("line", (l) => process.stdout.write(l + "\\n"))'],
-    { stdio: ['pipe', 'pipe', 'inherit'] });
+const ECHO = 'require("readline").createInterface({input: process.stdin}).on("line", (l) => process.stdout.write(l + "\\n"))';
+// A bare Node that passes each chunk on to an echo of its own and the answer back: the shape of
+// a retained evaluation (client, dsh, the owner's process) with nothing done in either process.
+const RELAY = `const echo = require("child_process").spawn(process.execPath, ["-e", ${JSON.stringify(ECHO)}], { stdio: ["pipe", "pipe", "inherit"] });
+process.stdin.on("data", (d) => echo.stdin.write(d)); echo.stdout.on("data", (d) => process.stdout.write(d));
+process.stdin.on("end", () => echo.stdin.end());`;
+
+/** A bare Node that echoes each line back: the pipe round trip a retained evaluation cannot avoid
+ * (relayed: through a second bare Node, the two-process floor). */
+function lineEcho(relayed = false) {
+  const child = spawn(NODE, ['-e', relayed ? RELAY : ECHO], { stdio: ['pipe', 'pipe', 'inherit'] });
   const waiting = [];
   createInterface({ input: child.stdout }).on('line', () => waiting.shift()());
   return {
@@ -50,6 +59,11 @@ const modes = [
   ['scoped-repl', { executionMode: 'persistent-in-memory' }, 'let x = 0'],
 ];
 const echo = vs ? null : lineEcho();
+const relay = vs ? null : lineEcho(true);
+if (relay) {
+  console.log('retained-floor: one JSON line through a bare Node relaying to a bare Node echo, against the echo alone');
+  report('retained-floor', 'relayed echo', 'bare node line echo', await pairs(evaluations, relay.roundTrip, echo.roundTrip, 20), 'ms', 3);
+}
 for (const [name, runtime, declare] of modes) {
   const owner = await retainedOwner(runtime, declare);
   const other = vs ? await retainedOwner(runtime, declare, vs) : null;
@@ -65,3 +79,4 @@ for (const [name, runtime, declare] of modes) {
   report(`retained-${name}`, 'retained evaluation', vs ? 'the other build' : 'bare node line echo', figures, 'ms', 3);
 }
 echo?.close();
+relay?.close();
