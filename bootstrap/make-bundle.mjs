@@ -264,8 +264,8 @@ __load(${JSON.stringify(ENTRY)});
 // edited bundle of the same length would run the old code.
 export const BUNDLE_FILE = 'child-bundle.cjs';
 export const CACHE_FILE = 'child-bundle.cache';
-export const WRAP_PREFIX = '(function (exports, require, module, __filename, __dirname) {';
-export const WRAP_SUFFIX = '\n})';
+const WRAP_PREFIX = '(function (exports, require, module, __filename, __dirname) {';
+const WRAP_SUFFIX = '\n})';
 export const cacheHeader = (bundleId, nodeVersion) => `ptc-code-cache ${bundleId} ${nodeVersion}\n`;
 
 export function loader(bundleId) {
@@ -288,7 +288,9 @@ try {
 // The cache records the name it was compiled under, so that compile names no build tree; V8
 // takes a script's name from the compile that uses a cache, not from the cache.
 const cacheOut = process.env.PTC_CODE_CACHE_OUT;
-const source = \`${WRAP_PREFIX}\${fs.readFileSync(file, 'utf8')}${WRAP_SUFFIX}\`;
+// The file is the wrapped function expression already: V8 keeps the string read as the source,
+// where wrapping it here made a second copy (and a first one left as garbage).
+const source = fs.readFileSync(file, 'utf8');
 const script = new vm.Script(source, { filename: cacheOut ? '${BUNDLE_FILE}' : file, cachedData });
 if (cacheOut) process.on('exit', () => fs.writeFileSync(cacheOut, Buffer.concat([Buffer.from(header, 'latin1'), script.createCachedData()])));
 script.runInThisContext()(exports, require, module, file, __dirname);
@@ -413,7 +415,11 @@ async function main(argv) {
   }
   const text = bundle();
   const id = bundleId(text + loader('')); // a new entry makes a new cache too
-  const files = [[path.join(path.dirname(out), BUNDLE_FILE), text], [out, loader(id)], [path.join(path.dirname(out), PARSER_FILE), parserBundle()]];
+  const files = [
+    [path.join(path.dirname(out), BUNDLE_FILE), `${WRAP_PREFIX}${text}${WRAP_SUFFIX}`],
+    [out, loader(id)],
+    [path.join(path.dirname(out), PARSER_FILE), parserBundle()],
+  ];
   const cachePath = path.join(path.dirname(out), CACHE_FILE);
   if (check) {
     for (const [file, expected] of files) {

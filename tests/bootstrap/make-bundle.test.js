@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { BUNDLE_FILE, CACHE_FILE, PARSER_FILE, WRAP_PREFIX, WRAP_SUFFIX, squeeze, transformModule } from '../../bootstrap/make-bundle.mjs';
+import { BUNDLE_FILE, CACHE_FILE, PARSER_FILE, squeeze, transformModule } from '../../bootstrap/make-bundle.mjs';
 
 const BOOTSTRAP = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bootstrap');
 
@@ -163,7 +163,7 @@ test('the code cache the build made fits this bundle and this Node: V8 accepts i
   // Each compile in a fresh process: V8 reuses a source it compiled before without reading data.
   const rejected = (data) => {
     const file = path.join(BOOTSTRAP, BUNDLE_FILE);
-    const code = `const s = new (require('vm').Script)(${JSON.stringify(WRAP_PREFIX)} + require('fs').readFileSync(${JSON.stringify(file)}, 'utf8') + ${JSON.stringify(WRAP_SUFFIX)},
+    const code = `const s = new (require('vm').Script)(require('fs').readFileSync(${JSON.stringify(file)}, 'utf8'),
       { filename: ${JSON.stringify(file)}, cachedData: require('fs').readFileSync(0) }); process.stdout.write(String(s.cachedDataRejected));`;
     return spawnSync(NODE, ['-e', code], { input: data, encoding: 'utf8' }).stdout;
   };
