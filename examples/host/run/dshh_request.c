@@ -1,10 +1,8 @@
 /* Shared run plumbing: resolve() + run(), and the cwd each run resolved to. */
-#include "dsh_json_get.h"
 #include "dsh_json_strict.h"
 #include "dshh_request.h"
 
 #include <errno.h>
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,17 +15,35 @@ static struct {
 } cwd_ring[CWD_RING];
 static size_t cwd_next;
 
+/* The spec's "cwd" string, found by scanning its text: a tree of the whole spec (the policy, the
+ * bindings, the program) for one member cost every run more than the member. */
+static char *spec_cwd(const char *spec, size_t len)
+{
+    static const char *const names[] = {"cwd", NULL};
+    struct dsh_json_slice cwd[1];
+    if (!dsh_json_is_value(spec, len, DSH_JSON_MAX_DEPTH, NULL) || !dsh_json_members(spec, len, names, cwd) ||
+        !cwd[0].text || cwd[0].text[0] != '"')
+        return NULL;
+    char *text = malloc(cwd[0].len);
+    size_t text_len;
+    if (!text || !dsh_json_decode_string(cwd[0].text + 1, cwd[0].text + cwd[0].len, text, &text_len) ||
+        memchr(text, '\0', text_len)) { /* text only: a cut name would be another directory */
+        free(text);
+        return NULL;
+    }
+    text[text_len] = '\0';
+    return text;
+}
+
 static void remember_cwd(dsh_run_id run, const char *spec, size_t len)
 {
-    json_object *root = dsh_json_parse_strict_value(spec, len);
-    const char *cwd = dsh_json_get_text(root, "cwd");
+    char *cwd = spec_cwd(spec, len);
     if (cwd) {
         free(cwd_ring[cwd_next].cwd);
         cwd_ring[cwd_next].run = run;
-        cwd_ring[cwd_next].cwd = strdup(cwd);
+        cwd_ring[cwd_next].cwd = cwd;
         cwd_next = (cwd_next + 1) % CWD_RING;
     }
-    json_object_put(root);
 }
 
 const char *dshh__run_cwd(dsh_run_id run)
