@@ -2,7 +2,7 @@
 // figures every benchmark prints (medians and the median of same-run pair ratios).
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { NODE } from '../conformance/harness.js';
 
 export { NODE };
@@ -24,6 +24,33 @@ export function bareNode(args = ['-e', '0']) {
     child.stdout.on('data', (d) => (bytes += d.length));
     child.on('close', (code) => (code === 0 ? resolve(bytes) : reject(new Error(`node exited ${code}`))));
   });
+}
+
+/** Every process below pid (a dsh's range supervisors and the programs' Node processes). */
+export function descendants(pid) {
+  const children = new Map();
+  for (const p of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const parent = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+      if (!children.has(parent)) children.set(parent, []);
+      children.get(parent).push(p);
+    } catch {}
+  }
+  const found = [];
+  const stack = [String(pid)];
+  while (stack.length) for (const child of children.get(stack.pop()) ?? []) found.push(child), stack.push(child);
+  return found;
+}
+
+/** Nanoseconds the process pid (all its threads) has run on a CPU; 0 once it is gone. */
+export function processCpuNs(pid) {
+  try {
+    return readdirSync(`/proc/${pid}/task`).reduce(
+      (sum, task) => sum + Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]), 0);
+  } catch {
+    return 0;
+  }
 }
 
 /**

@@ -5,9 +5,9 @@
 // among the processes that map them, so the figure is what one more owner adds at that density.
 // Usage: node tests/bench/owner-density.mjs [owners]
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Serve } from '../conformance/harness.js';
-import { NODE } from './lib.mjs';
+import { descendants, NODE } from './lib.mjs';
 
 const owners = Number(process.argv[2] ?? 100);
 const MIB = 1024;
@@ -18,23 +18,6 @@ function pssKiB(pid) {
   } catch {
     return 0; // gone meanwhile
   }
-}
-
-// Every process below pid (the ranges' supervisors and the programs' Node processes).
-function descendants(pid) {
-  const children = new Map();
-  for (const p of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const parent = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
-      if (!children.has(parent)) children.set(parent, []);
-      children.get(parent).push(p);
-    } catch {}
-  }
-  const found = [];
-  const stack = [String(pid)];
-  while (stack.length) for (const child of children.get(stack.pop()) ?? []) found.push(child), stack.push(child);
-  return found;
 }
 
 async function ownersPss(runtime) {

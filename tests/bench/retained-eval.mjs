@@ -3,14 +3,15 @@
 // same-run floor of any retained evaluation: one JSON line through a bare pinned Node over pipes.
 // First the floor of two processes in a row (`SUMMARY retained-floor`): the line through a bare
 // Node relaying it to a bare Node echo, against the echo alone.
+// Each mode also prints the CPU time per evaluation of dsh and of the owner's process, and per
+// line of the echo (/proc/PID/task/*/schedstat over the interleaved loop): where the time goes.
 // Usage: node tests/bench/retained-eval.mjs [evaluations] [--vs DSH]
 //   --vs DSH interleaves the same evaluation through another dsh build instead of the bare echo
 //   (an A/B of two builds, e.g. main's), and prints each dsh's CPU time per evaluation.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Serve } from '../conformance/harness.js';
-import { NODE, pairs, report } from './lib.mjs';
+import { descendants, NODE, pairs, processCpuNs, report } from './lib.mjs';
 
 const args = process.argv.slice(2);
 const vsAt = args.indexOf('--vs');
@@ -32,6 +33,7 @@ function lineEcho(relayed = false) {
   createInterface({ input: child.stdout }).on('line', () => waiting.shift()());
   return {
     roundTrip: () => new Promise((resolve) => { waiting.push(resolve); child.stdin.write('{"type":"ping"}\n'); }),
+    cpuNs: () => processCpuNs(child.pid),
     close: () => child.stdin.end(),
   };
 }
@@ -48,8 +50,10 @@ async function retainedOwner(runtime, declare, bin) {
       const r = await serve.run(`e${id++}`, 'x += 1; x', { stateOwner: 'bench' });
       if (!r.ok || r.value !== ++expected) throw new Error(`expected ${expected}: ${JSON.stringify(r)}`);
     },
-    /** Nanoseconds dsh (single-threaded) has run on a CPU. */
-    cpuNs: () => Number(readFileSync(`/proc/${serve.child.pid}/schedstat`, 'utf8').split(' ')[0]),
+    /** Nanoseconds dsh has run on a CPU. */
+    cpuNs: () => processCpuNs(serve.child.pid),
+    /** Nanoseconds the processes below dsh (the range's supervisor, the owner's Node) have run. */
+    ownerCpuNs: () => descendants(serve.child.pid).reduce((sum, pid) => sum + processCpuNs(pid), 0),
     close: () => serve.close(),
   };
 }
@@ -68,12 +72,12 @@ for (const [name, runtime, declare] of modes) {
   const owner = await retainedOwner(runtime, declare);
   const other = vs ? await retainedOwner(runtime, declare, vs) : null;
   console.log(`retained-${name}: \`x += 1; x\`, one owner, workspace-write${vs ? `, against ${vs}` : ''}`);
-  const cpu0 = [owner.cpuNs(), other?.cpuNs()];
+  const cpu0 = [owner.cpuNs(), owner.ownerCpuNs(), other ? other.cpuNs() : echo.cpuNs()];
   const figures = await pairs(evaluations, owner.evaluate, other ? other.evaluate : echo.roundTrip, 20);
-  if (other) {
-    const perEval = (ns) => `${(ns / (evaluations + 20) / 1000).toFixed(0)} us`;
-    console.log(`  dsh CPU per evaluation: ${perEval(owner.cpuNs() - cpu0[0])} vs ${perEval(other.cpuNs() - cpu0[1])}`);
-  }
+  const perEval = (ns) => `${(ns / (evaluations + 20) / 1000).toFixed(0)} us`;
+  const [dshCpu, ownerCpu, otherCpu] = [owner.cpuNs() - cpu0[0], owner.ownerCpuNs() - cpu0[1], (other ?? echo).cpuNs() - cpu0[2]];
+  if (other) console.log(`  dsh CPU per evaluation: ${perEval(dshCpu)} vs ${perEval(otherCpu)}`);
+  else console.log(`  CPU per evaluation: dsh ${perEval(dshCpu)}, the owner's process ${perEval(ownerCpu)}; per line: the echo ${perEval(otherCpu)}`);
   await owner.close();
   await other?.close();
   report(`retained-${name}`, 'retained evaluation', vs ? 'the other build' : 'bare node line echo', figures, 'ms', 3);
