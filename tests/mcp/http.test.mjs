@@ -341,16 +341,22 @@ test("an idle session expires (404 after), a session with a run going does not",
   const s = await serve(["--token-file", tokenFile, "--session-idle-ms", "300"]);
   const busy = await connect(s.url);
   const g = gate();
-  const call = runCode(busy.client, `${g.wait} return "still here"`);
+  // Barriers, not time: the run is going (its output arrived) before the idle window starts to
+  // matter, and the busy session is judged while its run still waits (once the run ends, its
+  // own idle window starts, which a loaded machine can outlast before a next request).
+  let started;
+  const going = new Promise((resolve) => (started = resolve));
+  const call = runCode(busy.client, `inspect("going"); ${g.wait} return "still here"`, {}, { onprogress: () => started() });
+  await going;
   const r = await post(s.url, initialize);
   const idle = r.headers.get("mcp-session-id");
   // Any request would keep it alive: the barrier is dsh's log line.
   await until(() => s.stderr().includes(`dsh: session ${idle.slice(0, 8)} expired: no request or run for 300 ms\n`));
   const r2 = await post(s.url, { jsonrpc: "2.0", id: 2, method: "ping" }, { "Mcp-Session-Id": idle });
   assert.equal(r2.status, 404);
+  assert.doesNotMatch(s.stderr(), new RegExp(`dsh: session ${busy.transport.sessionId.slice(0, 8)} expired`));
   g.open();
-  assert.equal(text(await call), '"still here"\n');
-  assert.equal(text(await runCode(busy.client, "return 2")), "2\n");
+  assert.equal(text(await call), 'going\n"still here"\n');
   s.child.kill("SIGTERM");
   assert.deepEqual(await s.exited, { code: 0, signal: null });
 });
