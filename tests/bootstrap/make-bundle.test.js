@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { BUNDLE_FILE, CACHE_FILE, PARSER_FILE, squeeze, transformModule } from '../../bootstrap/make-bundle.mjs';
+import { BUNDLE_FILE, CACHE_FILE, PARSER_CACHE_FILE, PARSER_FILE, lazyUnicodeTables, squeeze, transformModule } from '../../bootstrap/make-bundle.mjs';
+import { loadParser } from '../../bootstrap/parser.js';
 
 const BOOTSTRAP = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bootstrap');
 
@@ -89,7 +90,7 @@ test('parser-bundle.cjs is ASCII and parses and walks as the npm packages do', (
   const text = fs.readFileSync(path.join(BOOTSTRAP, PARSER_FILE), 'latin1');
   assert.equal(/[^\x00-\x7f]/.test(text), false);
   const require = createRequire(path.join(BOOTSTRAP, 'make-bundle.mjs'));
-  const bundled = require(path.join(BOOTSTRAP, PARSER_FILE));
+  const bundled = loadParser();
   const npm = { acorn: require('acorn'), walk: require('acorn-walk') };
   assert.equal(bundled.acorn.version, npm.acorn.version);
   const program = fs.readFileSync(path.join(BOOTSTRAP, 'evaluators/scoped-repl.js'), 'utf8');
@@ -98,6 +99,48 @@ test('parser-bundle.cjs is ASCII and parses and walks as the npm packages do', (
   const types = (walk, ast) => { const seen = []; walk.full(ast, (node) => seen.push(node.type)); return seen; };
   assert.deepEqual(types(bundled.walk, bundled.acorn.parse(program, options)), types(npm.walk, npm.acorn.parse(program, options)));
   assert.throws(() => bundled.acorn.parse('let let = 1', { ecmaVersion: 'latest' }), { name: 'SyntaxError', pos: 4 });
+});
+
+// acorn's Unicode property tables are built on first use (make-bundle.mjs, lazyUnicodeTables):
+// each ECMAScript version still accepts and refuses the \p{...} escapes npm's acorn does.
+test("the bundled acorn checks Unicode property escapes as npm's does, in every version", () => {
+  const require = createRequire(path.join(BOOTSTRAP, 'make-bundle.mjs'));
+  const bundled = loadParser().acorn;
+  const npm = require('acorn');
+  const outcome = (acorn, source, ecmaVersion) => {
+    try {
+      return JSON.stringify(acorn.parse(source, { ecmaVersion }).body[0].expression.regex);
+    } catch (error) {
+      return `${error.name}: ${error.message}`;
+    }
+  };
+  const escapes = ['Script=Greek', 'sc=Kawi', 'Script_Extensions=Latin', 'gc=Lu', 'Lu', 'ASCII', 'Extended_Pictographic',
+    'RGI_Emoji', 'Basic_Emoji', 'Script=Nag_Mundari', 'Script=Unknown_Script', 'General_Category=Nope', 'NotAProperty'];
+  const seen = new Set();
+  for (const ecmaVersion of [6, 9, 11, 12, 13, 14, 'latest']) {
+    for (const escape of escapes) {
+      for (const flags of ['u', 'v']) {
+        const source = `/\\p{${escape}}/${flags}`;
+        const expected = outcome(npm, source, ecmaVersion);
+        assert.equal(outcome(bundled, source, ecmaVersion), expected, `${source} at ${ecmaVersion}`);
+        seen.add(expected.startsWith('SyntaxError') ? 'refused' : 'accepted');
+      }
+    }
+  }
+  assert.deepEqual([...seen].sort(), ['accepted', 'refused']); // the cases cover both outcomes
+  // Loading the bundle builds no table: it allocates about 240 KB fewer young-generation objects
+  // than npm's acorn, which builds them all (the pinned Node, a fresh process each).
+  // The bundle compiles without its cache here, as npm's file does.
+  const youngBytes = (load) => {
+    const code = `const v8 = require('v8');
+      const used = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_used_size;
+      const before = used(); ${load}; process.stdout.write(String(used() - before));`;
+    return Number(spawnSync(process.execPath, ['-e', code], { encoding: 'utf8' }).stdout);
+  };
+  const bundle = JSON.stringify(path.join(BOOTSTRAP, PARSER_FILE));
+  const npmBytes = youngBytes(`require(${JSON.stringify(require.resolve('acorn'))})`);
+  assert.ok(npmBytes - youngBytes(`require('vm').runInThisContext(require('fs').readFileSync(${bundle}, 'utf8'))({}, require, {})`) > 200_000);
+  assert.throws(() => lazyUnicodeTables('acorn.js', 'var data = {};'), /^Error: acorn\.js: the loop that builds the Unicode property tables is not there once$/);
 });
 
 test('line numbers stay those of the source', () => {
@@ -154,22 +197,54 @@ test('the first run of the bundled child reads its binding replies without loadi
   ]);
 });
 
-// The entry child.cjs compiles the bundle from the build's code cache (make-bundle.mjs, loader()).
-test('the code cache the build made fits this bundle and this Node: V8 accepts it', async () => {
+// The entry child.cjs compiles the bundle from the build's code cache (make-bundle.mjs, loader()),
+// and parser.js the parser's bundle from its own; the child's V8 flags are those of the host.
+test('the code caches the build made fit their bundles and this Node: V8 accepts them', async () => {
   const { NODE } = await import('./fake-host.js');
-  const bytes = fs.readFileSync(path.join(BOOTSTRAP, CACHE_FILE));
-  const headerEnd = bytes.indexOf(0x0a) + 1;
-  assert.match(bytes.toString('latin1', 0, headerEnd), new RegExp(`^ptc-code-cache [0-9a-f]{16} ${process.version.replace(/\./g, '\\.')}\n$`));
-  // Each compile in a fresh process: V8 reuses a source it compiled before without reading data.
-  const rejected = (data) => {
-    const file = path.join(BOOTSTRAP, BUNDLE_FILE);
-    const code = `const s = new (require('vm').Script)(require('fs').readFileSync(${JSON.stringify(file)}, 'utf8'),
-      { filename: ${JSON.stringify(file)}, cachedData: require('fs').readFileSync(0) }); process.stdout.write(String(s.cachedDataRejected));`;
-    return spawnSync(NODE, ['-e', code], { input: data, encoding: 'utf8' }).stdout;
-  };
-  assert.equal(rejected(bytes.subarray(headerEnd)), 'false');
-  // Control: the probe does report data that is not a code cache of this source.
-  assert.equal(rejected(Buffer.from(bytes.subarray(headerEnd)).fill(7, 0, 64)), 'true');
+  for (const [cacheFile, bundleFile] of [[CACHE_FILE, BUNDLE_FILE], [PARSER_CACHE_FILE, PARSER_FILE]]) {
+    const bytes = fs.readFileSync(path.join(BOOTSTRAP, cacheFile));
+    const headerEnd = bytes.indexOf(0x0a) + 1;
+    assert.match(bytes.toString('latin1', 0, headerEnd), new RegExp(`^ptc-code-cache [0-9a-f]{16} ${process.version.replace(/\./g, '\\.')}\n$`));
+    // Each compile in a fresh process: V8 reuses a source it compiled before without reading data.
+    const rejected = (data) => {
+      const file = path.join(BOOTSTRAP, bundleFile);
+      const code = `const s = new (require('vm').Script)(require('fs').readFileSync(${JSON.stringify(file)}, 'utf8'),
+        { filename: ${JSON.stringify(file)}, cachedData: require('fs').readFileSync(0) }); process.stdout.write(String(s.cachedDataRejected));`;
+      const flags = ['--max-old-space-size=512', '--experimental-vm-modules', '--no-concurrent-recompilation'];
+      return spawnSync(NODE, [...flags, '-e', code], { input: data, encoding: 'utf8' }).stdout;
+    };
+    assert.equal(rejected(bytes.subarray(headerEnd)), 'false', cacheFile);
+    // Control: the probe does report data that is not a code cache of this source.
+    assert.equal(rejected(Buffer.from(bytes.subarray(headerEnd)).fill(7, 0, 64)), 'true', cacheFile);
+  }
+  // The parser's cache names the bundle whose first line names it.
+  const parserId = /^[^\n]*\/\/ parser-bundle ([0-9a-f]{16})\n/.exec(fs.readFileSync(path.join(BOOTSTRAP, PARSER_FILE), 'utf8'))[1];
+  assert.equal(fs.readFileSync(path.join(BOOTSTRAP, PARSER_CACHE_FILE), 'latin1').split(' ')[1], parserId);
+});
+
+// parser.js compiles the parser's bundle as any script when the cache is missing or names
+// another bundle or Node (a copy of parser.js and the bundle in a directory of their own).
+test('the parser loads without its code cache and ignores a cache made for another bundle', async () => {
+  const { NODE } = await import('./fake-host.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptc-parser-cache-'));
+  try {
+    for (const name of ['parser.js', PARSER_FILE, PARSER_CACHE_FILE]) fs.copyFileSync(path.join(BOOTSTRAP, name), path.join(dir, name));
+    fs.writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}');
+    const parse = () => {
+      const code = `import { loadParser } from ${JSON.stringify(path.join(dir, 'parser.js'))};
+        const { acorn, walk } = loadParser(); let n = 0; walk.full(acorn.parse('let y = 2; y * 3', { ecmaVersion: 'latest' }), () => n++);
+        process.stdout.write(String(n));`;
+      return spawnSync(NODE, ['--input-type=module', '-e', code], { encoding: 'utf8' }).stdout;
+    };
+    assert.equal(parse(), '9');
+    const cache = fs.readFileSync(path.join(dir, PARSER_CACHE_FILE));
+    fs.writeFileSync(path.join(dir, PARSER_CACHE_FILE), Buffer.concat([Buffer.from('ptc-code-cache 0000000000000000 v0.0.0\n'), cache.subarray(cache.indexOf(0x0a) + 1)]));
+    assert.equal(parse(), '9');
+    fs.rmSync(path.join(dir, PARSER_CACHE_FILE));
+    assert.equal(parse(), '9');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 // A cache that is missing, or whose header names another bundle or Node, is not used: the
