@@ -69,12 +69,14 @@ static void on_env_ready(void *arg)
     struct ptc_run *run = arg;
     if (run->outcome_selected)
         return;
-    if (run->strip && ptc__strip_imminent(run->strip)) { /* the program goes out with the answer */
+    /* The program goes out with the answer. A retained run waits for it even while the stripper
+     * starts: a strip in the owner's process would keep amaro loaded there for good. */
+    if (run->strip && (run->retained || ptc__strip_imminent(run->strip))) {
         run->ready_for_program = true;
         return;
     }
-    /* A stripper still starting (the first run of a session) would be slower than the child's
-     * own strip: the child strips this program. */
+    /* A stripper still starting (the first run of a session) would be slower than a temporary
+     * child's own strip: the child strips this program. */
     ptc__strip_cancel(run->strip);
     run->strip = NULL;
     run->phase = PTC_RUN_RUNNING;
@@ -164,18 +166,36 @@ static void attach(struct ptc_run *run, struct ptc_env *env)
         on_env_ready(run);
 }
 
+/* Asks the session's stripper to strip the run's program; the run frame then waits for the
+ * answer (on_env_ready). */
+static void request_strip(struct ptc_run *run)
+{
+    struct ptc_runs *runs = run->runs;
+    if (runs->strippers)
+        run->strip = ptc__strip_request(runs->strippers, ptc__spec_policy_string(&run->spec, "sessionId"),
+                                        runs->program_format, run->spec.program, on_stripped, run);
+}
+
+/* A retained run's program may need its types stripped: it has a `:` or a `<`. Without either the
+ * owner runs it as it is (bootstrap/plain-javascript.js) and no round trip is worth it; a program
+ * the owner's parser refuses is stripped there, as before. The owner decides again on the whole
+ * text, so a NUL byte that ends this scan early costs only the in-process strip. */
+static bool may_need_stripping(const char *program)
+{
+    return strpbrk(program, ":<") != NULL;
+}
+
 static void start_in_new_env(struct ptc_run *run)
 {
     struct ptc_runs *runs = run->runs;
     const char *owner = run->retained ? run->spec.state_owner : NULL;
     /* A temporary run takes a prewarmed process confined by exactly its policy when one is pooled. */
     struct ptc_env *env = run->retained ? NULL : ptc__pool_take(runs->pool, run->spec.policy);
-    /* A cold temporary process gets its program stripped while it starts; a prewarmed or retained
-     * one strips in its own process, where the warm-up or an earlier run left amaro warm
-     * (bootstrap/README.md, "Where types are stripped"). */
-    if (!env && !run->retained && runs->strippers)
-        run->strip = ptc__strip_request(runs->strippers, ptc__spec_policy_string(&run->spec, "sessionId"),
-                                        runs->program_format, run->spec.program, on_stripped, run);
+    /* A cold temporary process gets its program stripped while it starts, and so does a retained
+     * one whose program may have types; a prewarmed one strips in its own process, where its
+     * warm-up left amaro warm (bootstrap/README.md, "Where types are stripped"). */
+    if (!env && (!run->retained || may_need_stripping(run->spec.program)))
+        request_strip(run);
     if (!env)
         env = ptc__env_create(runs->envs, run->spec.policy, owner, runs->program_format, run->retained);
     if (!env) {
@@ -233,6 +253,8 @@ static int admit(struct ptc_run *run, struct dsh_error *err)
                              "state owner \"%s\" is bound to mode %s, workspace %s and session \"%s\"; release it first",
                              owner, id->mode, id->workspace_root, id->session_id);
         }
+        if (may_need_stripping(run->spec.program))
+            request_strip(run);
         attach(run, env);
         return 0;
     }

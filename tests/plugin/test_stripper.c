@@ -3,7 +3,7 @@
  * a stripper that returns altered text or breaks its protocol is refused (its fault-injection
  * double, tests/plugin/stripper-double.js), a silent one hands the program back to the child, a
  * killed one is started again, sessions never share one, at most PTC_STRIPPERS_MAX live, and none
- * is left after unload. Strippers are found as this test's descendant processes running
+ * is left after unload. Retained owners get their typed programs stripped outside too. Strippers are found as this test's descendant processes running
  * `node .../stripper*.js`. */
 #include "instance.h"
 #include "loaded_provider.h"
@@ -24,18 +24,25 @@
     "let x: number = 41; return [x + 1, process.moduleLoadList.includes('NativeModule internal/deps/amaro/dist/index')]"
 #define STRIPPED_OUTSIDE "\"ok\":true,\"value\":[42,false]"
 #define STRIPPED_IN_CHILD "\"ok\":true,\"value\":[42,true]"
+/* The same for a retained owner, whose program ends in its value; and one without `:` or `<`. */
+#define AMARO_LOADED "process.moduleLoadList.includes('NativeModule internal/deps/amaro/dist/index')"
+#define TYPED_STATEMENTS "let y: number = 41; [y + 1, " AMARO_LOADED "]"
+#define PLAIN_STATEMENTS "[y + 1, " AMARO_LOADED "]"
+#define TYPED_AGAIN "let z: number = y; [z + 1, " AMARO_LOADED "]"
 
 struct fixture {
     struct loaded_provider lp;
     char dir[64], wrapper[512]; /* the double's wrapper */
 };
 
-static char *run_in(struct fixture *f, const char *session, const char *program)
+/* owner: the run's stateOwner, or NULL for a temporary run. */
+static char *run_as(struct fixture *f, const char *session, const char *owner, const char *program)
 {
     char request[1024], *spec = NULL;
     size_t spec_len;
     struct dsh_error err = {0};
-    snprintf(request, sizeof request, "{\"program\":\"%s\",\"sessionId\":\"%s\"}", program, session);
+    snprintf(request, sizeof request, "{\"program\":\"%s\",\"sessionId\":\"%s\",\"stateOwner\":%s%s%s}", program,
+             session, owner ? "\"" : "", owner ? owner : "null", owner ? "\"" : "");
     const struct dsh_provider *p = f->lp.p;
     cr_assert_eq(p->resolve(f->lp.inst, request, strlen(request), &spec, &spec_len, &err), 0, "%s", err.message);
     struct dsh_run_callbacks cb = {.struct_size = sizeof cb,
@@ -52,6 +59,11 @@ static char *run_in(struct fixture *f, const char *session, const char *program)
     char *result = f->lp.result;
     f->lp.result = NULL;
     return result;
+}
+
+static char *run_in(struct fixture *f, const char *session, const char *program)
+{
+    return run_as(f, session, NULL, program);
 }
 
 static char *run(struct fixture *f, const char *program)
@@ -144,10 +156,10 @@ static void until_ready(struct fixture *f, unsigned want)
 
 /* ---- the double --------------------------------------------------------------------------- */
 
-/* Loads the provider with a wrapper that starts the fault-injection double with alteration
- * (stripperPath takes no arguments); the wrapper's own directory is the stripper's confinement
- * root. */
-static void open_double(struct fixture *f, const char *alteration)
+/* Loads the provider (config: its runtime row before `launch`) with a wrapper that starts the
+ * fault-injection double with alteration (stripperPath takes no arguments); the wrapper's own
+ * directory is the stripper's confinement root. */
+static void load_double(struct fixture *f, const char *config, const char *alteration)
 {
     snprintf(f->dir, sizeof f->dir, "/tmp/ptc-stripper-double-XXXXXX");
     cr_assert_not_null(mkdtemp(f->dir), "mkdtemp: %s", strerror(errno));
@@ -157,7 +169,14 @@ static void open_double(struct fixture *f, const char *alteration)
     fprintf(file, "globalThis.stripperAlteration = '%s';\nawait import('%s/stripper-double.js');\n", alteration,
             TEST_PLUGIN_TESTS_DIR);
     fclose(file);
-    loaded_provider_open_with_stripper(&f->lp, "", f->wrapper);
+    loaded_provider_open_with_stripper(&f->lp, config, f->wrapper);
+}
+
+/* The same for a per-call runtime, whose default session's stripper starts at load; returns once
+ * it is warm. */
+static void open_double(struct fixture *f, const char *alteration)
+{
+    load_double(f, "", alteration);
     until_ready(f, 1);
 }
 
@@ -179,6 +198,28 @@ Test(stripper, programs_are_stripped_outside_their_process, .timeout = 120)
     /* Not erasable TypeScript: the child strips it and reports its own syntax error. */
     expect(run(&f, "enum E { A }"), "\"kind\":\"exception\",\"message\":\"SyntaxError: TypeScript enum is not supported in strip-only mode");
     loaded_provider_close(&f.lp);
+}
+
+/* A retained owner's typed program is stripped by the session's stripper, so the owner never
+ * loads amaro (about 12 MiB it would keep); its first run waits for the stripper it starts (a
+ * retaining runtime starts none at load). A program without `:` or `<` reaches the owner as it
+ * is. The control: an owner whose stripper never answers strips in its own process. */
+Test(stripper, retained_owners_get_typed_programs_stripped_outside_their_process, .timeout = 120)
+{
+    static const char *configs[] = {"executionMode: persistent-in-memory\n",
+                                    "executionMode: vm-script\nscriptPersistence: true\n"};
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        struct fixture f;
+        loaded_provider_open(&f.lp, configs[i]);
+        expect(run_as(&f, "default", "o", TYPED_STATEMENTS), STRIPPED_OUTSIDE);
+        expect(run_as(&f, "default", "o", PLAIN_STATEMENTS), STRIPPED_OUTSIDE);
+        expect(run_as(&f, "default", "o", TYPED_AGAIN), STRIPPED_OUTSIDE);
+        loaded_provider_close(&f.lp);
+    }
+    struct fixture f;
+    load_double(&f, configs[0], "silent");
+    expect(run_as(&f, "default", "o", TYPED_STATEMENTS), STRIPPED_IN_CHILD);
+    close_double(&f);
 }
 
 /* The acceptance's fault-injection test: every alteration of the stripped text is refused as a
