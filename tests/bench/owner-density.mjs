@@ -1,7 +1,9 @@
 // Owner density: the proportional set size (PSS, /proc/PID/smaps_rollup) an idle retained owner
 // costs, with N owners alive at once in one `dsh headless --serve` (each ran `var x = 1; x` and
 // idles), for the scoped REPL and for vm-script (`scriptPersistence`), against N idle bare pinned
-// Node processes (`node -e` with a pending timer) measured in the same run. PSS divides shared pages
+// Node processes (`node -e` with a pending timer) measured in the same run. Then scoped-REPL owners
+// that ran a program that may have types (`const o = {a: 1}; o`, stripped by the session's type
+// stripper, whose process is counted with them). PSS divides shared pages
 // among the processes that map them, so the figure is what one more owner adds at that density.
 // Usage: node tests/bench/owner-density.mjs [owners]
 import { spawn } from 'node:child_process';
@@ -20,10 +22,10 @@ function pssKiB(pid) {
   }
 }
 
-async function ownersPss(runtime) {
+async function ownersPss(runtime, program = 'var x = 1; x') {
   const serve = new Serve({ mode: 'workspace-write', runtime });
   for (let i = 0; i < owners; i++) {
-    const r = await serve.run(`r${i}`, 'var x = 1; x', { stateOwner: `o${i}` });
+    const r = await serve.run(`r${i}`, program, { stateOwner: `o${i}` });
     if (!r.ok) throw new Error(JSON.stringify(r));
   }
   const total = descendants(serve.child.pid).reduce((sum, pid) => sum + pssKiB(pid), 0);
@@ -46,8 +48,10 @@ async function bareNodesPss() {
 const bare = await bareNodesPss();
 const scoped = await ownersPss({ executionMode: 'persistent-in-memory' });
 const vmScript = await ownersPss({ executionMode: 'vm-script', scriptPersistence: true });
+const typed = await ownersPss({ executionMode: 'persistent-in-memory' }, 'const o = {a: 1}; o');
 console.log(`owner-density: ${owners} idle owners in one dsh, workspace-write`);
 console.log(`  idle bare node: ${bare.toFixed(2)} MiB PSS each`);
 console.log(`  scoped REPL owner: ${scoped.toFixed(2)} MiB PSS (${(scoped / bare).toFixed(2)}x a bare node)`);
 console.log(`  vm-script owner: ${vmScript.toFixed(2)} MiB PSS (${(vmScript / bare).toFixed(2)}x a bare node)`);
-console.log(`SUMMARY owner-density: scoped REPL ${scoped.toFixed(2)} MiB, vm-script ${vmScript.toFixed(2)} MiB per idle owner (${owners} owners), bare node ${bare.toFixed(2)} MiB, ratio ${(scoped / bare).toFixed(3)}x`);
+console.log(`  scoped REPL owner of a program with a colon: ${typed.toFixed(2)} MiB PSS (${(typed / bare).toFixed(2)}x a bare node)`);
+console.log(`SUMMARY owner-density: scoped REPL ${scoped.toFixed(2)} MiB, vm-script ${vmScript.toFixed(2)} MiB per idle owner (${owners} owners; ${typed.toFixed(2)} MiB scoped after a program with a colon), bare node ${bare.toFixed(2)} MiB, ratio ${(scoped / bare).toFixed(3)}x`);
