@@ -66,9 +66,9 @@ int ptc__instance_load(const struct ptc_language *language, const char *config_y
         return ptc__fail(ret_error, rc, "cannot subscribe to sandbox mode changes: %s", dsh_strerror(rc));
     }
     ptc__owners_watch_expiry(&inst->runs);
-    /* Per-call programs are stripped outside their process: warm the stripper now. */
-    if (!retains)
-        ptc__strippers_prestart(&inst->strippers);
+    /* Programs are stripped outside their process (a retained one's when it may have types):
+     * warm the default session's stripper now. */
+    ptc__strippers_prestart(&inst->strippers);
     *ret_instance = inst;
     return 0;
 }

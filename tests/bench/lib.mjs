@@ -26,8 +26,20 @@ export function bareNode(args = ['-e', '0']) {
   });
 }
 
-/** Every process below pid (a dsh's range supervisors and the programs' Node processes). */
-export function descendants(pid) {
+/** Whether pid heads a type stripper's range (its supervisor's command line names stripper.js). */
+export function isStripperRange(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('/stripper.js');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every process below pid (a dsh's range supervisors and the programs' Node processes), but none
+ * at or below a process for which skip(pid) is true.
+ */
+export function descendants(pid, skip = () => false) {
   const children = new Map();
   for (const p of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
@@ -39,7 +51,9 @@ export function descendants(pid) {
   }
   const found = [];
   const stack = [String(pid)];
-  while (stack.length) for (const child of children.get(stack.pop()) ?? []) found.push(child), stack.push(child);
+  while (stack.length) {
+    for (const child of children.get(stack.pop()) ?? []) if (!skip(child)) found.push(child), stack.push(child);
+  }
   return found;
 }
 

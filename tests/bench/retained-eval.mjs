@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { Serve } from '../conformance/harness.js';
-import { descendants, NODE, pairs, processCpuNs, report } from './lib.mjs';
+import { descendants, isStripperRange, NODE, pairs, processCpuNs, report } from './lib.mjs';
 
 const args = process.argv.slice(2);
 const vsAt = args.indexOf('--vs');
@@ -53,7 +53,7 @@ async function retainedOwner(runtime, declare, bin) {
     /** Nanoseconds dsh has run on a CPU. */
     cpuNs: () => processCpuNs(serve.child.pid),
     /** Nanoseconds the processes below dsh (the range's supervisor, the owner's Node) have run. */
-    ownerCpuNs: () => descendants(serve.child.pid).reduce((sum, pid) => sum + processCpuNs(pid), 0),
+    ownerCpuNs: () => descendants(serve.child.pid, isStripperRange).reduce((sum, pid) => sum + processCpuNs(pid), 0),
     close: () => serve.close(),
   };
 }

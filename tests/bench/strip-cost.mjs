@@ -2,7 +2,7 @@
 // (bootstrap/README.md, "Where types are stripped"):
 //   cold: a fresh process's first strip (amaro's compile) -- `node -e <one strip>` against
 //         `node -e 0`, interleaved;
-//   warm: a strip in a process that already stripped (a retained environment's case) against the
+//   warm: a strip in a process that already stripped (a prewarmed process's case) against the
 //         round trip of the same request through a warm bootstrap/stripper.js over a socket on
 //         its fd 3 (the per-call path), interleaved.
 // Usage: node tests/bench/strip-cost.mjs [runs] [round trips]

@@ -201,9 +201,9 @@ Test(stripper, programs_are_stripped_outside_their_process, .timeout = 120)
 }
 
 /* A retained owner's typed program is stripped by the session's stripper, so the owner never
- * loads amaro (about 12 MiB it would keep); its first run waits for the stripper it starts (a
- * retaining runtime starts none at load). A program without `:` or `<` reaches the owner as it
- * is. The control: an owner whose stripper never answers strips in its own process. */
+ * loads amaro (about 12 MiB it would keep); its first run waits for the stripper, which the load
+ * just started. A program without `:` or `<` reaches the owner as it is. The control: an owner
+ * whose stripper never answers strips in its own process. */
 Test(stripper, retained_owners_get_typed_programs_stripped_outside_their_process, .timeout = 120)
 {
     static const char *configs[] = {"executionMode: persistent-in-memory\n",
