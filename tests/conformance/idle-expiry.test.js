@@ -9,10 +9,21 @@ import { join } from 'node:path';
 import { Serve } from './harness.js';
 
 // Both retaining modes behave alike; vm-script keeps the programs short. No prewarmed process, so
-// every process below dsh belongs to a retained environment.
+// every process below dsh belongs to a retained environment, but the session's type stripper
+// (plugin/env/stripper.c, started at load): its range (the supervisor's command line names
+// stripper.js) lives until unload, so it is left out.
 const SCRIPT = { executionMode: 'vm-script', scriptPersistence: true, prewarmProcesses: 0 };
 
-// Every process below pid, with its start time (so a reused pid is not mistaken for it).
+const isStripperRange = (pid) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('/stripper.js');
+  } catch {
+    return false;
+  }
+};
+
+// Every process below pid but a stripper's range, with its start time (so a reused pid is not
+// mistaken for it).
 function descendants(pid) {
   const parent = new Map();
   for (const name of readdirSync('/proc')) {
@@ -27,7 +38,7 @@ function descendants(pid) {
   }
   const out = [];
   const walk = (p) => {
-    for (const [child, info] of parent) if (info.ppid === p) {
+    for (const [child, info] of parent) if (info.ppid === p && !isStripperRange(child)) {
       out.push({ pid: child, start: info.start });
       walk(child);
     }
