@@ -338,9 +338,9 @@ async function makeCodeCache(entry, cachePath) {
 
 // parser-bundle.cjs (parser.js says why): acorn's and acorn-walk's npm files as one CommonJS
 // module exporting { acorn, walk }, wrapped as a function expression like the child's bundle, its
-// first line naming it (`// parser-bundle <id>`, the id of the rest); each file without comments and with the space between two
-// tokens squeezed to one newline (where it held a line break, which keeps automatic semicolon
-// insertion as it was) or one space. Every token is kept as it is and must be ASCII; the result
+// first line naming it (`// parser-bundle <id>`, the id of the rest); each file without comments
+// and with the space between two tokens squeezed to one newline (where it held a line break,
+// which keeps automatic semicolon insertion as it was) or one space. Every token is kept as it is and must be ASCII; the result
 // is parsed again and must give the same tokens. Then one change to acorn: its Unicode property
 // tables are built on first use (lazyUnicodeTables).
 export const PARSER_FILE = 'parser-bundle.cjs';
