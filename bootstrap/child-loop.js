@@ -36,6 +36,9 @@ function checkRunFrame(frame) {
   if (frame.stripped != null && (typeof frame.stripped !== 'string' || frame.stripped.length !== frame.program.length)) {
     return 'run frame `stripped` must be a string as long as `program`';
   }
+  if (frame.syntaxError != null && (typeof frame.syntaxError !== 'string' || frame.stripped != null)) {
+    return 'run frame `syntaxError` must be a string, and only without `stripped`';
+  }
   if (frame.initializer != null && typeof frame.initializer !== 'string') {
     return 'run frame `initializer` must be a string';
   }
@@ -195,7 +198,7 @@ export class ChildLoop {
     run.phase = 'program';
     const discard = frame.discardCompletion === true;
     Promise.resolve()
-      .then(() => evaluator.evaluate({ ...request, program: frame.program, stripped: frame.stripped ?? undefined, name: PROGRAM_NAME, discardCompletion: discard }))
+      .then(() => evaluator.evaluate({ ...request, program: frame.program, stripped: frame.stripped ?? undefined, syntaxError: frame.syntaxError ?? undefined, name: PROGRAM_NAME, discardCompletion: discard }))
       .then(
         (value) => this.#settle(run, { ok: true, value, discard }),
         (thrown) => this.#settle(run, { ok: false, kind: 'exception', message: describeThrown(thrown) }),

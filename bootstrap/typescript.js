@@ -40,6 +40,21 @@ export function formatSyntaxError(message, { source, filename, line, column, wid
   return `SyntaxError: ${message}\n    at ${filename}:${at.line}:${col}\n${at.text}\n${' '.repeat(col - 1)}${'^'.repeat(caretWidth)}`;
 }
 
+// The stripper process formats its messages for the name the host gives it (STRIPPER_FILENAME);
+// the same message here names `filename`. Only the location line of formatSyntaxError's layout
+// (third from last, above the source line and the caret) is renamed: a message without a location
+// names no file, and text of any other shape is kept as it came.
+export const STRIPPER_FILENAME = '[program]';
+export function renameSyntaxError(text, filename) {
+  const lines = text.split('\n');
+  const at = lines.length - 3;
+  const named = `    at ${STRIPPER_FILENAME}`;
+  const place = at >= 1 && lines[at].startsWith(named) ? lines[at].slice(named.length) : '';
+  if (!/^:\d+:\d+$/.test(place) || !/^ *\^+$/.test(lines[lines.length - 1])) return text;
+  lines[at] = `    at ${filename}${place}`;
+  return lines.join('\n');
+}
+
 // Throws the ProgramSyntaxError for `message` at character `index` of `source` (caret `width`).
 export function rejectSourceAt(message, { source, filename, index, width }) {
   const before = source.slice(0, index).split('\n');
@@ -71,8 +86,11 @@ function locateStripError(error) {
 // `preStripped`: the source with its types already blanked by the host's type stripper (the run
 // frame's `stripped`, checked by the host against the strip invariant); it is returned as it is,
 // so this process never loads amaro, and messages keep quoting the source itself.
-export function stripProgramTypes(source, { prefix, suffix, filename, messages, preStripped }) {
+// `syntaxError`: the host's type stripper refused the source with this message (the run frame's
+// `syntaxError`); it is thrown naming `filename`, so this process never loads amaro for it either.
+export function stripProgramTypes(source, { prefix, suffix, filename, messages, preStripped, syntaxError }) {
   if (typeof preStripped === 'string') return preStripped;
+  if (typeof syntaxError === 'string') throw new ProgramSyntaxError(renameSyntaxError(syntaxError, filename));
   const wrapped = `${prefix}${source}${suffix}`;
   let stripped;
   try {

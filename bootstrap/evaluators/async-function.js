@@ -49,10 +49,10 @@ function compile(body, filename, source) {
 export function createAsyncFunctionEvaluator() {
   return {
     format: 'async-function',
-    async evaluate({ program, cwd, stripped }) {
+    async evaluate({ program, cwd, stripped, syntaxError }) {
       process.chdir(cwd);
       const filename = path.join(process.cwd(), PROGRAM_NAME);
-      let body = stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename, preStripped: stripped });
+      let body = stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename, preStripped: stripped, syntaxError });
       if (getProgramImportHandler() !== null) {
         body = withImporter(body, { referrer: filename, wrap: FUNCTION_BODY_WRAP, source: program, filename });
       }

@@ -17,6 +17,9 @@
 //     stripped           The program with its types blanked by the host's type stripper, or
 //                        undefined: pass it on to stripProgramTypes, which then returns it
 //                        instead of stripping; `program` stays the source messages quote.
+//     syntaxError        The host's type stripper's message refusing the program, or undefined:
+//                        pass it on to stripProgramTypes too, which then throws it (naming the
+//                        program's file) instead of stripping.
 //     cwd                Absolute working directory of the run.
 //     run                The Run (run-state.js): `id`, `settled`, `revoked`.
 //     retain             true: the host sends later runs of the same environment to this

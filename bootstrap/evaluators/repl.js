@@ -119,10 +119,10 @@ export function createReplEvaluator() {
 
   return {
     format: 'repl',
-    evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, discardCompletion = false, stripped }) {
+    evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, discardCompletion = false, stripped, syntaxError }) {
       process.chdir(cwd);
       const filename = path.join(process.cwd(), name);
-      let code = asStatements(stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename, preStripped: stripped }));
+      let code = asStatements(stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename, preStripped: stripped, syntaxError }));
       const repl = serverFor(run, retain);
       if (getProgramImportHandler() !== null) {
         // Node's REPL imports from `<cwd>/repl` and requires a module namespace.

@@ -88,12 +88,12 @@ export function createScopedReplEvaluator(overrides = {}) {
   return {
     format: 'scoped-repl',
     options,
-    evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, discardCompletion = false, stripped }) {
+    evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, discardCompletion = false, stripped, syntaxError }) {
       process.chdir(cwd);
       const environment = environmentFor(run, retain);
       environment.installGlobals(globals);
       const filename = path.join(environment.importBase, name);
-      const call = environment.chain.prepare(program, { filename, context: environment.context, stripped });
+      const call = environment.chain.prepare(program, { filename, context: environment.context, stripped, syntaxError });
       const { programFunction, args } = call.start();
       if (!untaggableRuleInstalled) {
         process.prependListener('uncaughtException', endOnUntaggable);

@@ -162,13 +162,13 @@ export class ScopeChain {
 
   // Strips, checks and compiles `program` in `context`. Returns the prepared call; nothing of the
   // chain changes until `start()`. Throws ProgramSyntaxError for rejected programs.
-  prepare(program, { filename, context, stripped }) {
+  prepare(program, { filename, context, stripped, syntaxError }) {
     checkReserved(program, filename);
     // A program acorn accepts as it is needs no stripping (plain-javascript.js), and one the host's
     // stripper stripped comes with its text; any other is stripped and parsed as before, so
     // refused programs keep their diagnostics.
     let ast = stripped === undefined && mayRunUnstripped(program) ? parseBody(program) : null;
-    const body = ast === null ? stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename, preStripped: stripped }) : program;
+    const body = ast === null ? stripProgramTypes(program, { ...FUNCTION_BODY_WRAP, filename, preStripped: stripped, syntaxError }) : program;
     ast ??= this.#parse(body, { program, filename, context });
     const scan = scanDeclarations(ast, { strict: this.#strict });
     if (scan.topLevelReturn !== null) {

@@ -139,12 +139,12 @@ export function createVmScriptEvaluator() {
 
   return {
     format: 'vm-script',
-    evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, stripped }) {
+    evaluate({ program, cwd, run, retain = false, name = PROGRAM_NAME, globals, stripped, syntaxError }) {
       process.chdir(cwd);
       const filename = path.join(process.cwd(), name);
       const context = contextFor(run, retain);
       const { script, lowered, analysis, code } = (stripped === undefined ? compileUnstripped(program, filename, context) : null) ??
-        compile(stripProgramTypes(program, { ...VM_SCRIPT_WRAP, filename, preStripped: stripped }), program, filename, context);
+        compile(stripProgramTypes(program, { ...VM_SCRIPT_WRAP, filename, preStripped: stripped, syntaxError }), program, filename, context);
       installGlobals(context, globals);
       const clash = (error) => {
         throw declarationClash(error, { analysis, code, source: program, filename }) ?? error;

@@ -122,7 +122,7 @@ static void settle_head(struct ptc_stripper *s, enum ptc_strip_answer answer, co
         memcpy(r->text, text, len);
         r->text[len] = '\0';
         r->text_len = len;
-    } else if (answer == PTC_STRIP_ANSWER_CODE) {
+    } else if (answer == PTC_STRIP_ANSWER_CODE || answer == PTC_STRIP_ANSWER_SYNTAX_ERROR) {
         r->answer = PTC_STRIP_ANSWER_IN_CHILD; /* out of memory: the child strips */
     }
     struct ptc_strip_request **tail = &s->settled;
@@ -195,14 +195,13 @@ static void on_answer(struct ptc_stripper *s, json_object *answer)
         return;
     }
     if (!ok) {
-        if (!dsh_json_get_string(answer, "message", NULL)) {
+        if (!(text = dsh_json_get_string(answer, "message", &len))) {
             broken(s, "a refusal without a message");
             return;
         }
-        /* Not erasable TypeScript (as the stripper reads it): the child strips and reports the
-         * syntax error itself, with the location and caret of its own compilation. */
-        static const char why[] = "the program is not erasable TypeScript";
-        settle_head(s, PTC_STRIP_ANSWER_IN_CHILD, why, sizeof why - 1);
+        /* Not erasable TypeScript (as the stripper reads it): the child reports this message,
+         * naming its own file, instead of stripping the program itself. */
+        settle_head(s, PTC_STRIP_ANSWER_SYNTAX_ERROR, text, len);
         return;
     }
     if (!(text = dsh_json_get_string(answer, "code", &len))) {

@@ -24,10 +24,14 @@
 enum ptc_strip_answer {
     /* text: the stripped program, checked against the strip invariant. */
     PTC_STRIP_ANSWER_CODE,
-    /* The stripper could not answer (it cannot be started, exited or timed out) or found the
-     * program not erasable TypeScript: the child strips it, as without a stripper, and reports its
-     * own syntax error. text: why, for the log. */
+    /* The stripper could not answer (it cannot be started, exited or timed out, or there was no
+     * memory for its answer): the child strips the program, as without a stripper. text: why, for
+     * the log. */
     PTC_STRIP_ANSWER_IN_CHILD,
+    /* The stripper found a syntax error or TypeScript it cannot erase: text is its message, formatted
+     * for the name `[program]` (bootstrap/stripper-loop.js). The child reports it instead of
+     * stripping (bootstrap/PROTOCOL.md, `syntaxError`), so it never loads amaro for it. */
+    PTC_STRIP_ANSWER_SYNTAX_ERROR,
     /* The stripper broke its protocol or the strip invariant: text is the protocol failure. */
     PTC_STRIP_ANSWER_REFUSED,
 };

@@ -104,6 +104,7 @@ void ptc__run_destroy(struct ptc_run *run)
     stop_waiting(run);
     ptc__strip_cancel(run->strip);
     free(run->stripped);
+    free(run->strip_refusal);
     if (run->env)
         ptc__env_unref(run->env);
     release_timer(run);

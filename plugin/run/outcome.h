@@ -49,6 +49,8 @@ struct ptc_run {
     bool ready_for_program; /* the environment became ready while the answer was awaited */
     char *stripped;    /* the program as the stripper blanked it, checked; NULL: the child strips */
     size_t stripped_len;
+    char *strip_refusal; /* the stripper's syntax error for the program; NULL: none */
+    size_t strip_refusal_len;
 
     struct ptc_open_call *calls;
     size_t n_calls, cap_calls;

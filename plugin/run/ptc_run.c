@@ -97,6 +97,9 @@ static void on_stripped(void *arg, enum ptc_strip_answer answer, const char *tex
     if (answer == PTC_STRIP_ANSWER_CODE) {
         run->stripped = strndup(text, len); /* out of memory: the child strips */
         run->stripped_len = len;
+    } else if (answer == PTC_STRIP_ANSWER_SYNTAX_ERROR) {
+        run->strip_refusal = strndup(text, len); /* out of memory: the child strips */
+        run->strip_refusal_len = len;
     }
     if (run->ready_for_program)
         on_env_ready(run);

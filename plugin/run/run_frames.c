@@ -33,10 +33,15 @@ void ptc__run_send_program(struct ptc_run *run)
     json_object_object_add(frame, "retain", json_object_new_boolean(ptc__env_retains(env)));
     json_object_object_add(frame, "program", json_object_new_string(run->spec.program));
     /* A child that announced it runs stripped programs gets the stripper's checked text too (the
-     * source stays for its messages), when both fit in one frame (a byte escapes to at most 6). */
-    if (run->stripped && ptc__env_runs_stripped(env) &&
-        strlen(ptc__frame_text(run->spec.root)) + 256 + 6 * run->stripped_len <= (uint64_t)run->host->config.max_message_bytes)
+     * source stays for its messages), or its syntax error, when both fit in one frame (a byte
+     * escapes to at most 6). */
+    size_t room = strlen(ptc__frame_text(run->spec.root)) + 256;
+    uint64_t most = (uint64_t)run->host->config.max_message_bytes;
+    if (run->stripped && ptc__env_runs_stripped(env) && room + 6 * run->stripped_len <= most)
         json_object_object_add(frame, "stripped", json_object_new_string_len(run->stripped, (int)run->stripped_len));
+    else if (run->strip_refusal && ptc__env_runs_stripped(env) && room + 6 * run->strip_refusal_len <= most)
+        json_object_object_add(frame, "syntaxError",
+                               json_object_new_string_len(run->strip_refusal, (int)run->strip_refusal_len));
     json_object_object_add(frame, "cwd", json_object_new_string(run->spec.cwd));
     json_object_object_add(frame, "discardCompletion", json_object_new_boolean(run->spec.discard_completion));
     json_object_object_add(frame, "bindings", json_object_get(run->spec.bindings));
