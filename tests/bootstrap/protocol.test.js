@@ -88,7 +88,7 @@ test('a format without an evaluator answers an exception result', async () => {
 });
 
 test('a run frame with a malformed retain or initializer is a protocol error', async () => {
-  for (const [field, value] of [['retain', 'yes'], ['initializer', 42], ['stripped', true], ['stripped', '12']]) {
+  for (const [field, value] of [['retain', 'yes'], ['initializer', 42], ['stripped', true], ['stripped', '12'], ['syntaxError', 7]]) {
     const session = new ChildSession();
     await session.waitFor((frame) => frame.type === 'hello');
     session.send({ type: 'run', run: 1, format: 'vm-script', program: '1', cwd: '/', bindings: [], [field]: value });

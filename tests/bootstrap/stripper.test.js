@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { BOOTSTRAP_DIR, NODE, runProgram } from './fake-host.js';
+import { BOOTSTRAP_DIR, ChildSession, NODE, runProgram } from './fake-host.js';
+import { renameSyntaxError } from '../../bootstrap/typescript.js';
 
 // Sends the requests on fd 3 (a socket, as the host's control channel), ends its write side,
 // resolves with the answer lines and the exit status.
@@ -39,6 +40,44 @@ test('syntax errors read exactly as when the child strips', async () => {
     assert.equal(answers[i + 1].id, i + 1);
     assert.equal(answers[i + 1].ok, false);
     assert.equal(answers[i + 1].message, result.error.message, `${format}: ${source}`);
+  }
+});
+
+// The host sends the stripper the name `[program]` and a refusal on to the child as the run frame's
+// `syntaxError`: the child reports it as its own strip would, naming its own file, and so, in a
+// retained process too, never loads amaro for it. The control: the same programs stripped by the
+// child load it.
+const AMARO = "process.moduleLoadList.includes('NativeModule internal/deps/amaro/dist/index')";
+test("a refusal passed on as syntaxError reads as the child's own, and the child never loads amaro", async () => {
+  const { answers } = await strip(FAILING.map(([format, source], i) => ({ id: i + 1, format, filename: '[program]', source })));
+  for (const [i, [format, source]] of FAILING.entries()) {
+    const { message } = answers[i + 1];
+    assert.match(message, /\n    at \[program\]:\d+:\d+\n/, 'the stripper names the file it was given');
+    for (const syntaxError of [message, undefined]) {
+      const session = new ChildSession();
+      await session.waitFor((frame) => frame.type === 'hello');
+      const ended = format === 'async-function' || format === 'vm-script' ? '' : ';';
+      session.send({ type: 'run', run: 1, format, program: source, syntaxError, cwd: '/tmp', bindings: [], retain: true });
+      const refused = await session.waitFor((frame) => frame.type === 'result' && frame.run === 1);
+      const after = format === 'async-function' ? `return ${AMARO}` : `${ended}${AMARO}`;
+      // `stripped` as the host sends it: this check run strips nothing itself.
+      session.send({ type: 'run', run: 2, format, program: after, stripped: after, cwd: '/tmp', bindings: [], retain: true });
+      const loaded = await session.waitFor((frame) => frame.type === 'result' && frame.run === 2);
+      await session.kill();
+      const { result } = await runProgram(source, { format, cwd: '/tmp' });
+      assert.equal(refused.ok, false);
+      assert.equal(refused.error.message, result.error.message, `${format}: ${source}`);
+      assert.equal(loaded.value, syntaxError === undefined, `${format}: amaro loaded`);
+    }
+  }
+});
+
+test('renameSyntaxError renames only the location line of the layout it knows', () => {
+  const located = "SyntaxError: Expected '}'\n    at [program]:2:3\nab {\n  ^";
+  assert.equal(renameSyntaxError(located, '/w/[program]'), "SyntaxError: Expected '}'\n    at /w/[program]:2:3\nab {\n  ^");
+  for (const kept of ['SyntaxError: no location', 'SyntaxError: x\n    at [program]:2:3\nab {\nno caret',
+    'SyntaxError: x\n    at [other]:2:3\nab {\n^', '    at [program]:1:1\nab\n^']) {
+    assert.equal(renameSyntaxError(kept, '/w/[program]'), kept);
   }
 });
 
