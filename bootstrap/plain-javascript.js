@@ -8,7 +8,9 @@
 // `interface`, `enum`, `namespace`, `declare`...). So text without `:` and `<` that JavaScript
 // accepts means the same stripped or not. The caller decides "JavaScript accepts" with the parser
 // it uses anyway (V8's compile or acorn) and strips as before whenever that parser refuses, so
-// every refused program still gets the type stripper's diagnostics.
+// every refused program still gets the type stripper's diagnostics. (The host sends a retained
+// run's program through its type stripper on a wider scan, plugin/base/type_marks.h, so an owner
+// rarely strips at all.)
 export function mayRunUnstripped(source) {
   return !source.includes(':') && !source.includes('<');
 }

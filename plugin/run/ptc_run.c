@@ -6,6 +6,7 @@
 #include "run_frames.h"
 #include "owners.h"
 #include "env_start.h"
+#include "type_marks.h"
 #include "dsh_list.h"
 
 #include <errno.h>
@@ -179,13 +180,14 @@ static void request_strip(struct ptc_run *run)
                                         runs->program_format, run->spec.program, on_stripped, run);
 }
 
-/* A retained run's program may need its types stripped: it has a `:` or a `<`. Without either the
- * owner runs it as it is (bootstrap/plain-javascript.js) and no round trip is worth it; a program
- * the owner's parser refuses is stripped there, as before. The owner decides again on the whole
- * text, so a NUL byte that ends this scan early costs only the in-process strip. */
+/* A retained run's program may need its types stripped when it has a mark of TypeScript
+ * (base/type_marks.h). Without one the owner runs it as it is (bootstrap/plain-javascript.js) and
+ * no round trip is worth it; a program the owner's parser refuses then is stripped there. The
+ * owner decides again on the whole text, so a NUL byte that ends this scan early costs only the
+ * in-process strip. */
 static bool may_need_stripping(const char *program)
 {
-    return strpbrk(program, ":<") != NULL;
+    return ptc__program_may_have_types(program, strlen(program));
 }
 
 static void start_in_new_env(struct ptc_run *run)

@@ -29,6 +29,9 @@
 #define TYPED_STATEMENTS "let y: number = 41; [y + 1, " AMARO_LOADED "]"
 #define PLAIN_STATEMENTS "[y + 1, " AMARO_LOADED "]"
 #define TYPED_AGAIN "let z: number = y; [z + 1, " AMARO_LOADED "]"
+/* TypeScript without `:` or `<` (base/type_marks.h): stripped outside too. */
+#define CAST_STATEMENTS "let c = y as number; [c + 1, " AMARO_LOADED "]"
+#define ASSERTED_STATEMENTS "let n = y!; [n + 1, " AMARO_LOADED "]"
 /* A syntax error the stripper finds: the owner reports its message, naming the owner's own file
  * (the stripper's names `[program]`), and loads no amaro for it. */
 #define BROKEN_STATEMENTS "const o = {a: 1;"
@@ -214,9 +217,10 @@ static void expect_broken(char *result)
 
 /* A retained owner's typed program is stripped by the session's stripper, so the owner never
  * loads amaro (about 12 MiB it would keep); its first run waits for the stripper, which the load
- * just started. A program without `:` or `<` reaches the owner as it is, and one the stripper
- * refuses reaches it with the stripper's message. The control: an owner whose stripper never
- * answers strips in its own process, with the same message. */
+ * just started. So is one with another mark of TypeScript (`as`, `!`). A program without a mark
+ * reaches the owner as it is, and one the stripper refuses reaches it with the stripper's
+ * message. The control: an owner whose stripper never answers strips in its own process, with
+ * the same message. */
 Test(stripper, retained_owners_get_typed_programs_stripped_outside_their_process, .timeout = 120)
 {
     static const char *configs[] = {"executionMode: persistent-in-memory\n",
@@ -227,6 +231,8 @@ Test(stripper, retained_owners_get_typed_programs_stripped_outside_their_process
         expect(run_as(&f, "default", "o", TYPED_STATEMENTS), STRIPPED_OUTSIDE);
         expect(run_as(&f, "default", "o", PLAIN_STATEMENTS), STRIPPED_OUTSIDE);
         expect(run_as(&f, "default", "o", TYPED_AGAIN), STRIPPED_OUTSIDE);
+        expect(run_as(&f, "default", "o", CAST_STATEMENTS), STRIPPED_OUTSIDE);
+        expect(run_as(&f, "default", "o", ASSERTED_STATEMENTS), STRIPPED_OUTSIDE);
         expect_broken(run_as(&f, "default", "b", BROKEN_STATEMENTS));
         expect(run_as(&f, "default", "b", "var o = 1; " AMARO_AFTER_BROKEN), "\"ok\":true,\"value\":[1,false]");
         loaded_provider_close(&f.lp);
