@@ -349,14 +349,16 @@ const PARSER_PACKAGES = [['acorn', 'acorn'], ['walk', 'acorn-walk']];
 
 const tokensOf = (tokens, source) => tokens.map((token) => [token.type.label, source.slice(token.start, token.end)]);
 
-export function squeeze(file, source) {
+// `keepLines`: a gap keeps each of its line breaks, so every token stays on its line.
+export function squeeze(file, source, { keepLines = false } = {}) {
   const tokens = [];
   acorn.parse(source, { ecmaVersion: 'latest', sourceType: 'script', onToken: tokens });
   let out = '';
   let end = 0;
   for (const token of tokens) {
     const gap = source.slice(end, token.start);
-    out += /[\n\r\u2028\u2029]/.test(gap) ? '\n' : gap === '' ? '' : ' ';
+    const breaks = gap.match(/\r\n|[\n\r\u2028\u2029]/g)?.length ?? 0;
+    out += breaks > 0 ? '\n'.repeat(keepLines ? breaks : 1) : gap === '' ? '' : ' ';
     const text = source.slice(token.start, token.end);
     if (/[^\x00-\x7f]/.test(text)) fail(file, null, `a token at offset ${token.start} is not ASCII: ${JSON.stringify(text.slice(0, 40))}`);
     out += text;
@@ -474,7 +476,7 @@ async function main(argv) {
     else if (argv[i] === '--check') check = true;
     else throw new BundleError(`unknown argument ${argv[i]}`);
   }
-  const text = bundle();
+  const text = squeeze(BUNDLE_FILE, bundle(), { keepLines: true });
   const id = bundleId(text + loader('')); // a new entry makes a new cache too
   const parser = parserBundle();
   const files = [
