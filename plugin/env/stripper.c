@@ -10,11 +10,11 @@
  * Trust: nothing a stripper sends is believed. Lines are bounded by maxMessageBytes and parsed
  * strictly; answers come in request order and must name the request's id; a stripped text must
  * keep the strip invariant (base/strip_check.c); a refusal's message is only ever shown as the
- * program's own syntax error (its run frame's `syntaxError`). A broken answer is a protocol failure of the
- * run it was for (never a successful strip) and ends the stripper; a stripper that cannot answer
- * (cannot start, exits, or is silent for PTC_STRIPPER_ANSWER_MS) hands its requests back to the
- * child, which strips them itself as it always could. A stripper that exits after it was ready is
- * started again at once. */
+ * program's own syntax error (its run frame's `syntaxError`). A broken answer is a protocol
+ * failure of the run it was for (never a successful strip) and ends the stripper; a stripper that
+ * cannot answer (cannot start, exits, or is silent for PTC_STRIPPER_ANSWER_MS) hands its requests
+ * back to the child, which strips them itself as it always could. A stripper that exits after it
+ * was ready is started again at once. */
 #include "stripper.h"
 #include "control.h"
 #include "language.h"

@@ -28,9 +28,9 @@ enum ptc_strip_answer {
      * memory for its answer): the child strips the program, as without a stripper. text: why, for
      * the log. */
     PTC_STRIP_ANSWER_IN_CHILD,
-    /* The stripper found a syntax error or TypeScript it cannot erase: text is its message, formatted
-     * for the name `[program]` (bootstrap/stripper-loop.js). The child reports it instead of
-     * stripping (bootstrap/PROTOCOL.md, `syntaxError`), so it never loads amaro for it. */
+    /* The stripper found a syntax error or TypeScript it cannot erase: text is its message,
+     * formatted for the name `[program]` (bootstrap/stripper-loop.js). The child reports it instead
+     * of stripping (bootstrap/PROTOCOL.md, `syntaxError`), so it never loads amaro for it. */
     PTC_STRIP_ANSWER_SYNTAX_ERROR,
     /* The stripper broke its protocol or the strip invariant: text is the protocol failure. */
     PTC_STRIP_ANSWER_REFUSED,
