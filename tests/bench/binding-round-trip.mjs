@@ -3,13 +3,14 @@
 // calls are answered by this benchmark over a pipe. Batches interleave in the same run.
 // Then the same loop as the whole program of a per-call run (a fresh process each batch) against
 // it in a retained run (a warm process): what a process's first calls cost (`SUMMARY
-// binding-per-call`).
+// binding-per-call`). Then the same in a prewarmed per-call run (`prewarmProcesses: 1`, a process
+// started and warmed before the request): `SUMMARY binding-prewarmed`.
 // Usage: node tests/bench/binding-round-trip.mjs [batches] [calls-per-batch] [--vs DSH]
 //   --vs DSH interleaves the per-call batch through another dsh build instead of the retained run
-//   (an A/B of two builds, e.g. main's).
+//   (an A/B of two builds, e.g. main's), and the prewarmed batch likewise.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { Serve } from '../conformance/harness.js';
+import { Serve, prewarmed } from '../conformance/harness.js';
 import { NODE, report } from './lib.mjs';
 
 const args = process.argv.slice(2);
@@ -35,6 +36,26 @@ function perCallBatches(bin) {
   return {
     batch: async () => {
       const r = await serve.run(`p${id++}`, loop);
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      return r.value;
+    },
+    close: () => serve.close(),
+  };
+}
+
+/** The loop as the program of a prewarmed per-call run: each batch waits until the pool's next
+ * process is ready (after the run before it), so every batch is served by one. `settled()` waits
+ * for that too, so that no other batch runs beside the refill's start. */
+async function prewarmedBatches(bin) {
+  const serve = prewarmed({ mode: 'workspace-write', bin });
+  const first = await serve.run(`w${id++}`, 'return 1'); // the pool fills after a temporary run
+  if (!first.ok) throw new Error(JSON.stringify(first));
+  let served = 0;
+  return {
+    settled: () => serve.ready(served + 1),
+    batch: async () => {
+      await serve.ready(++served);
+      const r = await serve.run(`w${id++}`, loop);
       if (!r.ok) throw new Error(JSON.stringify(r));
       return r.value;
     },
@@ -88,4 +109,19 @@ console.log(`binding-per-call: ${batches} batches of ${calls} sequential calls, 
 report('binding-per-call', 'per-call run (fresh process)', vs ? 'the other build' : 'retained run (warm process)', figures, 'us', 1);
 await perCall.close();
 await other?.close();
+
+const pooled = await prewarmedBatches();
+const otherPooled = vs ? await prewarmedBatches(vs) : null;
+const afterRefills = async () => {
+  await pooled.settled();
+  await otherPooled?.settled();
+};
+const pooledFigures = await interleaved(
+  async () => (await afterRefills(), pooled.batch()),
+  async () => (await afterRefills(), otherPooled ? otherPooled.batch() : bindingBatch()),
+);
+console.log(`binding-prewarmed: ${batches} batches of ${calls} sequential calls, each batch a prewarmed per-call run${vs ? `, against ${vs}` : ''}`);
+report('binding-prewarmed', 'prewarmed per-call run', vs ? 'the other build' : 'retained run (warm process)', pooledFigures, 'us', 1);
+await pooled.close();
+await otherPooled?.close();
 await retained.close();
