@@ -87,7 +87,8 @@ export function text(result) {
   return result.output.filter((e) => e.type === 'text').map((e) => e.text).join('');
 }
 
-/** A `dsh headless --serve` session speaking JSON lines (opts.bin: another dsh build). */
+/** A `dsh headless --serve` session speaking JSON lines (opts.bin: another dsh build; opts.env: its
+ * environment, as runProgram's). */
 export class Serve {
   constructor(opts = {}) {
     this.ws = opts.ws ?? tempDir('dsh-ws-');
@@ -95,6 +96,7 @@ export class Serve {
     this.child = spawn(opts.bin ?? DSH, ['headless', '--patch', patch, '--serve', ...(opts.args ?? [])], {
       cwd: this.ws,
       stdio: ['pipe', 'pipe', 'pipe'],
+      env: opts.env ?? process.env,
     });
     this.events = [];
     this.waiters = [];
