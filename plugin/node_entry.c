@@ -1,6 +1,7 @@
 /* dsh-ptc-runtime-node.so: the Node language (TypeScript programs, bootstrap/) and the provider
  * table; dsh_provider_entry is the only exported symbol (calls: instance.c; readable_roots needs
  * no instance: request/own_files.c). */
+#include "node_entry.h"
 #include "frames.h"
 #include "instance.h"
 #include "language.h"
@@ -19,6 +20,15 @@ static bool node_hello_supported(const struct ptc_frame *hello, char *why, size_
     return false;
 }
 
+/* Each warm-up evaluation allocates garbage until V8 has collected the young generation once
+ * (heapUsed fell), so the two promote what the start left there: otherwise a program's first
+ * collection copies it, 2-5 ms inside its run (plugin/README.md, "Prewarmed processes"). Where
+ * the heap figure cannot be read, it stops at the first reading. */
+const char ptc__node_warm_up_program[] =
+    "try { let used = 0; for (let round = 0; round < 300; round++) { "
+    "for (let i = 0; i < 100; i++) JSON.stringify([i]); "
+    "const now = process.memoryUsage().heapUsed; if (now < used) break; used = now; } } catch {} 0";
+
 static const struct ptc_language node_language = {
     .provider_name = PTC_NAME,
     .program_language = "typescript",
@@ -29,13 +39,7 @@ static const struct ptc_language node_language = {
     .timeout_overrides = true,
     .retaining_modes = true,
     .per_call_instructions = ptc__node_per_call_instructions,
-    /* Each warm-up evaluation allocates garbage until V8 has collected the young generation once
-     * (heapUsed fell), so the two promote what the start left there: otherwise a program's first
-     * collection copies it, 2-5 ms inside its run (plugin/README.md, "Prewarmed processes"). Where
-     * the heap figure cannot be read, it stops at the first reading. */
-    .warm_up_program = "try { let used = 0; for (let round = 0; round < 300; round++) { "
-                       "for (let i = 0; i < 100; i++) JSON.stringify([i]); "
-                       "const now = process.memoryUsage().heapUsed; if (now < used) break; used = now; } } catch {} 0",
+    .warm_up_program = ptc__node_warm_up_program,
 };
 
 static int load(const char *config_yaml, size_t config_len, const struct dsh_services *services,

@@ -7,9 +7,11 @@
 #include "env_start.h"
 #include "fault_services.h"
 #include "instance.h"
+#include "node_entry.h"
 #include "outcome.h"
 
 #include <criterion/criterion.h>
+#include <json-c/json.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -759,9 +761,12 @@ static void warm(int i)
     for (unsigned run = 1; run <= PTC_WARM_UP_EVALUATIONS; run++) {
         char *line;
         UNTIL((line = fault_child_take_line(child(i))) != NULL);
-        char want[512];
+        json_object *program = json_object_new_string(ptc__node_warm_up_program);
+        char want[1024];
         snprintf(want, sizeof want, "{\"type\":\"run\",\"run\":%u,\"format\":\"async-function\",\"retain\":false,"
-                 "\"program\":\"0\",\"cwd\":\"%s\",\"discardCompletion\":true,\"bindings\":[]}", run, fault_workspace());
+                 "\"program\":%s,\"cwd\":\"%s\",\"discardCompletion\":true,\"bindings\":[]}", run,
+                 json_object_to_json_string_ext(program, JSON_C_TO_STRING_PLAIN), fault_workspace());
+        json_object_put(program);
         cr_expect_str_eq(line, want);
         free(line);
         cr_expect_eq(ptc__env_state(child_env(i)), PTC_ENV_STARTING, "not ready before its last warm-up");
