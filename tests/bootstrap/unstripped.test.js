@@ -1,5 +1,6 @@
-// Retained formats run a program without type stripping when it holds no `:` and no `<` and
-// JavaScript accepts it (bootstrap/plain-javascript.js). Anything else is stripped as before:
+// Retained formats, and async-function without pre-stripped text (a prewarmed process), run a
+// program without type stripping when it holds no `:` and no `<` and JavaScript accepts it
+// (bootstrap/plain-javascript.js). Anything else is stripped as before:
 // TypeScript that needs neither character still runs, and refused programs keep the diagnostics
 // of the type stripper.
 
@@ -54,3 +55,43 @@ for (const format of ['vm-script', 'scoped-repl']) {
     }
   });
 }
+
+// async-function's bodies of the same programs.
+const AMARO = "process.moduleLoadList.includes('NativeModule internal/deps/amaro/dist/index')";
+const TYPESCRIPT_BODIES = [
+  ['var n = 4 as number; return n', 4],
+  ['var arr = [7]; var first = arr[0]!; return first', 7],
+  ['function f(a?)\nfunction f(a?) { return a ?? 5 }\nreturn f()', 5],
+  ['class C { private readonly v = 6 }\nreturn new C().v', 6],
+];
+
+/** The result of `program` as the only run of a fresh async-function child, without `stripped`. */
+async function asyncFunctionRun(program) {
+  const child = new RetainedChild({ format: 'async-function' });
+  try {
+    return (await child.run(program, { retain: false })).result;
+  } finally {
+    await child.close();
+  }
+}
+
+test('async-function: JavaScript without : or < compiles as it is, and amaro is never loaded; TypeScript without them is still stripped', async () => {
+  assert.deepEqual((await asyncFunctionRun(`let x = 1; x += 1; return [x, ${AMARO}]`)).value, [2, false]);
+  for (const [program, expected] of TYPESCRIPT_BODIES) {
+    const result = await asyncFunctionRun(program);
+    assert.equal(result.ok, true, `${program}: ${JSON.stringify(result)}`);
+    assert.equal(result.value, expected, program);
+  }
+  // The control: a `:` sends the body through the stripper, which loads amaro.
+  assert.deepEqual((await asyncFunctionRun(`let x: number = 2; return [x, ${AMARO}]`)).value, [2, true]);
+});
+
+test('async-function: a refused program without : or < has the diagnostic it has when stripped', async () => {
+  for (const program of ['let a = 1 +* 2', 'let b = (1));', 'let enum = 3', '}); (async function () {']) {
+    const unstripped = await asyncFunctionRun(program);
+    const stripped = await asyncFunctionRun(`${program}\n// :`);
+    assert.equal(unstripped.ok, false, program);
+    assert.equal(unstripped.error.message, stripped.error.message, program);
+    assert.match(unstripped.error.message, /^SyntaxError: /);
+  }
+});
