@@ -62,6 +62,20 @@ test('a prewarmed process collected its young generation in its warm-up: its pro
   await s.close();
 });
 
+test('a prewarmed process was warmed through the type stripper (amaro loaded), so a typed program strips warm; a cold one never loads it', async () => {
+  const AMARO = "process.moduleLoadList.includes('NativeModule internal/deps/amaro/dist/index')";
+  const s = prewarmed();
+  const cold = await timedRun(s, 'cold', `return [started, ${AMARO}];`);
+  assert.deepEqual([cold.startedBefore, ...cold.value], [false, false]);
+  await s.ready(1);
+  const warm = await timedRun(s, 'warm', `return [started, ${AMARO}];`);
+  assert.deepEqual([warm.startedBefore, ...warm.value], [true, true]);
+  await s.ready(2);
+  const typed = await timedRun(s, 'typed', 'const n: number = 2;\nreturn [started, n];');
+  assert.deepEqual([typed.startedBefore, ...typed.value], [true, 2]);
+  await s.close();
+});
+
 test('control: a process that is reused shows the global and the file to the next program', async () => {
   // A retained owner's process serves every run of the owner: the same check sees both.
   const s = new Serve({ runtime: { executionMode: 'vm-script', scriptPersistence: true } });
