@@ -33,6 +33,7 @@ function checkRunFrame(frame) {
   if (typeof frame.program !== 'string') return 'run frame needs a string `program`';
   if (typeof frame.cwd !== 'string') return 'run frame needs a string `cwd`';
   if (frame.retain != null && typeof frame.retain !== 'boolean') return 'run frame `retain` must be a boolean';
+  if (frame.warmUp != null && typeof frame.warmUp !== 'boolean') return 'run frame `warmUp` must be a boolean';
   if (frame.stripped != null && (typeof frame.stripped !== 'string' || frame.stripped.length !== frame.program.length)) {
     return 'run frame `stripped` must be a string as long as `program`';
   }
@@ -166,6 +167,7 @@ export class ChildLoop {
     run.bindingKeys = new Set(bindings.flatMap((binding) => binding.functions.map((name) => bindingKey(binding.global, name))));
     // Installed anew for every evaluation, so retained code always reaches this run's bindings.
     const globals = this.#bindings.globalsFor(bindings);
+    if (frame.warmUp === true) run.warmUpGlobals = new Map(globals);
     globals.set('inspect', this.#inspect);
     globals.set('Image', Image);
     for (const [name, value] of globals) globalThis[name] = value;
@@ -255,6 +257,10 @@ export class ChildLoop {
       this.#writer.sendJson(buildResultFrame(run.id, outcome, this.#writer.maxBytes));
     }
     setActiveRun(null);
+    // A prewarmed process's warm-up leaves no name of its binding to the program after it.
+    for (const [name, value] of run.warmUpGlobals ?? []) {
+      if (globalThis[name] === value) delete globalThis[name];
+    }
     if (this.#queue.length > 0) setImmediate(() => this.#startNext());
   }
 }

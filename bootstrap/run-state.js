@@ -20,6 +20,7 @@ export class Run {
     this.phase = 'program';
     this.onInitAck = null; // continuation started by the host's `init-ack`
     this.bindingKeys = null; // Set of bindingKey(global, name) this run may call; null: any
+    this.warmUpGlobals = null; // a warm-up's binding globals (name -> value), removed when it settles
   }
 
   // Whether `global.name` belongs to this run's bindings: a saved method of an earlier

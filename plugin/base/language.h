@@ -37,6 +37,10 @@ struct ptc_language {
     /* The constant program a prewarmed process evaluates (twice) before it serves one; it must
      * succeed in every program format of the language and depend on nothing of a request. */
     const char *warm_up_program;
+    /* The one binding the warm-up program may call, "global" and "function" (NULL: none): the
+     * host answers each call with its arguments, so the program's first calls find the call
+     * path warm. */
+    const char *warm_up_binding_global, *warm_up_binding_function;
 };
 
 #endif

@@ -27,19 +27,35 @@ static void become_ready(struct ptc_env *env)
         env->events->ready(env->consumer);
 }
 
+/* The warm-up's bindings: the language's warm-up binding, or none. */
+static json_object *warm_up_bindings(const struct ptc_language *language)
+{
+    json_object *bindings = json_object_new_array();
+    if (!language->warm_up_binding_global)
+        return bindings;
+    json_object *binding = json_object_new_object(), *functions = json_object_new_array();
+    json_object_object_add(binding, "global", json_object_new_string(language->warm_up_binding_global));
+    json_object_array_add(functions, json_object_new_string(language->warm_up_binding_function));
+    json_object_object_add(binding, "functions", functions);
+    json_object_array_add(bindings, binding);
+    return bindings;
+}
+
 /* A prewarmed process's evaluations before any program: the language's constant warm-up text,
- * no bindings, the completion discarded, valid in every program format. Nothing of them depends
- * on a request. */
+ * its warm-up binding only, the completion discarded, valid in every program format. Nothing of
+ * them depends on a request, and `warmUp` has the child remove the binding's globals after. */
 static void send_warm_up(struct ptc_env *env)
 {
+    const struct ptc_language *language = env->host->language;
     env->warm_up_wire_id = ++env->wire_ids_issued;
     json_object *frame = ptc__frame_for_run(PTC_FRAME_RUN, env->warm_up_wire_id);
     json_object_object_add(frame, "format", json_object_new_string(env->format));
     json_object_object_add(frame, "retain", json_object_new_boolean(false));
-    json_object_object_add(frame, "program", json_object_new_string(env->host->language->warm_up_program));
+    json_object_object_add(frame, "program", json_object_new_string(language->warm_up_program));
     json_object_object_add(frame, "cwd", json_object_new_string(env->identity.workspace_root));
     json_object_object_add(frame, "discardCompletion", json_object_new_boolean(true));
-    json_object_object_add(frame, "bindings", json_object_new_array());
+    json_object_object_add(frame, "bindings", warm_up_bindings(language));
+    json_object_object_add(frame, "warmUp", json_object_new_boolean(true));
     int rc = ptc__env_send(env, frame);
     json_object_put(frame);
     if (rc < 0) {
@@ -49,9 +65,36 @@ static void send_warm_up(struct ptc_env *env)
     env->warming = true;
 }
 
-/* A warm-up's only acceptable answer is a successful result; anything else ends the process. */
+/* A call of the warm-up binding, at most PTC_WARM_UP_CALLS_MAX in all, is answered with its
+ * arguments array; any other call ends the process. */
+static void on_warm_up_call(struct ptc_env *env, const struct ptc_frame *frame)
+{
+    const struct ptc_language *language = env->host->language;
+    if (!language->warm_up_binding_global || strcmp(frame->global, language->warm_up_binding_global) != 0 ||
+        strcmp(frame->name, language->warm_up_binding_function) != 0) {
+        env_protocol(env, "the warm-up evaluation of a prewarmed process called a binding it was not given");
+        return;
+    }
+    if (++env->warm_up_calls > PTC_WARM_UP_CALLS_MAX) {
+        env_protocol(env, "the warm-up evaluation of a prewarmed process made too many binding calls");
+        return;
+    }
+    size_t len;
+    char *reply = ptc__frame_reply_value(frame->call, frame->args, frame->args_bytes, &len);
+    int rc = reply ? ptc__env_send_text(env, reply, len) : -ENOMEM;
+    free(reply);
+    if (rc < 0)
+        env_protocol(env, "a warm-up binding call could not be answered");
+}
+
+/* A warm-up's only acceptable answers are calls of its binding and a successful result; anything
+ * else ends the process. */
 static void on_warm_up_frame(struct ptc_env *env, const struct ptc_frame *frame)
 {
+    if (frame->type == PTC_FRAME_CALL) {
+        on_warm_up_call(env, frame);
+        return;
+    }
     if (frame->type != PTC_FRAME_RESULT || !frame->ok) {
         env_protocol(env, "the warm-up evaluation of a prewarmed process did not succeed");
         return;
@@ -62,8 +105,9 @@ static void on_warm_up_frame(struct ptc_env *env, const struct ptc_frame *frame)
         return;
     }
     if (!env->events)
-        ptc__log(env->host, DSH_LOG_DEBUG, "a prewarmed process is ready (mode %s, session \"%s\")", env->identity.mode,
-                 env->identity.session_id);
+        ptc__log(env->host, DSH_LOG_DEBUG,
+                 "a prewarmed process is ready (mode %s, session \"%s\", %u warm-up binding calls answered)",
+                 env->identity.mode, env->identity.session_id, env->warm_up_calls);
     become_ready(env);
 }
 

@@ -29,6 +29,8 @@ struct ptc_env_waiter {
  * (bootstrap/control-reader.js), so the second one is what warms the socket's read path that
  * the program's run frame then takes. */
 #define PTC_WARM_UP_EVALUATIONS 2u
+/* The most binding calls a process's warm-up evaluations may make together; one more ends it. */
+#define PTC_WARM_UP_CALLS_MAX 128u
 
 struct ptc_env {
     struct ptc_env *next;
@@ -71,6 +73,7 @@ struct ptc_env {
     bool warming;       /* a warm-up evaluation was sent; its result is awaited */
     unsigned warm_ups_left; /* warm-up evaluations still to answer (PTC_WARM_UP_EVALUATIONS) */
     uint64_t warm_up_wire_id;
+    unsigned warm_up_calls; /* binding calls its warm-up evaluations made (answered) */
     bool initialized;   /* the environment initializer ran and was accepted */
     bool runs_stripped; /* its hello said it runs programs the host stripped */
     uint64_t wire_ids_issued; /* wire run ids are 1, 2, ... per environment */

@@ -87,14 +87,42 @@ test('a format without an evaluator answers an exception result', async () => {
   });
 });
 
-test('a run frame with a malformed retain or initializer is a protocol error', async () => {
-  for (const [field, value] of [['retain', 'yes'], ['initializer', 42], ['stripped', true], ['stripped', '12'], ['syntaxError', 7]]) {
+test('a run frame with a malformed retain, warmUp or initializer is a protocol error', async () => {
+  for (const [field, value] of [['retain', 'yes'], ['warmUp', 'yes'], ['initializer', 42], ['stripped', true], ['stripped', '12'], ['syntaxError', 7]]) {
     const session = new ChildSession();
     await session.waitFor((frame) => frame.type === 'hello');
     session.send({ type: 'run', run: 1, format: 'vm-script', program: '1', cwd: '/', bindings: [], [field]: value });
     assert.equal((await session.exited).code, 2);
     assert.match(session.stderr, new RegExp(`\`${field}\` must be`));
   }
+});
+
+// `warmUp` (a prewarmed process's constant evaluations, plugin/env/env_io.c): the run's binding
+// namespaces and error classes leave the main global once it settles.
+async function afterWarmUp(format, warmUp) {
+  const session = new ChildSession();
+  await session.waitFor((frame) => frame.type === 'hello');
+  const bindings = [{ global: 'ptcWarmUp', functions: ['echo'], errorClass: 'WarmUpError' }];
+  session.send({ type: 'run', run: 1, format, program: 'await ptcWarmUp.echo(1); 0', cwd: '/', discardCompletion: true, bindings, ...warmUp });
+  const call = await session.waitFor((frame) => frame.type === 'call');
+  session.send({ type: 'reply', call: call.call, ok: true, value: call.args });
+  const warmed = await session.waitFor((frame) => frame.type === 'result');
+  const look = '[typeof ptcWarmUp, typeof WarmUpError, Object.getOwnPropertyNames(globalThis).filter((name) => /warm/i.test(name))]';
+  session.send({ type: 'run', run: 2, format, program: format === 'async-function' ? `return ${look}` : look, cwd: '/', bindings: [] });
+  const result = await session.waitFor((frame) => frame.type === 'result' && frame.run === 2);
+  await session.kill();
+  assert.deepEqual(warmed, { type: 'result', run: 1, ok: true }, format);
+  return result.value;
+}
+
+test('a warm-up run (warmUp) leaves none of its binding globals to the next run', async () => {
+  for (const format of ['async-function', 'vm-script', 'scoped-repl', 'repl']) {
+    assert.deepEqual(await afterWarmUp(format, { warmUp: true }), ['undefined', 'undefined', []], format);
+  }
+});
+
+test('control: without warmUp the next run in the main context still sees them', async () => {
+  assert.deepEqual(await afterWarmUp('async-function', {}), ['object', 'function', ['WarmUpError', 'ptcWarmUp']]);
 });
 
 // `stripped` (the host's checked strip of `program`): compiled instead of stripping, so the child

@@ -56,9 +56,24 @@ test('a prewarmed process collected its young generation in its warm-up: its pro
   assert.ok(warm.value[0] < cold.value[0], `young generation at the start: prewarmed ${warm.value[0]} bytes, cold ${cold.value[0]}`);
   // What the warm-up leaves is nothing a program can name.
   await s.ready(2);
-  const left = await timedRun(s, 'left', 'return [started, typeof used, typeof round, typeof now, typeof i];');
+  const left = await timedRun(s, 'left', 'return [started, typeof used, typeof round, typeof now, typeof call];');
   assert.equal(left.startedBefore, true);
   assert.deepEqual(left.value, ['undefined', 'undefined', 'undefined', 'undefined']);
+  await s.close();
+});
+
+test('a prewarmed process called its warm-up binding (the host answered each call), and its program sees no name of it', async () => {
+  const s = prewarmed();
+  await timedRun(s, 'cold', 'return [started];');
+  await s.ready(1);
+  assert.match(s.stderr, /a prewarmed process is ready \(mode workspace-write, session "[^"]*", 60 warm-up binding calls answered\)/);
+  const look = 'return [started, typeof ptcWarmUp, Object.getOwnPropertyNames(globalThis).filter((name) => /warm/i.test(name))];';
+  const warm = await timedRun(s, 'warm', look);
+  assert.deepEqual([warm.startedBefore, ...warm.value], [true, 'undefined', []]);
+  // Its program's own calls go through as in any run.
+  await s.ready(2);
+  const calls = await timedRun(s, 'calls', 'const r = await tools.add({ a: 1, b: 2 }); return [started, r];');
+  assert.deepEqual([calls.startedBefore, ...calls.value], [true, 3]);
   await s.close();
 });
 

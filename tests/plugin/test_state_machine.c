@@ -751,24 +751,55 @@ Test(expiry, without_a_bound_every_owner_stays, .fini = teardown, .timeout = 30)
     "{\"ok\":true,\"value\":" value ",\"output\":[],\"sandbox\":{\"mode\":\"workspace-write\",\"denied\":false,"  \
     "\"enforcement\":\"none\",\"capabilities\":{}}}"
 
+/* Expects process i's next line to be warm-up evaluation `run` (PTC_WARM_UP_EVALUATIONS, wires 1
+ * and 2): the constant program, with the warm-up binding only, marked `warmUp`. */
+static void expect_warm_up_frame(int i, unsigned run)
+{
+    char *line;
+    UNTIL((line = fault_child_take_line(child(i))) != NULL);
+    json_object *program = json_object_new_string(ptc__node_warm_up_program);
+    char want[1200];
+    snprintf(want, sizeof want, "{\"type\":\"run\",\"run\":%u,\"format\":\"async-function\",\"retain\":false,"
+             "\"program\":%s,\"cwd\":\"%s\",\"discardCompletion\":true,\"bindings\":[{\"global\":\""
+             PTC_NODE_WARM_UP_GLOBAL "\",\"functions\":[\"" PTC_NODE_WARM_UP_FUNCTION "\"]}],\"warmUp\":true}", run,
+             json_object_to_json_string_ext(program, JSON_C_TO_STRING_PLAIN), fault_workspace());
+    json_object_put(program);
+    cr_expect_str_eq(line, want);
+    free(line);
+}
+
+/* Process i calls `global.name` with call id `call` of warm-up evaluation `run`. */
+static void warm_up_call(int i, unsigned run, unsigned call, const char *global)
+{
+    char frame[200];
+    snprintf(frame, sizeof frame, "{\"type\":\"call\",\"run\":%u,\"call\":%u,\"global\":\"%s\",\"name\":\""
+             PTC_NODE_WARM_UP_FUNCTION "\",\"args\":[{\"call\": %u}]}", run, call, global, call);
+    fault_child_send(child(i), frame);
+}
+
+/* The host's answer to warm_up_call: the arguments, compacted. */
+static void expect_warm_up_reply(int i, unsigned call)
+{
+    char *line, want[120];
+    UNTIL((line = fault_child_take_line(child(i))) != NULL);
+    snprintf(want, sizeof want, "{\"type\":\"reply\",\"call\":%u,\"ok\":true,\"value\":[{\"call\":%u}]}", call, call);
+    cr_expect_str_eq(line, want);
+    free(line);
+}
+
 /* Pumps until process i was spawned and plays its start: hello, then the constant warm-up
- * evaluations (PTC_WARM_UP_EVALUATIONS, wires 1 and 2), each sent after the previous one's
- * result and answered ok. */
+ * evaluations, each sent after the previous one's result: PTC_NODE_WARM_UP_CALLS calls of the
+ * warm-up binding, each answered with its arguments, and then an ok result. */
 static void warm(int i)
 {
     UNTIL(fx.f.n_children > i);
     hello(child(i));
     for (unsigned run = 1; run <= PTC_WARM_UP_EVALUATIONS; run++) {
-        char *line;
-        UNTIL((line = fault_child_take_line(child(i))) != NULL);
-        json_object *program = json_object_new_string(ptc__node_warm_up_program);
-        char want[1024];
-        snprintf(want, sizeof want, "{\"type\":\"run\",\"run\":%u,\"format\":\"async-function\",\"retain\":false,"
-                 "\"program\":%s,\"cwd\":\"%s\",\"discardCompletion\":true,\"bindings\":[]}", run,
-                 json_object_to_json_string_ext(program, JSON_C_TO_STRING_PLAIN), fault_workspace());
-        json_object_put(program);
-        cr_expect_str_eq(line, want);
-        free(line);
+        expect_warm_up_frame(i, run);
+        for (unsigned call = 1; call <= PTC_NODE_WARM_UP_CALLS; call++) {
+            warm_up_call(i, run, call, PTC_NODE_WARM_UP_GLOBAL);
+            expect_warm_up_reply(i, call);
+        }
         cr_expect_eq(ptc__env_state(child_env(i)), PTC_ENV_STARTING, "not ready before its last warm-up");
         char result[96];
         snprintf(result, sizeof result, "{\"type\":\"result\",\"run\":%u,\"ok\":true}", run);
@@ -912,6 +943,36 @@ Test(pool, a_failed_warm_up_ends_the_process, .fini = teardown, .timeout = 30)
     UNTIL(child(1)->terminated);
     UNTIL(ptc__pool_size(&fx.inst->pool) == 0); /* its slot goes once it has closed */
     cr_expect_eq(fx.f.spawns, 2, "no refill until a run needs one");
+}
+
+/* A warm-up may call its own binding only, and at most PTC_WARM_UP_CALLS_MAX times in all:
+ * anything else ends the process, which never serves. */
+static void warm_up_breaks_with(unsigned calls, const char *global)
+{
+    load(PREWARM(1));
+    first_cold_run();
+    UNTIL(fx.f.n_children > 1);
+    hello(child(1));
+    expect_warm_up_frame(1, 1);
+    for (unsigned call = 1; call < calls; call++) {
+        warm_up_call(1, 1, call, PTC_NODE_WARM_UP_GLOBAL);
+        expect_warm_up_reply(1, call);
+    }
+    cr_expect_not(child(1)->terminated);
+    warm_up_call(1, 1, calls, global);
+    UNTIL(child(1)->terminated);
+    UNTIL(ptc__pool_size(&fx.inst->pool) == 0);
+    cr_expect_null(fault_child_take_line(child(1)), "no reply to the breaking call");
+}
+
+Test(pool, a_warm_up_call_of_another_binding_ends_the_process, .fini = teardown, .timeout = 30)
+{
+    warm_up_breaks_with(3, "tools");
+}
+
+Test(pool, a_warm_up_call_beyond_the_bound_ends_the_process, .fini = teardown, .timeout = 30)
+{
+    warm_up_breaks_with(PTC_WARM_UP_CALLS_MAX + 1, PTC_NODE_WARM_UP_GLOBAL);
 }
 
 /* Unload ends and releases every pooled process. */
