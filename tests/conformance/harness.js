@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const DSH = process.env.DSH_BIN ?? join(ROOT, process.env.DSH_BUILD_DIR ?? 'build', 'examples/host/dsh');
+// An empty variable counts as unset, as a shell's `DSH_BIN= node ...` means.
+export const DSH = process.env.DSH_BIN || join(ROOT, process.env.DSH_BUILD_DIR || 'build', 'examples/host/dsh');
 
 const scratch = [];
 const servers = new Set();
