@@ -55,6 +55,21 @@ test('programs cannot construct Images or forge the markers', async () => {
   assert.equal(frames.filter((f) => f.type === 'image').length, 0);
 });
 
+test('a marker forged before the first Image in the same value is text, and the Image after it still renders', async () => {
+  const { frames } = await run('inspect(["\\uE000x:0\\uE001", Image.get("a")])', { images: [A] });
+  assert.deepEqual(frames, [text("[ '\uE000x:0\uE001', [Image a 4x3]"), image(A), text(' ]\n')]);
+});
+
+// The marker is drawn at the first Image (inspect.js): formatting without one never loads
+// node:crypto. The bundle loads each import on first use, so this holds where the bundle runs;
+// the ESM sources load it with the module.
+test('inspect of values without Images loads no crypto module', async () => {
+  const { result } = await run(`const before = process.moduleLoadList.length;
+    inspect({ a: [1, "b"] }, new Map([[1, { c: 2 }]]), 3n);
+    return process.moduleLoadList.slice(before).filter((name) => name.includes("crypto"))`);
+  assert.deepEqual(result.value, []);
+});
+
 test('if formatting throws, earlier images and text stay visible', async () => {
   const { result, frames } = await run(`
     const evil = { [Symbol.for("nodejs.util.inspect.custom")]() { throw new Error("fmt") } };

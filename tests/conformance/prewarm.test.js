@@ -62,6 +62,22 @@ test('a prewarmed process collected its young generation in its warm-up: its pro
   await s.close();
 });
 
+test('a prewarmed process made its stdio streams and imported node:fs in its warm-up, and its program\'s output is its own; a cold one does both in its program', async () => {
+  const LOOK = `const made = ["NativeModule net", "NativeModule internal/fs/promises"].map((name) => process.moduleLoadList.includes(name));
+console.log("out", 1); console.error("err"); process.stdout.write("raw"); inspect({ a: [1] });
+const fs = await import("node:fs");
+return [started, ...made, typeof fs.readFileSync];`;
+  const s = prewarmed();
+  const cold = await timedRun(s, 'cold', LOOK);
+  assert.deepEqual([cold.startedBefore, ...cold.value], [false, false, false, 'function']);
+  await s.ready(1);
+  const warm = await timedRun(s, 'warm', LOOK);
+  assert.deepEqual([warm.startedBefore, ...warm.value], [true, true, true, 'function']);
+  assert.deepEqual(warm.result.output, cold.result.output);
+  assert.equal(warm.result.output.map((entry) => entry.text).join(''), 'out 1\nerr\nraw{ a: [ 1 ] }\n');
+  await s.close();
+});
+
 test('a prewarmed process called its warm-up binding (the host answered each call), and its program sees no name of it', async () => {
   const s = prewarmed();
   await timedRun(s, 'cold', 'return [started];');
