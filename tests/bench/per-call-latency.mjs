@@ -1,22 +1,29 @@
 // Per-call latency: host-side round trip of a trivial program under workspace-write (full
 // enforcement) through `dsh headless --serve`, against bare `node -e 0` of the same Node binary,
 // interleaved in the same run (machines are noisy).
-// Usage: node tests/bench/per-call-latency.mjs [runs] [--prewarm N] [--vs DSH]
+// Usage: node tests/bench/per-call-latency.mjs [runs] [--prewarm N] [--program TEXT] [--vs DSH]
 //   --prewarm N sets the runtime's prewarmProcesses (a pool of started, warmed fresh processes).
-//   --vs DSH interleaves the same cold run through another dsh build instead of bare Node (an A/B
-//   of two builds: the ratio and the median per-pair difference).
+//   --program TEXT runs TEXT instead of `return 1` (e.g. a program that prints and imports).
+//   --vs DSH interleaves the same run through another dsh build instead of bare Node (an A/B of
+//   two builds: the ratio and the median per-pair difference); with --prewarm both builds keep a
+//   pool, and every run waits until both pools are warm.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Serve, ROOT } from '../conformance/harness.js';
+import { Serve, ROOT, prewarmed } from '../conformance/harness.js';
 import { bareNode, median, pairs, report } from './lib.mjs';
 
 const args = process.argv.slice(2);
-const prewarmAt = args.indexOf('--prewarm');
-const prewarm = prewarmAt >= 0 ? Number(args.splice(prewarmAt, 2)[1]) : 0;
-const vsAt = args.indexOf('--vs');
-const vs = vsAt >= 0 ? args.splice(vsAt, 2)[1] : null;
+const option = (flag) => {
+  const at = args.indexOf(flag);
+  return at >= 0 ? args.splice(at, 2)[1] : null;
+};
+const prewarm = Number(option('--prewarm') ?? 0);
+const vs = option('--vs');
+const programOption = option('--program');
+const program = programOption ?? 'return 1';
 const runs = Number(args[0] ?? 40);
+const suffix = programOption === null ? '' : '-program';
 
 if (prewarm && !/key: prewarmProcesses\b/.test(readFileSync(join(ROOT, 'catalog.yaml'), 'utf8'))) {
   console.log('SUMMARY prewarmed-per-call: skipped (this build has no prewarmProcesses)');
@@ -36,10 +43,37 @@ async function poolWarm() {
 async function trivialRun() {
   if (prewarm) await poolWarm();
   const t0 = performance.now();
-  const result = await serve.run(`b${id++}`, 'return 1');
+  const result = await serve.run(`b${id++}`, program);
   const ms = performance.now() - t0;
   if (!result.ok) throw new Error(JSON.stringify(result));
   return { ms };
+}
+
+if (vs && prewarm) {
+  // Both builds serve from their pools; before each run both have a warm process, so neither
+  // run shares the machine with a refill's start.
+  await serve.close();
+  const sides = [prewarmed({ mode: 'workspace-write', runtime: { prewarmProcesses: prewarm } }),
+    prewarmed({ mode: 'workspace-write', bin: vs, runtime: { prewarmProcesses: prewarm } })];
+  const served = [0, 0];
+  for (const side of sides) {
+    const first = await side.run('first', 'return 1'); // the pool fills after a temporary run
+    if (!first.ok) throw new Error(JSON.stringify(first));
+  }
+  const pooledRun = (i) => async () => {
+    for (let k = 0; k < sides.length; k++) await sides[k].ready(served[k] + 1);
+    served[i]++;
+    const t0 = performance.now();
+    const result = await sides[i].run(`p${id++}`, program);
+    const ms = performance.now() - t0;
+    if (!result.ok) throw new Error(JSON.stringify(result));
+    return { ms };
+  };
+  console.log(`prewarmed-per-call${suffix}-vs: ${JSON.stringify(program)} under workspace-write, this build vs ${vs}, prewarmProcesses ${prewarm}`);
+  const figures = await pairs(runs, pooledRun(0), pooledRun(1), 1);
+  await Promise.all(sides.map((side) => side.close()));
+  report(`prewarmed-per-call${suffix}-vs`, 'this build', 'the other build', figures);
+  process.exit(0);
 }
 
 if (vs) {
@@ -68,8 +102,8 @@ if (vs) {
   process.exit(0);
 }
 
-const name = prewarm ? 'prewarmed-per-call' : 'cold-per-call';
-console.log(`${name}: trivial program under workspace-write${prewarm ? `, prewarmProcesses ${prewarm}, the pool warm before each run` : ''}`);
+const name = `${prewarm ? 'prewarmed' : 'cold'}-per-call${suffix}`;
+console.log(`${name}: ${JSON.stringify(program)} under workspace-write${prewarm ? `, prewarmProcesses ${prewarm}, the pool warm before each run` : ''}`);
 const figures = await pairs(runs, trivialRun, () => bareNode());
 await serve.close();
 report(name, 'per-call run', 'bare node -e 0', figures);

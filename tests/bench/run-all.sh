@@ -20,6 +20,7 @@ run() {
 }
 run per-call-latency.mjs
 run per-call-latency.mjs 40 --prewarm 1
+run per-call-latency.mjs 20 --prewarm 1 --program 'const fs = await import("node:fs"); const r = await tools.add({ a: 1, b: 2 }); console.log("sum", r); inspect({ r, ok: fs.existsSync(".") }); return r'
 run retained-eval.mjs
 run owner-density.mjs
 run strip-cost.mjs
