@@ -118,10 +118,28 @@ static uint64_t plain_run_id(const char *p, const char *end, const char **ret_af
     return n;
 }
 
+/* The closing quote of the JSON string whose text starts at p (after its opening quote), or NULL:
+ * only escapes are skipped, the decoder checks the rest. */
+static const char *string_close(const char *p, const char *end)
+{
+    for (; p < end; p++) {
+        if (*p == '\\') {
+            if (++p == end)
+                return NULL;
+        } else if (*p == '"') {
+            return p;
+        }
+    }
+    return NULL;
+}
+
 /* Text frames carry all of a program's output. In the exact form the bootstrap writes,
  * {"type":"text","run":N,"text":"..."}, the text is decoded where it lies in the line: no JSON
- * tree, no copies. Returns 1 when the frame was decoded, 0 for any other form (nothing changed),
- * or -EPROTO for a text that is no strict JSON string (so the line is no JSON at all). */
+ * tree, no copies. Returns 1 when the frame was decoded, 0 for any other form (the line
+ * untouched, for the general parser), or -EPROTO for a text that is no strict JSON string (so
+ * the line is no JSON at all). Only a text that closes the line is decoded: a frame with more
+ * members after it (another "type", a "value" in the line) is the general parser's, whose
+ * fields then point into the line as for every other frame. */
 static int parse_plain_text(char *line, size_t len, struct ptc_frame *frame, char *why, size_t why_len)
 {
     static const char head[] = "{\"type\":\"text\",\"run\":", member[] = ",\"text\":\"";
@@ -133,26 +151,12 @@ static int parse_plain_text(char *line, size_t len, struct ptc_frame *frame, cha
     if (!run || (size_t)(end - after_run) < sizeof member || memcmp(after_run, member, sizeof member - 1) != 0)
         return 0;
     char *text = line + (after_run - line) + sizeof member - 1;
+    if (string_close(text, end) != end - 2)
+        return 0;
     size_t text_len;
     const char *after = dsh_json_decode_string(text, end, text, &text_len);
-    if (!after)
+    if (after != end - 1)
         return fail(why, why_len, "control frame is not valid JSON");
-    if (after != end - 1) {
-        /* More members follow the text: the general parser reads the frame with the text
-         * escaped once more (its value is the same JSON string). */
-        size_t escaped = dsh_json_escaped_length(text, text_len), prefix = (size_t)(text - line);
-        size_t rest = (size_t)(end - after) + 1;
-        char *copy = malloc(prefix + escaped + rest);
-        if (!copy)
-            return fail(why, why_len, "out of memory decoding a control frame");
-        memcpy(copy, line, prefix);
-        dsh_json_escape(copy + prefix, text, text_len);
-        copy[prefix + escaped] = '"';
-        memcpy(copy + prefix + escaped + 1, after, rest - 1);
-        int rc = ptc__frame_parse_json(copy, prefix + escaped + rest, frame, why, why_len);
-        free(copy);
-        return rc < 0 ? rc : 1;
-    }
     memset(frame, 0, sizeof *frame);
     frame->type = PTC_FRAME_TEXT;
     frame->run = run;

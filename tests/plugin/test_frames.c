@@ -40,6 +40,23 @@ Test(frames, text_in_any_form_decodes_to_the_same_text)
     expect_text("{ \"type\":\"text\",\"run\":12,\"text\":\"x\" }", "x", 1);
 }
 
+/* A line that starts as the plain text form but has members after the text is the general
+ * parser's: what it holds (here a result's value, which stays text in the line) points into the
+ * line the caller keeps, never into memory of the parse (a fuzz finding: duplicate "type"). */
+Test(frames, a_text_form_with_later_members_is_read_from_the_line_itself)
+{
+    static char line[] = "{\"type\":\"text\",\"run\":1,\"text\":\"a\\\"\",\"type\":\"result\",\"ok\":true,\"value\":\"run\"}";
+    struct ptc_frame f;
+    char why[256];
+    cr_assert_eq(ptc__frame_parse(line, strlen(line), &f, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(f.type, PTC_FRAME_RESULT);
+    cr_expect(f.ok && f.has_value);
+    cr_expect(f.value >= line && f.value + f.value_len <= line + sizeof line, "the value lies in the line");
+    cr_expect_eq(f.value_len, 5);
+    cr_expect_eq(memcmp(f.value, "\"run\"", 5), 0);
+    ptc__frame_release(&f);
+}
+
 Test(frames, text_frames_are_as_strict_in_the_plain_form)
 {
     const char *bad[] = {
