@@ -20,23 +20,24 @@ static bool node_hello_supported(const struct ptc_frame *hello, char *why, size_
     return false;
 }
 
-/* Each warm-up evaluation allocates garbage (64 KiB arrays) until V8 has collected the young
- * generation once (heapUsed fell), so the two promote what the start left there: otherwise a
- * program's first collection copies it, 2-5 ms inside its run (plugin/README.md, "Prewarmed
- * processes"). Where the heap figure cannot be read, it stops at the first reading. It makes
- * process.stdout and process.stderr (Node makes each on first use: net and the streams, about
- * 4 ms of a program's first console.log) and imports node:fs (the module loader's first import,
- * about 5 ms) without writing or reading anything. Then it calls the warm-up binding, which the
- * host answers, so a program's first binding calls take a path that has run before. The type
- * annotation sends the text through amaro, which then strips typed programs warm. */
+/* Each warm-up evaluation makes process.stdout and process.stderr (Node makes each on first use:
+ * net and the streams, about 4 ms of a program's first console.log) and imports node:fs (the
+ * module loader's first import, about 5 ms) without writing or reading anything, and calls the
+ * warm-up binding, which the host answers, so a program's first binding calls take a path that
+ * has run before. Last, it allocates garbage (64 KiB arrays) until V8 has collected the young
+ * generation once (heapUsed fell), so the two evaluations promote what the start and the steps
+ * before left there: otherwise a program's first collection copies it, 2-5 ms inside its run
+ * (plugin/README.md, "Prewarmed processes"). Where the heap figure cannot be read, it stops at
+ * the first reading. The type annotation sends the text through amaro, which then strips typed
+ * programs warm. */
 #define PTC_TEXT_OF(x) #x
 #define PTC_TEXT(x) PTC_TEXT_OF(x)
 const char ptc__node_warm_up_program[] =
-    "try { let used: number = 0; for (let round = 0; round < 300; round++) { new Array(8000); "
-    "const now = process.memoryUsage().heapUsed; if (now < used) break; used = now; } "
-    "process.stdout; process.stderr; await import('node:fs'); "
+    "try { process.stdout; process.stderr; await import('node:fs'); "
     "for (let call = 0; call < " PTC_TEXT(PTC_NODE_WARM_UP_CALLS) "; call++) "
     "await " PTC_NODE_WARM_UP_GLOBAL "." PTC_NODE_WARM_UP_FUNCTION "({ call }); "
+    "let used: number = 0; for (let round = 0; round < 300; round++) { new Array(8000); "
+    "const now = process.memoryUsage().heapUsed; if (now < used) break; used = now; } "
     "} catch {} 0";
 
 static const struct ptc_language node_language = {
