@@ -67,6 +67,15 @@ export function processCpuNs(pid) {
   }
 }
 
+/** Milliseconds every CPU of the machine has spent busy (not idle, not waiting for I/O) since boot,
+ * from /proc/stat's first line (USER_HZ ticks, 100 per second on Linux): what all processes cost,
+ * including the ones that have already exited. */
+export function machineBusyMs() {
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
+  const [idle, iowait] = [ticks[3], ticks[4]];
+  return (ticks.reduce((sum, n) => sum + n, 0) - idle - iowait) * 10;
+}
+
 /**
  * Interleaves subject and baseline (S B S B ...) after `warmup` unmeasured pairs so both see the
  * same machine load; returns {subject, baseline, ratios} (milliseconds, and subject/baseline per pair).
