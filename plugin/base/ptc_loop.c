@@ -7,6 +7,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 int ptc__loop_init(struct ptc_loop *loop)
@@ -102,10 +103,22 @@ int ptc__timer_init(struct ptc_loop *loop, struct ptc_timer *timer, void (*fn)(s
 
 int ptc__timer_arm(struct ptc_timer *timer, uint64_t delay_ms)
 {
+    return ptc__timer_arm_us(timer, delay_ms * 1000);
+}
+
+int ptc__timer_arm_us(struct ptc_timer *timer, uint64_t delay_us)
+{
     struct itimerspec spec = {0};
-    spec.it_value.tv_sec = (time_t)(delay_ms / 1000);
-    spec.it_value.tv_nsec = (long)(delay_ms % 1000) * 1000000L;
+    spec.it_value.tv_sec = (time_t)(delay_us / 1000000);
+    spec.it_value.tv_nsec = (long)(delay_us % 1000000) * 1000L;
     return timerfd_settime(timer->watch.fd, 0, &spec, NULL) < 0 ? -errno : 0;
+}
+
+uint64_t ptc__loop_now_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
 void ptc__timer_destroy(struct ptc_loop *loop, struct ptc_timer *timer)

@@ -54,6 +54,9 @@ void ptc__watch_remove(struct ptc_loop *loop, struct ptc_watch *watch);
 
 int ptc__timer_init(struct ptc_loop *loop, struct ptc_timer *timer, void (*fn)(struct ptc_timer *));
 int ptc__timer_arm(struct ptc_timer *timer, uint64_t delay_ms); /* 0 disarms */
+int ptc__timer_arm_us(struct ptc_timer *timer, uint64_t delay_us); /* 0 disarms */
+/* CLOCK_MONOTONIC in nanoseconds, the clock timers count on. */
+uint64_t ptc__loop_now_ns(void);
 void ptc__timer_destroy(struct ptc_loop *loop, struct ptc_timer *timer);
 
 /* Queues fn(call) for the next dispatch (recover the owner with ptc__container_of). A call that

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FAULT(ctx) ((struct fault_services *)(ctx))
@@ -188,7 +189,11 @@ static int freeze(void *ctx, struct dsh_process *process)
 {
     struct fault_services *f = FAULT(ctx);
     struct fault_child *c = child_of(f, process);
-    f->freezes++;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    f->last_freeze_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    if (f->freezes++ == 0)
+        f->first_freeze_ns = f->last_freeze_ns;
     if (!f->can_freeze)
         return DSH_E_UNSUPPORTED;
     if (f->freeze_polls_pending > 0) {

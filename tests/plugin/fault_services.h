@@ -58,6 +58,7 @@ struct fault_services {
 
     /* what the plugin did */
     int confines, spawns, terminates, releases, freezes;
+    uint64_t first_freeze_ns, last_freeze_ns; /* CLOCK_MONOTONIC of the first and the latest freeze() */
     int warnings;           /* messages logged at DSH_LOG_WARN or above */
     char last_warning[512]; /* the latest of them */
     bool confine_pending, confine_cancelled;

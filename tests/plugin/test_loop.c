@@ -1,14 +1,16 @@
-/* The loop's deferred calls (plugin/base/ptc_loop.c): order, the bound of one dispatch, cancel, a
- * callback that frees the owner of a later call or its own, re-queuing a queued call, and that
- * queuing allocates nothing, so a deferred call can no longer be lost to an allocation failure
- * (the allocator's fault-injection double below fails every allocation while the loop is used).
- * The ASan build of the C suites turns any read of a freed owner into a failure here. */
+/* The loop (plugin/base/ptc_loop.c): its timers, armed in microseconds, and its deferred calls:
+ * order, the bound of one dispatch, cancel, a callback that frees the owner of a later call or its
+ * own, re-queuing a queued call, and that queuing allocates nothing, so a deferred call can no
+ * longer be lost to an allocation failure (the allocator's fault-injection double below fails
+ * every allocation while the loop is used). The ASan build of the C suites turns any read of a
+ * freed owner into a failure here. */
 #include "ptc_loop.h"
 
 #include <criterion/criterion.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
 
 /* ---- fault-injection double of the allocator ----------------------------------------------------
  * Linked with -Wl,--wrap=calloc,--wrap=malloc,--wrap=realloc: while `failing` is set, every
@@ -263,4 +265,51 @@ Test(deferred, destroying_the_loop_leaves_the_calls_still_queued_unqueued)
     ptc__defer(&loop, &b.call, record);
     cr_assert_eq(ptc__loop_dispatch(&loop), 0);
     cr_expect_str_eq(ran, "b");
+}
+
+/* ---- timers ------------------------------------------------------------------------------------ */
+
+static int fired;
+
+static void count_firing(struct ptc_timer *timer)
+{
+    (void)timer;
+    fired++;
+}
+
+TestSuite(timer, .init = setup, .fini = teardown, .timeout = 30);
+
+/* Freeze polls wait 50 us first (plugin/env/env.c): a timer counts in microseconds, and the clock
+ * it counts on is ptc__loop_now_ns's. */
+Test(timer, a_timer_armed_in_microseconds_fires_once_after_its_delay)
+{
+    struct ptc_timer timer;
+    fired = 0;
+    cr_assert_eq(ptc__timer_init(&loop, &timer, count_firing), 0);
+    uint64_t armed = ptc__loop_now_ns();
+    cr_assert_eq(ptc__timer_arm_us(&timer, 250), 0);
+    while (fired == 0) {
+        cr_assert_geq(ptc__loop_wait(&loop, 1000), 0);
+        cr_assert_eq(ptc__loop_dispatch(&loop), 0);
+    }
+    uint64_t waited_ns = ptc__loop_now_ns() - armed;
+    cr_expect_geq(waited_ns, 250000u, "fired after %llu ns", (unsigned long long)waited_ns);
+    cr_assert_eq(ptc__loop_dispatch(&loop), 0);
+    cr_expect_eq(fired, 1, "a one-shot timer fires once");
+    ptc__timer_destroy(&loop, &timer);
+}
+
+Test(timer, arming_with_zero_disarms)
+{
+    struct ptc_timer timer;
+    fired = 0;
+    cr_assert_eq(ptc__timer_init(&loop, &timer, count_firing), 0);
+    cr_assert_eq(ptc__timer_arm_us(&timer, 60u * 1000000u), 0);
+    struct itimerspec left;
+    cr_assert_eq(timerfd_gettime(timer.watch.fd, &left), 0);
+    cr_expect(left.it_value.tv_sec > 0, "armed");
+    cr_assert_eq(ptc__timer_arm_us(&timer, 0), 0);
+    cr_assert_eq(timerfd_gettime(timer.watch.fd, &left), 0);
+    cr_expect(left.it_value.tv_sec == 0 && left.it_value.tv_nsec == 0, "disarmed");
+    ptc__timer_destroy(&loop, &timer);
 }

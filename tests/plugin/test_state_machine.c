@@ -363,7 +363,7 @@ Test(run, temporary_frozen_then_delivered, .fini = teardown, .timeout = 30)
 {
     load("");
     fx.f.can_freeze = true;
-    fx.f.freeze_polls_pending = 40; /* past the quick polls: the 1 ms timer polls the rest */
+    fx.f.freeze_polls_pending = 40; /* polled on the timer, each wait longer up to 1 ms */
     fx.f.hold_quiescence = true;
     dsh_run_id id = start_ok("{\"program\":\"return 42\"}");
     UNTIL(fx.f.spawns == 1);
@@ -427,8 +427,10 @@ Test(run, temporary_frame_after_the_result_while_freezing_is_trailing, .fini = t
                                     "\"enforcement\":\"none\",\"capabilities\":{}}}");
 }
 
-/* A range that is still not frozen after graceMs of polls is killed, and the result then waits
- * for quiescence as without a freezer. */
+/* A range that is still not frozen graceMs after the freeze was asked for is killed, and the
+ * result then waits for quiescence as without a freezer. The polls wait on a timer, 50 us first
+ * and each wait twice the one before up to 1 ms: polling on every dispatch took 32 polls before
+ * the first wait and held a core the range's threads needed. */
 Test(run, temporary_freeze_that_never_completes_falls_back, .fini = teardown, .timeout = 30)
 {
     load("graceMs: 40\n");
@@ -437,7 +439,11 @@ Test(run, temporary_freeze_that_never_completes_falls_back, .fini = teardown, .t
     fx.f.hold_quiescence = true;
     dsh_run_id id = first_run_answered("42");
     UNTIL(child(0)->terminated);
-    cr_expect_geq(fx.f.freezes, 32 + 40, "quick polls, then one per millisecond of graceMs");
+    double polled_ms = (double)(fx.f.last_freeze_ns - fx.f.first_freeze_ns) / 1e6;
+    cr_expect_geq(polled_ms, 39.0, "polled for graceMs (40 ms) before the kill, not %.3f ms", polled_ms);
+    /* The ask, one poll at once, five growing waits (50-800 us) and then one per millisecond. */
+    cr_expect_leq(fx.f.freezes, 2 + 5 + 40, "%d polls in graceMs: more means polling without waiting",
+                  fx.f.freezes);
     cr_expect_not(child(0)->frozen);
     for (int i = 0; i < 5; i++)
         pump();
