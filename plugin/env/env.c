@@ -424,9 +424,9 @@ static void deliver_frozen(struct ptc_deferred *call)
 /* A freeze is polled at once, then on a timer: FREEZE_FIRST_WAIT_US, and each wait twice the one
  * before up to FREEZE_LONGEST_WAIT_US. The host then holds no CPU while the range's threads need
  * one to reach the freezer: polling on every dispatch, as before, kept the host's thread running
- * on one of the machine's two cores, and a freeze that takes 0.2 ms on an idle machine took 0.5-4
- * ms (plugin/README.md, "Delivering a temporary run's result"). graceMs after the freeze was
- * asked for, the range is killed as if it could not be frozen. */
+ * on one of the machine's two cores, and a freeze that takes 0.2 ms on an idle machine took up to
+ * 4.5 ms (plugin/README.md, "States"). graceMs after the freeze was asked for, the range is
+ * killed as if it could not be frozen. */
 #define FREEZE_FIRST_WAIT_US 50u
 #define FREEZE_LONGEST_WAIT_US 1000u
 
