@@ -421,15 +421,21 @@ static void deliver_frozen(struct ptc_deferred *call)
     ptc__defer(&env->host->loop, &env->freeze_call, kill_frozen);
 }
 
-/* A freeze is polled at once, then on a timer: FREEZE_FIRST_WAIT_US, and each wait twice the one
- * before up to FREEZE_LONGEST_WAIT_US. The host then holds no CPU while the range's threads need
- * one to reach the freezer: polling on every dispatch, as before, kept the host's thread running
- * on one of the machine's two cores, and a freeze that takes 0.2 ms on an idle machine took up to
- * 4.5 ms (plugin/README.md, "States"). graceMs after the freeze was asked for, the range is
- * killed as if it could not be frozen. */
+/* A freeze is polled as soon as it is asked for, then on a timer: FREEZE_FIRST_WAIT_US, and each
+ * wait twice the one before up to FREEZE_LONGEST_WAIT_US. Every thread of the range must run to
+ * reach the freezer, and polling on every dispatch would keep the host's thread on one of the
+ * machine's two cores: a freeze that takes 0.2 ms on an idle machine then took up to 4.5 ms
+ * (plugin/README.md, "States"). graceMs after the freeze was asked for, the range is killed as if
+ * it could not be frozen. */
 #define FREEZE_FIRST_WAIT_US 50u
 #define FREEZE_LONGEST_WAIT_US 1000u
 
+static uint64_t next_freeze_wait_us(uint64_t last_us)
+{
+    if (last_us == 0)
+        return FREEZE_FIRST_WAIT_US;
+    return last_us * 2 < FREEZE_LONGEST_WAIT_US ? last_us * 2 : FREEZE_LONGEST_WAIT_US;
+}
 
 static void poll_frozen(struct ptc_env *env)
 {
@@ -441,9 +447,7 @@ static void poll_frozen(struct ptc_env *env)
     }
     uint64_t grace_ns = (uint64_t)env->host->config.grace_ms * 1000000u;
     if (rc == 0 && ptc__loop_now_ns() - env->freeze_started_ns < grace_ns) {
-        env->freeze_wait_us = env->freeze_wait_us == 0 ? FREEZE_FIRST_WAIT_US
-                              : env->freeze_wait_us * 2 > FREEZE_LONGEST_WAIT_US ? FREEZE_LONGEST_WAIT_US
-                                                                                : env->freeze_wait_us * 2;
+        env->freeze_wait_us = next_freeze_wait_us(env->freeze_wait_us);
         ptc__timer_arm_us(&env->freeze_poll, env->freeze_wait_us);
         return;
     }
