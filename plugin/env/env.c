@@ -421,21 +421,18 @@ static void deliver_frozen(struct ptc_deferred *call)
     ptc__defer(&env->host->loop, &env->freeze_call, kill_frozen);
 }
 
-/* A freeze is polled as soon as it is asked for, then on a timer: FREEZE_FIRST_WAIT_US, and each
- * wait twice the one before up to FREEZE_LONGEST_WAIT_US. Every thread of the range must run to
- * reach the freezer, and polling on every dispatch would keep the host's thread on one of the
- * machine's two cores: a freeze that takes 0.2 ms on an idle machine then took up to 4.5 ms
- * (plugin/README.md, "States"). graceMs after the freeze was asked for, the range is killed as if
- * it could not be frozen. */
-#define FREEZE_FIRST_WAIT_US 50u
-#define FREEZE_LONGEST_WAIT_US 1000u
+/* A freeze is polled as soon as it is asked for and then FREEZE_SPIN_POLLS times on consecutive
+ * dispatches (about 80 us), which catch a quick freeze such as a one-thread Python range's; then
+ * on a timer, every FREEZE_QUICK_WAIT_US during the first FREEZE_QUICK_MS, then every
+ * millisecond. Every thread of the range must run to reach the freezer: a host that kept polling
+ * on every dispatch held one of the machine's two cores, and a Node range's freeze that takes 0.2
+ * ms on an idle machine took up to 4.5 ms (plugin/README.md, "States"). graceMs after the freeze
+ * was asked for, the range is killed as if it could not be frozen. */
+#define FREEZE_SPIN_POLLS    4u
+#define FREEZE_QUICK_WAIT_US 50u
+#define FREEZE_QUICK_MS      1u
 
-static uint64_t next_freeze_wait_us(uint64_t last_us)
-{
-    if (last_us == 0)
-        return FREEZE_FIRST_WAIT_US;
-    return last_us * 2 < FREEZE_LONGEST_WAIT_US ? last_us * 2 : FREEZE_LONGEST_WAIT_US;
-}
+static void on_poll_frozen_call(struct ptc_deferred *call);
 
 static void poll_frozen(struct ptc_env *env)
 {
@@ -445,10 +442,14 @@ static void poll_frozen(struct ptc_env *env)
         ptc__defer(&env->host->loop, &env->freeze_call, deliver_frozen);
         return;
     }
-    uint64_t grace_ns = (uint64_t)env->host->config.grace_ms * 1000000u;
-    if (rc == 0 && ptc__loop_now_ns() - env->freeze_started_ns < grace_ns) {
-        env->freeze_wait_us = next_freeze_wait_us(env->freeze_wait_us);
-        ptc__timer_arm_us(&env->freeze_poll, env->freeze_wait_us);
+    uint64_t waited_ns = ptc__loop_now_ns() - env->freeze_started_ns;
+    if (rc == 0 && waited_ns < (uint64_t)env->host->config.grace_ms * 1000000u) {
+        if (env->freeze_spins++ < FREEZE_SPIN_POLLS)
+            ptc__defer(&env->host->loop, &env->freeze_call, on_poll_frozen_call);
+        else if (waited_ns < FREEZE_QUICK_MS * 1000000u)
+            ptc__timer_arm_us(&env->freeze_poll, FREEZE_QUICK_WAIT_US);
+        else
+            ptc__timer_arm(&env->freeze_poll, 1);
         return;
     }
     /* Not frozen in time (or the freezer failed): wait for quiescence as without one. */
@@ -461,6 +462,11 @@ static void poll_frozen_again(struct ptc_env *env)
 {
     if (env->freezing && !env->quiescent && !env->cleanup_failed)
         poll_frozen(env);
+}
+
+static void on_poll_frozen_call(struct ptc_deferred *call)
+{
+    poll_frozen_again(ptc__container_of(call, struct ptc_env, freeze_call));
 }
 
 static void on_freeze_poll(struct ptc_timer *timer)

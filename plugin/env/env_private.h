@@ -60,7 +60,7 @@ struct ptc_env {
     uint64_t idle_order;   /* set->idle_seq when it last became idle; 0 while not idle */
     bool freezing;      /* a temporary range is being frozen: its result waits until it is */
     uint64_t freeze_started_ns; /* when the freeze was asked for (ptc__loop_now_ns) */
-    uint64_t freeze_wait_us;    /* the wait before the next poll; 0 before the first */
+    unsigned freeze_spins;      /* polls made on consecutive dispatches so far */
     bool quiescent, drained, cleanup_failed, control_lost;
     bool reading_held;  /* the consumer's host reads slower than the child writes (env_io.c) */
     int control_error; /* the negative errno that ended the control channel; 0 for end of file */

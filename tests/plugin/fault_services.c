@@ -192,8 +192,9 @@ static int freeze(void *ctx, struct dsh_process *process)
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     f->last_freeze_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-    if (f->freezes++ == 0)
-        f->first_freeze_ns = f->last_freeze_ns;
+    if (f->freezes < (int)(sizeof f->freeze_ns / sizeof f->freeze_ns[0]))
+        f->freeze_ns[f->freezes] = f->last_freeze_ns;
+    f->freezes++;
     if (!f->can_freeze)
         return DSH_E_UNSUPPORTED;
     if (f->freeze_polls_pending > 0) {

@@ -58,7 +58,8 @@ struct fault_services {
 
     /* what the plugin did */
     int confines, spawns, terminates, releases, freezes;
-    uint64_t first_freeze_ns, last_freeze_ns; /* CLOCK_MONOTONIC of the first and the latest freeze() */
+    uint64_t freeze_ns[128]; /* CLOCK_MONOTONIC of the first 128 freeze() calls */
+    uint64_t last_freeze_ns; /* and of the latest */
     int warnings;           /* messages logged at DSH_LOG_WARN or above */
     char last_warning[512]; /* the latest of them */
     bool confine_pending, confine_cancelled;
